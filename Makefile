@@ -1,0 +1,33 @@
+# cairn — see README.md. `make run` serves on 127.0.0.1:8420; `make test` runs every test
+# against a real Neo4j started by scripts/neo4j-local (assembled from Maven Central jars).
+
+CARGO ?= cargo
+NEO4J := scripts/neo4j-local
+
+.PHONY: run test unit fmt lint neo4j-start neo4j-stop neo4j-status migrate bench
+
+run: neo4j-start
+	$(CARGO) build --release
+	./target/release/cairn migrate
+	./target/release/cairn serve
+
+test: neo4j-start
+	$(CARGO) test --all-targets --no-fail-fast
+
+fmt:
+	$(CARGO) fmt
+
+lint:
+	$(CARGO) clippy --all-targets -- -D warnings
+
+migrate: neo4j-start
+	$(CARGO) run --quiet -- migrate
+
+neo4j-start:
+	$(NEO4J) start
+
+neo4j-stop:
+	$(NEO4J) stop
+
+neo4j-status:
+	$(NEO4J) status

@@ -1,0 +1,3 @@
+UNWIND $ids AS id
+MATCH (b:Belief {id: id, project: $project})
+RETURN b.id AS id

@@ -1,0 +1,2 @@
+OPTIONAL MATCH (d:Decision {id: $id})
+RETURN d IS NOT NULL AS exists

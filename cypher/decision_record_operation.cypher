@@ -1,0 +1,3 @@
+MATCH (d:Decision {id: $id}), (o:Operation {id: $operation_id})
+SET o.decision_id = $id
+MERGE (o)-[:RECORDS]->(d)

@@ -1,0 +1,3 @@
+UNWIND $links AS l
+MATCH (a:Operation {id: l.id}), (b:Operation {id: l.prev})
+CREATE (a)-[:FOLLOWS]->(b)

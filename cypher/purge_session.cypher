@@ -1,0 +1,26 @@
+// Deletes a session and everything it owns: operations, its decisions and their options,
+// memories asserted in it. Decisions it superseded become current again.
+MATCH (s:Session {id: $id, project: $project})
+OPTIONAL MATCH (d:Decision {session_id: $id})
+OPTIONAL MATCH (d)-[:SUPERSEDES]->(older:Decision)
+SET older.superseded_by = null
+WITH s, collect(DISTINCT d) AS decisions
+CALL (decisions) {
+  UNWIND decisions AS d
+  OPTIONAL MATCH (d)-[:CHOSE|REJECTED]->(opt:Option)
+  DETACH DELETE opt
+}
+CALL (decisions) {
+  UNWIND decisions AS d
+  DETACH DELETE d
+}
+CALL (s) {
+  MATCH (o:Operation {session_id: s.id})
+  DETACH DELETE o
+}
+CALL (s) {
+  MATCH (m:Memory {session_id: s.id})
+  DETACH DELETE m
+}
+DETACH DELETE s
+RETURN 1 AS purged

@@ -1,0 +1,46 @@
+// cairn schema, applied by `cairn migrate` and on `cairn serve` start. Every statement is
+// idempotent (IF NOT EXISTS). Statements are separated by semicolons at line ends.
+// Bump SCHEMA_VERSION in src/graph/schema.rs whenever this file changes.
+
+// Identity: one node per id.
+CREATE CONSTRAINT project_id IF NOT EXISTS FOR (n:Project) REQUIRE n.id IS UNIQUE;
+CREATE CONSTRAINT session_id IF NOT EXISTS FOR (n:Session) REQUIRE n.id IS UNIQUE;
+CREATE CONSTRAINT operation_id IF NOT EXISTS FOR (n:Operation) REQUIRE n.id IS UNIQUE;
+CREATE CONSTRAINT decision_id IF NOT EXISTS FOR (n:Decision) REQUIRE n.id IS UNIQUE;
+CREATE CONSTRAINT option_id IF NOT EXISTS FOR (n:Option) REQUIRE n.id IS UNIQUE;
+CREATE CONSTRAINT belief_id IF NOT EXISTS FOR (n:Belief) REQUIRE n.id IS UNIQUE;
+CREATE CONSTRAINT pattern_id IF NOT EXISTS FOR (n:Pattern) REQUIRE n.id IS UNIQUE;
+CREATE CONSTRAINT memory_id IF NOT EXISTS FOR (n:Memory) REQUIRE n.id IS UNIQUE;
+CREATE CONSTRAINT extraction_run_id IF NOT EXISTS FOR (n:ExtractionRun) REQUIRE n.id IS UNIQUE;
+CREATE CONSTRAINT api_key_id IF NOT EXISTS FOR (n:ApiKey) REQUIRE n.id IS UNIQUE;
+CREATE CONSTRAINT audit_event_id IF NOT EXISTS FOR (n:AuditEvent) REQUIRE n.id IS UNIQUE;
+CREATE CONSTRAINT schema_meta_id IF NOT EXISTS FOR (n:SchemaMeta) REQUIRE n.id IS UNIQUE;
+// A file is identified by its project-relative path within its project.
+CREATE CONSTRAINT file_identity IF NOT EXISTS FOR (n:File) REQUIRE (n.project, n.path) IS UNIQUE;
+
+// Project scoping: every label is looked up by project.
+CREATE INDEX session_project IF NOT EXISTS FOR (n:Session) ON (n.project, n.last_activity_at);
+CREATE INDEX session_status IF NOT EXISTS FOR (n:Session) ON (n.status, n.last_activity_at);
+CREATE INDEX operation_project IF NOT EXISTS FOR (n:Operation) ON (n.project);
+CREATE INDEX operation_session_seq IF NOT EXISTS FOR (n:Operation) ON (n.session_id, n.seq);
+CREATE INDEX decision_project_subject IF NOT EXISTS FOR (n:Decision) ON (n.project, n.subject_key);
+CREATE INDEX decision_session IF NOT EXISTS FOR (n:Decision) ON (n.session_id);
+CREATE INDEX option_project IF NOT EXISTS FOR (n:Option) ON (n.project);
+CREATE INDEX belief_project IF NOT EXISTS FOR (n:Belief) ON (n.project, n.status);
+CREATE INDEX pattern_project IF NOT EXISTS FOR (n:Pattern) ON (n.project);
+CREATE INDEX memory_project IF NOT EXISTS FOR (n:Memory) ON (n.project);
+CREATE INDEX memory_session IF NOT EXISTS FOR (n:Memory) ON (n.session_id);
+CREATE INDEX extraction_run_project IF NOT EXISTS FOR (n:ExtractionRun) ON (n.project);
+CREATE INDEX api_key_project IF NOT EXISTS FOR (n:ApiKey) ON (n.project);
+CREATE INDEX api_key_hash IF NOT EXISTS FOR (n:ApiKey) ON (n.hash);
+CREATE INDEX audit_event_project IF NOT EXISTS FOR (n:AuditEvent) ON (n.project);
+
+// Text search over what people and agents wrote (BM25).
+CREATE FULLTEXT INDEX cairn_text IF NOT EXISTS
+FOR (n:Session|Operation|Decision|Belief|Memory)
+ON EACH [n.task, n.summary, n.search_doc, n.content, n.subject, n.choice, n.rationale];
+
+// Meaning search over session embeddings; the dimension comes from configuration.
+CREATE VECTOR INDEX session_embedding IF NOT EXISTS
+FOR (n:Session) ON (n.embedding)
+OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, `vector.similarity_function`: 'cosine'}};

@@ -1,0 +1,2 @@
+OPTIONAL MATCH (m:SchemaMeta {id: 'cairn'})
+RETURN m.version AS version

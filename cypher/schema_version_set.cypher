@@ -1,0 +1,2 @@
+MERGE (m:SchemaMeta {id: 'cairn'})
+SET m.version = $version, m.applied_at = $now

@@ -1,0 +1,105 @@
+//! `/v1/beliefs`: create and list beliefs with conviction and evidence counts.
+
+use std::sync::Arc;
+
+use poem_openapi::{param::Query, payload::Json, Object, OpenApi};
+
+use super::error::Handled;
+use super::ApiTags;
+use crate::app::AppState;
+use crate::domain::{limits::MAX_RATIONALE_CHARS, validate};
+use crate::error::ApiError;
+use crate::graph::beliefs::{self, BeliefView, NewBelief};
+
+pub struct BeliefsApi(pub Arc<AppState>);
+
+/// A belief to hold. `content` ≤ 16384 characters, `category` ≤ 100.
+#[derive(Object)]
+pub struct BeliefInput {
+    pub project: String,
+    pub content: String,
+    pub category: Option<String>,
+    /// Prior conviction 0..1 (default 0.5).
+    pub conviction: Option<f64>,
+    /// `active` (default) or `proposed`.
+    pub status: Option<String>,
+}
+
+#[derive(Object)]
+pub struct BeliefCreated {
+    pub id: String,
+}
+
+#[derive(Object)]
+pub struct BeliefList {
+    pub beliefs: Vec<BeliefView>,
+}
+
+const STATUSES: [&str; 3] = ["proposed", "active", "rejected"];
+
+#[OpenApi(prefix_path = "/v1", tag = "ApiTags::Beliefs")]
+impl BeliefsApi {
+    /// Hold a belief explicitly.
+    #[oai(path = "/beliefs", method = "post")]
+    async fn create(&self, body: Json<BeliefInput>) -> Handled<Json<BeliefCreated>> {
+        let b = body.0;
+        let project = validate::project("project", &b.project)?;
+        let content = validate::text("content", &b.content, MAX_RATIONALE_CHARS)?;
+        let category = validate::opt_text("category", b.category.as_deref(), 100)?;
+        let prior = validate::unit("conviction", b.conviction, 0.5)?;
+        let status = b.status.as_deref().unwrap_or("active");
+        if !matches!(status, "active" | "proposed") {
+            return Err(ApiError::invalid(
+                "invalid_status",
+                "status",
+                "a new belief is `active` or `proposed`",
+            )
+            .into());
+        }
+        let id = validate::new_id();
+        beliefs::create(
+            &self.0.store,
+            &NewBelief {
+                id: &id,
+                project: &project,
+                content: &content,
+                category: category.as_deref(),
+                prior,
+                status,
+            },
+        )
+        .await?;
+        Ok(Json(BeliefCreated { id }))
+    }
+
+    /// Beliefs with conviction, status and evidence counts, newest first.
+    #[oai(path = "/beliefs", method = "get")]
+    async fn list(
+        &self,
+        project: Query<String>,
+        /// `proposed`, `active` or `rejected`.
+        status: Query<Option<String>>,
+        limit: Query<Option<i64>>,
+    ) -> Handled<Json<BeliefList>> {
+        let project = validate::project("project", &project.0)?;
+        if let Some(s) = status.0.as_deref() {
+            if !STATUSES.contains(&s) {
+                return Err(ApiError::invalid(
+                    "invalid_status",
+                    "status",
+                    "status is `proposed`, `active` or `rejected`",
+                )
+                .into());
+            }
+        }
+        let list = beliefs::list(
+            &self.0.store,
+            &project,
+            status.0.as_deref(),
+            self.0.settings.belief_half_life_ms(),
+            limit.0.unwrap_or(200).clamp(1, 1000),
+        )
+        .await?;
+        Ok(Json(BeliefList { beliefs: list }))
+    }
+}

@@ -1,0 +1,96 @@
+//! `/healthz` (the process answers), `/readyz` (Neo4j answers and the schema is current) and
+//! `/metrics` (Prometheus text).
+
+use std::{sync::Arc, time::Duration};
+
+use poem_openapi::{payload::Json, payload::PlainText, ApiResponse, Object, OpenApi};
+
+use super::ApiTags;
+use crate::app::AppState;
+use crate::graph::schema::{self, SCHEMA_VERSION};
+
+pub struct HealthApi(pub Arc<AppState>);
+
+#[derive(Object)]
+pub struct Health {
+    pub status: String,
+}
+
+#[derive(Object)]
+pub struct Readiness {
+    /// `ready` or `unavailable`.
+    pub status: String,
+    /// Why it is not ready.
+    #[oai(skip_serializing_if_is_none)]
+    pub reason: Option<String>,
+    pub schema_version: Option<i64>,
+    pub expected_schema_version: i64,
+    /// Bytes captured but not yet written to Neo4j.
+    pub spool_bytes: u64,
+}
+
+#[derive(ApiResponse)]
+pub enum ReadyResponse {
+    /// Neo4j answers and the schema is at the expected version.
+    #[oai(status = 200)]
+    Ready(Json<Readiness>),
+    /// Not ready; `reason` says why.
+    #[oai(status = 503)]
+    NotReady(Json<Readiness>),
+}
+
+/// Readiness probes must answer fast even when Neo4j hangs.
+const READY_TIMEOUT: Duration = Duration::from_secs(2);
+
+#[OpenApi(tag = "ApiTags::Ops")]
+impl HealthApi {
+    /// Liveness: the process is up. Does not touch Neo4j.
+    #[oai(path = "/healthz", method = "get")]
+    async fn healthz(&self) -> Json<Health> {
+        Json(Health {
+            status: "ok".into(),
+        })
+    }
+
+    /// Readiness: Neo4j answers and the schema is at the expected version.
+    #[oai(path = "/readyz", method = "get")]
+    async fn readyz(&self) -> ReadyResponse {
+        let spool_bytes = self.0.capture.spool().used_bytes();
+        let found = tokio::time::timeout(READY_TIMEOUT, schema::version(&self.0.store)).await;
+        let (version, reason) = match found {
+            Err(_) => (None, Some(format!("neo4j did not answer within {READY_TIMEOUT:?}"))),
+            Ok(Err(err)) => (None, Some(format!("neo4j is not reachable: {err}"))),
+            Ok(Ok(None)) => (None, Some("the schema has not been applied yet (run `cairn migrate`)".into())),
+            Ok(Ok(Some(v))) if v != SCHEMA_VERSION => (
+                Some(v),
+                Some(format!("schema version {v} in the graph, {SCHEMA_VERSION} expected (run `cairn migrate`)")),
+            ),
+            Ok(Ok(Some(v))) => (Some(v), None),
+        };
+        let body = Readiness {
+            status: if reason.is_none() {
+                "ready"
+            } else {
+                "unavailable"
+            }
+            .into(),
+            reason: reason.clone(),
+            schema_version: version,
+            expected_schema_version: SCHEMA_VERSION,
+            spool_bytes,
+        };
+        if reason.is_none() {
+            ReadyResponse::Ready(Json(body))
+        } else {
+            ReadyResponse::NotReady(Json(body))
+        }
+    }
+
+    /// Prometheus metrics: requests and latency by route, Neo4j query latency, spool depth,
+    /// writer batches.
+    #[oai(path = "/metrics", method = "get")]
+    async fn metrics(&self) -> PlainText<String> {
+        metrics::gauge!("cairn_spool_bytes").set(self.0.capture.spool().used_bytes() as f64);
+        PlainText(crate::telemetry::metrics_handle().render())
+    }
+}

@@ -1,0 +1,77 @@
+//! The HTTP surface: one `#[OpenApi]` struct per resource, the error table's HTTP face
+//! ([`error`]), request metrics, and the route tree with `/openapi.json` and `/docs`.
+
+pub mod beliefs;
+pub mod decisions;
+pub mod error;
+pub mod health;
+pub mod memories;
+pub mod metrics_mw;
+pub mod projects;
+pub mod sessions;
+
+use std::sync::Arc;
+
+use poem::{EndpointExt, Route};
+use poem_openapi::{OpenApiService, Tags};
+
+use crate::app::AppState;
+
+#[derive(Tags)]
+pub enum ApiTags {
+    /// Liveness, readiness and metrics.
+    Ops,
+    /// Sessions and the operations captured in them.
+    Sessions,
+    /// Decisions with rationale, alternatives and supersession.
+    Decisions,
+    /// Beliefs and their evidence.
+    Beliefs,
+    /// Explicit memories.
+    Memories,
+    /// Whole-project administration.
+    Projects,
+}
+
+type Apis = (
+    health::HealthApi,
+    sessions::SessionsApi,
+    decisions::DecisionsApi,
+    beliefs::BeliefsApi,
+    memories::MemoriesApi,
+    projects::ProjectsApi,
+);
+
+/// The OpenAPI service (also used to render the spec without a server).
+pub fn service(state: Arc<AppState>) -> OpenApiService<Apis, ()> {
+    OpenApiService::new(
+        (
+            health::HealthApi(state.clone()),
+            sessions::SessionsApi(state.clone()),
+            decisions::DecisionsApi(state.clone()),
+            beliefs::BeliefsApi(state.clone()),
+            memories::MemoriesApi(state.clone()),
+            projects::ProjectsApi(state),
+        ),
+        "cairn",
+        env!("CARGO_PKG_VERSION"),
+    )
+    .description(
+        "A durable, queryable memory for AI coding agents. Errors are always \
+         `{\"error\": {\"code\", \"message\", \"field\"?}}` with a stable `code`.",
+    )
+}
+
+/// The whole route tree with its middleware.
+pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint {
+    let max_body = state.settings.max_body_bytes;
+    let api = service(state);
+    let spec = api.spec_endpoint();
+    let docs = api.swagger_ui();
+    Route::new()
+        .nest("/", api)
+        .at("/openapi.json", spec)
+        .nest("/docs", docs)
+        .with(error::JsonErrors { max_body })
+        .with(metrics_mw::RequestMetrics)
+}

@@ -1,0 +1,26 @@
+//! `/v1/projects/{id}`: purge a whole project.
+
+use std::sync::Arc;
+
+use poem_openapi::{param::Path, payload::Json, OpenApi};
+
+use super::error::Handled;
+use super::sessions::Deleted;
+use super::ApiTags;
+use crate::app::AppState;
+use crate::capture::Applied;
+use crate::error::ApiError;
+
+pub struct ProjectsApi(pub Arc<AppState>);
+
+#[OpenApi(prefix_path = "/v1", tag = "ApiTags::Projects")]
+impl ProjectsApi {
+    /// Delete every session, operation, decision, belief, memory and file of the project.
+    #[oai(path = "/projects/:id", method = "delete")]
+    async fn delete(&self, id: Path<String>) -> Handled<Json<Deleted>> {
+        match self.0.capture.purge_project(&id.0).await? {
+            Applied::Yes => Ok(Json(Deleted { deleted: true })),
+            Applied::Queued => Err(ApiError::Timeout("deleting the project").into()),
+        }
+    }
+}

@@ -1,0 +1,204 @@
+//! The running service: [`Application::build`] binds the port and wires the store, the capture
+//! path and the routes; [`Application::run_until_stopped`] serves until SIGINT/SIGTERM (or
+//! [`Application::stopper`]), then lets the writer drain the spool before returning.
+
+use std::{sync::Arc, time::Duration};
+
+use anyhow::Context;
+use poem::listener::{Acceptor, Listener, TcpListener};
+use tokio::sync::watch;
+
+use crate::capture::{writer::Writer, Capture};
+use crate::config::Settings;
+use crate::graph::{self, Store};
+
+/// What every handler shares.
+pub struct AppState {
+    pub settings: Settings,
+    pub store: Store,
+    pub capture: Capture,
+}
+
+pub struct Application {
+    port: u16,
+    acceptor: poem::listener::TcpAcceptor,
+    state: Arc<AppState>,
+    writer: Writer,
+    stop_tx: watch::Sender<bool>,
+}
+
+impl Application {
+    /// Connects (lazily) to Neo4j, opens the spool and binds the listener.
+    pub async fn build(settings: Settings) -> anyhow::Result<Self> {
+        let store = Store::connect(&settings.neo4j).context("invalid Neo4j settings")?;
+        let (capture, writer) = Capture::open(
+            store.clone(),
+            settings.spool_dir.clone(),
+            settings.spool_max_bytes,
+            settings.tokenizer,
+            settings.sync_wait(),
+        )
+        .with_context(|| {
+            format!(
+                "could not open the spool in {}",
+                settings.spool_dir.display()
+            )
+        })?;
+        let acceptor = TcpListener::bind(settings.bind)
+            .into_acceptor()
+            .await
+            .with_context(|| format!("could not listen on {}", settings.bind))?;
+        let port = acceptor
+            .local_addr()
+            .first()
+            .and_then(|a| a.as_socket_addr().map(|s| s.port()))
+            .context("the listener has no socket address")?;
+        crate::telemetry::metrics_handle();
+        let (stop_tx, _) = watch::channel(false);
+        Ok(Self {
+            port,
+            acceptor,
+            state: Arc::new(AppState {
+                settings,
+                store,
+                capture,
+            }),
+            writer,
+            stop_tx,
+        })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    pub fn state(&self) -> Arc<AppState> {
+        self.state.clone()
+    }
+
+    /// Sending `true` stops the application as SIGTERM would.
+    pub fn stopper(&self) -> watch::Sender<bool> {
+        self.stop_tx.clone()
+    }
+
+    /// Serves until stopped, then drains the capture spool into Neo4j.
+    pub async fn run_until_stopped(self) -> anyhow::Result<()> {
+        let Self {
+            port,
+            acceptor,
+            state,
+            writer,
+            stop_tx,
+        } = self;
+        let settings = &state.settings;
+        tracing::info!(port, neo4j.uri = %settings.neo4j.uri, spool.dir = %settings.spool_dir.display(), "cairn serving");
+
+        // One stop signal for the server and every background task.
+        let signal_tx = stop_tx.clone();
+        let signals = tokio::spawn(async move {
+            let mut rx = signal_tx.subscribe();
+            tokio::select! {
+                _ = shutdown_signal() => { tracing::info!("shutdown signal received"); }
+                _ = rx.wait_for(|v| *v) => {}
+            }
+            signal_tx.send_replace(true);
+        });
+
+        let writer_task = tokio::spawn(writer.run(stop_tx.subscribe()));
+        let schema_task = tokio::spawn(ensure_schema(state.clone(), stop_tx.subscribe()));
+        let sweep_task = tokio::spawn(abandon_sweep(state.clone(), stop_tx.subscribe()));
+
+        let mut stop_rx = stop_tx.subscribe();
+        let server = poem::Server::new_with_acceptor(acceptor).run_with_graceful_shutdown(
+            crate::api::routes(state.clone()),
+            async move {
+                let _ = stop_rx.wait_for(|v| *v).await;
+            },
+            Some(Duration::from_secs(10)),
+        );
+        let served = server.await;
+        stop_tx.send_replace(true);
+        tracing::info!("http server stopped; draining the capture spool");
+        if let Err(err) = writer_task.await {
+            tracing::error!(error = %err, "capture writer ended abnormally");
+        }
+        schema_task.abort();
+        sweep_task.abort();
+        signals.abort();
+        tracing::info!(
+            spool.bytes = state.capture.spool().used_bytes(),
+            "cairn stopped"
+        );
+        served.context("the http server failed")
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = term => {}
+    }
+}
+
+/// Applies the schema, retrying until Neo4j answers; then re-checks now and then so a
+/// recreated database gets its schema back without restarting cairn.
+async fn ensure_schema(state: Arc<AppState>, mut stop: watch::Receiver<bool>) {
+    let mut delay = Duration::from_millis(500);
+    loop {
+        let current = graph::schema::version(&state.store).await;
+        let outcome = match current {
+            Ok(Some(v)) if v == graph::schema::SCHEMA_VERSION => Ok(false),
+            Ok(_) => graph::schema::apply(&state.store, state.settings.neo4j.embed_dimensions)
+                .await
+                .map(|_| true),
+            Err(e) => Err(e),
+        };
+        match outcome {
+            Ok(applied) => {
+                if applied {
+                    tracing::info!(version = graph::schema::SCHEMA_VERSION, "schema applied");
+                }
+                delay = Duration::from_secs(30);
+            }
+            Err(err) => {
+                tracing::warn!(error = %err, retry_in_ms = delay.as_millis() as u64, "could not check or apply the schema");
+                delay = (delay * 2).min(Duration::from_secs(10));
+            }
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(delay) => {}
+            _ = stop.wait_for(|v| *v) => return,
+        }
+    }
+}
+
+/// Marks sessions idle for longer than the configured time as abandoned.
+async fn abandon_sweep(state: Arc<AppState>, mut stop: watch::Receiver<bool>) {
+    let every = Duration::from_secs(state.settings.abandon_sweep_secs.max(1));
+    let idle_ms = (state.settings.abandon_after_secs * 1000) as i64;
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(every) => {}
+            _ = stop.wait_for(|v| *v) => return,
+        }
+        match graph::sessions::abandon_idle(&state.store, graph::now_ms() - idle_ms).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(sessions = n, "idle sessions marked abandoned"),
+            Err(err) => tracing::debug!(error = %err, "abandon sweep skipped"),
+        }
+    }
+}

@@ -1,0 +1,598 @@
+//! The write path. Handlers validate input, append a [`command::Command`] to the durable
+//! [`spool::Spool`] and answer once it is on disk; the [`writer::Writer`] applies commands to
+//! Neo4j in order. Nothing here knows about HTTP.
+
+pub mod command;
+pub mod spool;
+pub mod writer;
+
+use std::{
+    collections::{HashMap, HashSet},
+    path::PathBuf,
+    sync::{
+        atomic::{AtomicBool, Ordering},
+        Arc, Mutex,
+    },
+    time::Duration,
+};
+
+use serde::Serialize;
+
+use self::command::{CloseSession, Command, Operations, StartSession};
+use self::spool::{Spool, SpoolError};
+use crate::config::Encoding;
+use crate::domain::{
+    limits::MAX_OPERATIONS_PER_BATCH,
+    operation::{render_line, NewOperation, OpType, OperationInput},
+    record::{DecisionInput, MemoryInput, SessionClose, SessionStart},
+    tokens, validate,
+};
+use crate::error::{ApiError, ApiResult};
+use crate::graph::{self, now_ms, Store};
+
+/// What capture remembers between requests: sessions it has seen, operations in flight, and
+/// records the writer could not apply.
+pub struct State {
+    sessions: Mutex<HashMap<String, KnownSession>>,
+    /// Operation ids spooled but not yet in Neo4j, with their project.
+    in_flight: Mutex<HashMap<String, String>>,
+    failed: Mutex<HashMap<u64, String>>,
+    writer_ok: AtomicBool,
+    spool_dir: PathBuf,
+}
+
+#[derive(Clone, Debug)]
+pub struct KnownSession {
+    pub project: String,
+    pub cwd: Option<String>,
+}
+
+const SESSION_CACHE_MAX: usize = 100_000;
+
+impl State {
+    fn remember_session(&self, id: &str, s: KnownSession) {
+        let mut map = self.sessions.lock().expect("session cache lock");
+        if map.len() >= SESSION_CACHE_MAX {
+            map.clear();
+        }
+        map.insert(id.to_string(), s);
+    }
+
+    fn set_writer_ok(&self, ok: bool) {
+        self.writer_ok.store(ok, Ordering::Relaxed);
+    }
+
+    fn failed(&self, end: u64, error: String) {
+        self.failed.lock().expect("failed lock").insert(end, error);
+    }
+
+    /// Called by the writer once `cmd` is in Neo4j.
+    fn applied(&self, cmd: &Command) {
+        let ids = cmd.operation_ids();
+        if !ids.is_empty() {
+            let mut map = self.in_flight.lock().expect("in-flight lock");
+            for id in ids {
+                map.remove(id);
+            }
+        }
+        match cmd {
+            Command::PurgeSession { session_id, .. } => {
+                self.sessions
+                    .lock()
+                    .expect("session cache lock")
+                    .remove(session_id);
+            }
+            Command::PurgeProject { project } => {
+                self.sessions
+                    .lock()
+                    .expect("session cache lock")
+                    .retain(|_, s| &s.project != project);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The outcome of a capture request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Applied {
+    /// In Neo4j.
+    Yes,
+    /// Durable in the spool; the writer will apply it.
+    Queued,
+}
+
+/// The capture service.
+#[derive(Clone)]
+pub struct Capture {
+    store: Store,
+    spool: Spool,
+    state: Arc<State>,
+    encoding: Encoding,
+    sync_wait: Duration,
+}
+
+impl Capture {
+    /// Opens the spool and returns the service plus the writer to spawn.
+    pub fn open(
+        store: Store,
+        spool_dir: PathBuf,
+        spool_max_bytes: u64,
+        encoding: Encoding,
+        sync_wait: Duration,
+    ) -> std::io::Result<(Self, writer::Writer)> {
+        let spool = Spool::open(&spool_dir, spool_max_bytes)?;
+        let state = Arc::new(State {
+            sessions: Mutex::default(),
+            in_flight: Mutex::default(),
+            failed: Mutex::default(),
+            writer_ok: AtomicBool::new(true),
+            spool_dir,
+        });
+        let writer = writer::Writer {
+            store: store.clone(),
+            spool: spool.clone(),
+            state: state.clone(),
+        };
+        Ok((
+            Self {
+                store,
+                spool,
+                state,
+                encoding,
+                sync_wait,
+            },
+            writer,
+        ))
+    }
+
+    pub fn spool(&self) -> &Spool {
+        &self.spool
+    }
+
+    pub fn encoding(&self) -> Encoding {
+        self.encoding
+    }
+
+    /// False while the writer cannot reach Neo4j.
+    pub fn writer_ok(&self) -> bool {
+        self.state.writer_ok.load(Ordering::Relaxed)
+    }
+
+    async fn submit(&self, cmd: &Command) -> ApiResult<u64> {
+        let payload = serde_json::to_vec(cmd).map_err(ApiError::internal)?;
+        match self.spool.append(payload).await {
+            Ok(end) => {
+                metrics::gauge!("cairn_spool_bytes").set(self.spool.used_bytes() as f64);
+                Ok(end)
+            }
+            Err(SpoolError::Full { used, max }) => {
+                metrics::counter!("cairn_spool_rejections_total").increment(1);
+                tracing::warn!(
+                    spool.used_bytes = used,
+                    spool.max_bytes = max,
+                    "capture refused: spool full"
+                );
+                Err(ApiError::SpoolFull)
+            }
+            Err(err) => Err(ApiError::internal(err)),
+        }
+    }
+
+    /// Waits until the record ending at `end` is in Neo4j, at most `wait`.
+    async fn wait_applied(&self, end: u64, wait: Duration) -> ApiResult<Applied> {
+        let mut rx = self.spool.committed();
+        let reached = tokio::time::timeout(wait, async {
+            loop {
+                if *rx.borrow_and_update() >= end {
+                    return true;
+                }
+                if rx.changed().await.is_err() {
+                    return false;
+                }
+            }
+        })
+        .await
+        .unwrap_or(false);
+        if !reached {
+            return Ok(Applied::Queued);
+        }
+        if let Some(err) = self.state.failed.lock().expect("failed lock").remove(&end) {
+            return Err(ApiError::Internal(format!(
+                "neo4j rejected the write: {err}"
+            )));
+        }
+        Ok(Applied::Yes)
+    }
+
+    /// The session, from cache or Neo4j; `project` (when known) must match. `Ok(None)` when
+    /// Neo4j cannot be asked.
+    async fn lookup(&self, id: &str) -> ApiResult<Option<KnownSession>> {
+        if let Some(s) = self
+            .state
+            .sessions
+            .lock()
+            .expect("session cache lock")
+            .get(id)
+        {
+            return Ok(Some(s.clone()));
+        }
+        match graph::sessions::get(&self.store, id).await {
+            Ok(Some(row)) => {
+                let s = KnownSession {
+                    project: row.project,
+                    cwd: row.cwd,
+                };
+                self.state.remember_session(id, s.clone());
+                Ok(Some(s))
+            }
+            Ok(None) => Err(ApiError::not_found("session", "session_id")),
+            Err(err) if err.is_unavailable() => Ok(None),
+            Err(err) => Err(err.into()),
+        }
+    }
+
+    /// A session that must exist (in `project` when given).
+    pub async fn session(&self, id: &str, project: Option<&str>) -> ApiResult<KnownSession> {
+        let id = validate::id("session_id", id)?;
+        let s = self
+            .lookup(&id)
+            .await?
+            .ok_or_else(|| ApiError::Unavailable("session lookup".into()))?;
+        match project {
+            Some(p) if p != s.project => Err(ApiError::not_found("session", "session_id")),
+            _ => Ok(s),
+        }
+    }
+
+    /// `POST /v1/sessions`: idempotent on the id.
+    pub async fn start_session(&self, input: &SessionStart) -> ApiResult<(String, Applied)> {
+        let project = validate::project("project", &input.project)?;
+        let id = match &input.session_id {
+            Some(s) => validate::id("session_id", s)?,
+            None => validate::new_id(),
+        };
+        let continues = input
+            .continues
+            .as_deref()
+            .map(|c| validate::id("continues", c))
+            .transpose()?;
+        let cmd = StartSession {
+            project: project.clone(),
+            agent: validate::opt_text("agent", input.agent.as_deref(), 100)?,
+            task: validate::opt_text(
+                "task",
+                input.task.as_deref(),
+                crate::domain::limits::MAX_SUMMARY_CHARS,
+            )?,
+            cwd: validate::opt_text(
+                "cwd",
+                input.cwd.as_deref(),
+                crate::domain::limits::MAX_PATH_CHARS,
+            )?,
+            continues: continues.clone(),
+            at: now_ms(),
+            id: id.clone(),
+        };
+        match self.lookup(&id).await {
+            Ok(Some(s)) if s.project != project => {
+                return Err(ApiError::Conflict {
+                    code: "session_id_taken",
+                    message: "this session id is already used; choose another id".into(),
+                    field: Some("session_id".into()),
+                })
+            }
+            Ok(Some(_)) => return Ok((id, Applied::Yes)),
+            Ok(None) | Err(ApiError::NotFound { .. }) => {}
+            Err(err) => return Err(err),
+        }
+        if let Some(c) = &continues {
+            match self.lookup(c).await {
+                Ok(Some(s)) if s.project == project => {}
+                Ok(None) => {}
+                Ok(Some(_)) | Err(ApiError::NotFound { .. }) => {
+                    return Err(ApiError::invalid(
+                        "unknown_session",
+                        "continues",
+                        "`continues` names no session of this project",
+                    ))
+                }
+                Err(err) => return Err(err),
+            }
+        }
+        self.state.remember_session(
+            &id,
+            KnownSession {
+                project,
+                cwd: cmd.cwd.clone(),
+            },
+        );
+        let end = self.submit(&Command::StartSession(cmd)).await?;
+        Ok((id, self.wait_applied(end, self.sync_wait).await?))
+    }
+
+    /// `POST /v1/sessions/{id}/close`.
+    pub async fn close_session(
+        &self,
+        id: &str,
+        project: Option<&str>,
+        input: &SessionClose,
+    ) -> ApiResult<Applied> {
+        let s = self.session(id, project).await?;
+        let status = match input.status.as_deref().map(str::trim) {
+            None | Some("") | Some("closed") => "closed",
+            Some("abandoned") => "abandoned",
+            Some(_) => {
+                return Err(ApiError::invalid(
+                    "invalid_status",
+                    "status",
+                    "status is `closed` or `abandoned`",
+                ))
+            }
+        };
+        let cmd = CloseSession {
+            id: id.to_string(),
+            project: s.project,
+            summary: validate::opt_text(
+                "summary",
+                input.summary.as_deref(),
+                crate::domain::limits::MAX_RATIONALE_CHARS,
+            )?,
+            next_steps: validate::next_steps(input.next_steps.as_deref())?,
+            status: status.into(),
+            at: now_ms(),
+        };
+        let end = self.submit(&Command::CloseSession(cmd)).await?;
+        self.wait_applied(end, self.sync_wait).await
+    }
+
+    /// `POST /v1/sessions/{id}/operations`: validated as a whole (a rejected batch writes
+    /// nothing), durable on return; with `sync`, also in Neo4j.
+    pub async fn add_operations(
+        &self,
+        session_id: &str,
+        project: Option<&str>,
+        inputs: &[OperationInput],
+        sync: bool,
+    ) -> ApiResult<(usize, Applied)> {
+        if inputs.is_empty() {
+            return Err(ApiError::invalid(
+                "empty_batch",
+                "operations",
+                "send at least one operation",
+            ));
+        }
+        if inputs.len() > MAX_OPERATIONS_PER_BATCH {
+            return Err(ApiError::invalid(
+                "too_many_operations",
+                "operations",
+                format!(
+                    "at most {MAX_OPERATIONS_PER_BATCH} operations per request; split the batch"
+                ),
+            ));
+        }
+        let session = self.session(session_id, project).await?;
+        let now = now_ms();
+        let ops = inputs
+            .iter()
+            .enumerate()
+            .map(|(i, op)| {
+                validate::operation(
+                    &format!("operations[{i}]"),
+                    op,
+                    session.cwd.as_deref(),
+                    self.encoding,
+                    now,
+                )
+            })
+            .collect::<ApiResult<Vec<_>>>()?;
+        self.check_references(session_id, &session.project, &ops)
+            .await?;
+        let ids: Vec<String> = ops.iter().map(|o| o.id.clone()).collect();
+        let count = ops.len();
+        {
+            let mut map = self.state.in_flight.lock().expect("in-flight lock");
+            for id in &ids {
+                map.insert(id.clone(), session.project.clone());
+            }
+        }
+        let cmd = Command::Operations(Operations {
+            project: session.project,
+            session_id: session_id.to_string(),
+            operations: ops,
+        });
+        let end = match self.submit(&cmd).await {
+            Ok(end) => end,
+            Err(err) => {
+                let mut map = self.state.in_flight.lock().expect("in-flight lock");
+                for id in &ids {
+                    map.remove(id);
+                }
+                return Err(err);
+            }
+        };
+        metrics::counter!("cairn_capture_operations_total").increment(count as u64);
+        if !sync {
+            return Ok((count, Applied::Queued));
+        }
+        match self.wait_applied(end, self.store.timeout() * 3).await? {
+            Applied::Yes => Ok((count, Applied::Yes)),
+            Applied::Queued => Err(ApiError::Timeout("writing the batch to neo4j")),
+        }
+    }
+
+    /// `triggered_by` must name an operation of the batch or of the project; `informs_belief`
+    /// a belief of the project; a client id must not belong to another session. Checks that
+    /// need Neo4j are skipped while it is unreachable (capture must not stop).
+    async fn check_references(
+        &self,
+        session_id: &str,
+        project: &str,
+        ops: &[NewOperation],
+    ) -> ApiResult<()> {
+        let mut in_batch: HashSet<&str> = HashSet::new();
+        let mut ask_triggers: Vec<String> = Vec::new();
+        for op in ops {
+            if let Some(t) = op.triggered_by.as_deref() {
+                let pending = self
+                    .state
+                    .in_flight
+                    .lock()
+                    .expect("in-flight lock")
+                    .get(t)
+                    .is_some_and(|p| p == project);
+                if !in_batch.contains(t) && !pending {
+                    ask_triggers.push(t.to_string());
+                }
+            }
+            in_batch.insert(&op.id);
+        }
+        let beliefs: Vec<String> = ops
+            .iter()
+            .filter_map(|o| o.informs_belief.clone())
+            .collect();
+        let ids: Vec<String> = ops.iter().map(|o| o.id.clone()).collect();
+        let (triggers, known_beliefs, owners) = tokio::join!(
+            graph::operations::known(&self.store, project, &ask_triggers),
+            graph::beliefs::known(&self.store, project, &beliefs),
+            graph::operations::owners(&self.store, &ids),
+        );
+        let unreachable = |e: &graph::StoreError| e.is_unavailable();
+        match owners {
+            Ok(owners) => {
+                if let Some((id, _)) = owners.iter().find(|(_, s)| s != session_id) {
+                    let i = ops.iter().position(|o| &o.id == id).unwrap_or(0);
+                    return Err(ApiError::Conflict {
+                        code: "operation_id_taken",
+                        message: "this operation id belongs to another session; use a new id"
+                            .into(),
+                        field: Some(format!("operations[{i}].id")),
+                    });
+                }
+            }
+            Err(e) if unreachable(&e) => {}
+            Err(e) => return Err(e.into()),
+        }
+        match triggers {
+            Ok(found) => {
+                for (i, op) in ops.iter().enumerate() {
+                    if let Some(t) = op.triggered_by.as_deref() {
+                        if ask_triggers.iter().any(|a| a == t) && !found.contains(t) {
+                            return Err(ApiError::invalid(
+                                "unknown_triggered_by",
+                                format!("operations[{i}].triggered_by"),
+                                format!("`triggered_by` names no earlier operation of this project: `{t}`"),
+                            ));
+                        }
+                    }
+                }
+            }
+            Err(e) if unreachable(&e) => {}
+            Err(e) => return Err(e.into()),
+        }
+        match known_beliefs {
+            Ok(found) => {
+                for (i, op) in ops.iter().enumerate() {
+                    if let Some(b) = op.informs_belief.as_deref() {
+                        if !found.contains(b) {
+                            return Err(ApiError::invalid(
+                                "unknown_belief",
+                                format!("operations[{i}].informs_belief"),
+                                format!("no belief `{b}` in this project"),
+                            ));
+                        }
+                    }
+                }
+            }
+            Err(e) if unreachable(&e) => {}
+            Err(e) => return Err(e.into()),
+        }
+        Ok(())
+    }
+
+    /// `POST /v1/decisions`: returns the decision id.
+    pub async fn record_decision(&self, input: &DecisionInput) -> ApiResult<(String, Applied)> {
+        let project = validate::project("project", &input.project)?;
+        let cwd = match &input.session_id {
+            Some(sid) => self.session(sid, Some(&project)).await?.cwd,
+            None => None,
+        };
+        let mut d = validate::decision(input, cwd.as_deref(), now_ms())?;
+        let ids: Vec<String> = d.beliefs.iter().map(|b| b.id.clone()).collect();
+        match graph::beliefs::known(&self.store, &project, &ids).await {
+            Ok(found) => {
+                if let Some(i) = ids.iter().position(|b| !found.contains(b)) {
+                    return Err(ApiError::invalid(
+                        "unknown_belief",
+                        format!("affects_beliefs[{i}]"),
+                        format!("no belief `{}` in this project", ids[i]),
+                    ));
+                }
+            }
+            Err(e) if e.is_unavailable() => {}
+            Err(e) => return Err(e.into()),
+        }
+        if d.session_id.is_some() {
+            let summary = format!("decided {}: {}", d.subject, d.choice);
+            let summary: String = summary
+                .chars()
+                .take(crate::domain::limits::MAX_SUMMARY_CHARS)
+                .collect();
+            let line = render_line(OpType::Decision, None, &summary, None, None);
+            d.operation = Some(NewOperation {
+                id: validate::new_id(),
+                kind: OpType::Decision,
+                target: Some(d.subject.clone()),
+                tokens: tokens::count(self.encoding, &line) as i64,
+                summary,
+                tool: None,
+                files_read: d.files.clone(),
+                files_modified: Vec::new(),
+                triggered_by: None,
+                informs_belief: None,
+                effect: "supports".into(),
+                weight: d.confidence,
+                rationale: Some(d.rationale.clone()),
+                role: None,
+                content: None,
+                todos: None,
+                status: "ok".into(),
+                context: None,
+                at: d.at,
+            });
+        }
+        let id = d.id.clone();
+        let end = self.submit(&Command::Decision(d)).await?;
+        Ok((id, self.wait_applied(end, self.sync_wait).await?))
+    }
+
+    /// `POST /v1/memories`: returns the memory id.
+    pub async fn remember(&self, input: &MemoryInput) -> ApiResult<(String, Applied)> {
+        let m = validate::memory(input, self.encoding, now_ms())?;
+        if let Some(sid) = &m.session_id {
+            self.session(sid, Some(&m.project)).await?;
+        }
+        let id = m.id.clone();
+        let end = self.submit(&Command::Memory(m)).await?;
+        Ok((id, self.wait_applied(end, self.sync_wait).await?))
+    }
+
+    /// `DELETE /v1/sessions/{id}`: waits for the purge to be applied.
+    pub async fn purge_session(&self, id: &str, project: Option<&str>) -> ApiResult<Applied> {
+        let s = self.session(id, project).await?;
+        let end = self
+            .submit(&Command::PurgeSession {
+                project: s.project,
+                session_id: id.to_string(),
+            })
+            .await?;
+        self.wait_applied(end, self.store.timeout() * 3).await
+    }
+
+    /// `DELETE /v1/projects/{id}`.
+    pub async fn purge_project(&self, project: &str) -> ApiResult<Applied> {
+        let project = validate::project("project", project)?;
+        let end = self.submit(&Command::PurgeProject { project }).await?;
+        self.wait_applied(end, self.store.timeout() * 3).await
+    }
+}

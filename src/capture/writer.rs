@@ -1,0 +1,309 @@
+//! The writer: drains the spool into Neo4j in log order, in batched transactions. While Neo4j
+//! is unreachable it waits and retries (the spool grows); a record Neo4j rejects outright is
+//! set aside in `dead-letter.jsonl` so one bad record cannot stall capture.
+
+use std::{io::Write, sync::Arc, time::Duration, time::Instant};
+
+use tokio::sync::watch;
+
+use super::command::{Command, Operations};
+use super::spool::{Record, Spool, SpoolReader};
+use super::State;
+use crate::graph::{self, Store, StoreError};
+
+/// Records per transaction at most.
+const MAX_RECORDS: usize = 256;
+/// Bytes of records per transaction at most (about 2000 operations).
+const MAX_BYTES: usize = 2 * 1024 * 1024;
+
+pub struct Writer {
+    pub(super) store: Store,
+    pub(super) spool: Spool,
+    pub(super) state: Arc<State>,
+}
+
+impl Writer {
+    /// Runs until `shutdown` turns true and everything durable has been written (or Neo4j
+    /// stayed unreachable past the grace period; the spool keeps the rest for the next start).
+    pub async fn run(self, mut shutdown: watch::Receiver<bool>) {
+        let mut reader = Some(self.spool.reader());
+        let mut stopping_since: Option<Instant> = None;
+        loop {
+            let (r, batch) = read(reader.take().expect("reader is put back")).await;
+            reader = Some(r);
+            let batch = match batch {
+                Ok(b) => b,
+                Err(err) => {
+                    tracing::error!(error = %err, "could not read the capture spool; retrying in 1 s");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    continue;
+                }
+            };
+            self.report_depth();
+            if batch.is_empty() {
+                if *shutdown.borrow() {
+                    tracing::info!("capture writer drained the spool");
+                    return;
+                }
+                let pos = reader.as_ref().map_or(0, SpoolReader::position);
+                tokio::select! {
+                    _ = self.spool.wait_for_data(pos) => {}
+                    _ = shutdown.changed() => {}
+                    _ = tokio::time::sleep(Duration::from_millis(500)) => {}
+                }
+                continue;
+            }
+            let end = batch.last().map(|r| r.end).expect("batch is not empty");
+            let commands = self.decode(batch);
+            let mut backoff = Duration::from_millis(50);
+            loop {
+                match self.apply_all(&commands).await {
+                    Ok(()) => break,
+                    Err(err) if err.is_unavailable() => {
+                        self.state.set_writer_ok(false);
+                        if *shutdown.borrow() {
+                            let since = *stopping_since.get_or_insert_with(Instant::now);
+                            // Two query deadlines: long enough to ride out a blip, short
+                            // enough that a stop is never held hostage by a dead server.
+                            if since.elapsed() > self.store.timeout() * 2 {
+                                tracing::warn!(
+                                    spool.bytes = self.spool.used_bytes(),
+                                    "neo4j unreachable at shutdown; unwritten captures stay in the spool and are replayed on the next start"
+                                );
+                                return;
+                            }
+                        }
+                        tracing::warn!(error = %err, retry_in_ms = backoff.as_millis() as u64, "neo4j unreachable; capture is spooling");
+                        tokio::select! {
+                            _ = tokio::time::sleep(backoff) => {}
+                            _ = shutdown.changed() => {}
+                        }
+                        backoff = (backoff * 2).min(Duration::from_secs(2));
+                    }
+                    Err(err) => {
+                        tracing::warn!(error = %err, records = commands.len(), "batch rejected; applying its records one by one");
+                        if !self.isolate(&commands, &mut shutdown).await {
+                            return;
+                        }
+                        break;
+                    }
+                }
+            }
+            self.state.set_writer_ok(true);
+            if let Err(err) = self.spool.commit(end) {
+                tracing::error!(error = %err, "could not persist the spool cursor; records may be replayed (harmlessly) after a restart");
+            }
+            for (_, cmd) in &commands {
+                if let Some(cmd) = cmd {
+                    self.state.applied(cmd);
+                }
+            }
+        }
+    }
+
+    fn report_depth(&self) {
+        metrics::gauge!("cairn_spool_bytes").set(self.spool.used_bytes() as f64);
+    }
+
+    /// Applies every command in one transaction.
+    async fn apply_all(&self, commands: &[(u64, Option<Command>)]) -> Result<(), StoreError> {
+        let started = Instant::now();
+        let merged = merge(commands.iter().filter_map(|(_, c)| c.as_ref()));
+        let mut tx = self.store.begin().await?;
+        for cmd in &merged {
+            if let Err(err) = apply(&mut tx, cmd).await {
+                let _ = tx.rollback().await;
+                return Err(err);
+            }
+        }
+        tx.commit().await?;
+        let ops: usize = merged
+            .iter()
+            .map(|c| match c {
+                Command::Operations(b) => b.operations.len(),
+                _ => 0,
+            })
+            .sum();
+        metrics::histogram!("cairn_writer_batch_operations").record(ops as f64);
+        metrics::histogram!("cairn_writer_commit_seconds").record(started.elapsed().as_secs_f64());
+        metrics::counter!("cairn_writer_operations_total").increment(ops as u64);
+        Ok(())
+    }
+
+    /// Applies records one at a time; a record Neo4j rejects is dead-lettered. Returns false
+    /// when shutdown interrupted it while Neo4j was unreachable.
+    async fn isolate(
+        &self,
+        commands: &[(u64, Option<Command>)],
+        shutdown: &mut watch::Receiver<bool>,
+    ) -> bool {
+        for (end, cmd) in commands {
+            let Some(cmd) = cmd else { continue };
+            let one = [(*end, Some(cmd.clone()))];
+            loop {
+                match self.apply_all(&one).await {
+                    Ok(()) => break,
+                    Err(err) if err.is_unavailable() => {
+                        if *shutdown.borrow() {
+                            return false;
+                        }
+                        tokio::time::sleep(Duration::from_millis(500)).await;
+                    }
+                    Err(err) => {
+                        self.dead_letter(*end, cmd, &err.to_string());
+                        break;
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// Records that cannot be decoded (written by an incompatible version) are dead-lettered
+    /// with their raw text, never silently dropped.
+    fn decode(&self, batch: Vec<Record>) -> Vec<(u64, Option<Command>)> {
+        batch
+            .into_iter()
+            .map(|r| match serde_json::from_slice::<Command>(&r.payload) {
+                Ok(cmd) => (r.end, Some(cmd)),
+                Err(err) => {
+                    let raw =
+                        serde_json::Value::String(String::from_utf8_lossy(&r.payload).into_owned());
+                    self.dead_letter(r.end, &raw, &err.to_string());
+                    (r.end, None)
+                }
+            })
+            .collect()
+    }
+
+    fn dead_letter(&self, end: u64, cmd: &impl serde::Serialize, err: &str) {
+        tracing::error!(spool.offset = end, error = %err, "a capture record could not be applied; it was moved to dead-letter.jsonl");
+        metrics::counter!("cairn_writer_dead_letters_total").increment(1);
+        self.state.failed(end, err.to_string());
+        let line = serde_json::json!({"offset": end, "error": err, "command": cmd});
+        let path = self.state.spool_dir.join("dead-letter.jsonl");
+        let written = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| writeln!(f, "{line}"));
+        if let Err(e) = written {
+            tracing::error!(error = %e, path = %path.display(), "could not write the dead-letter file");
+        }
+    }
+}
+
+async fn read(mut reader: SpoolReader) -> (SpoolReader, std::io::Result<Vec<Record>>) {
+    tokio::task::spawn_blocking(move || {
+        let batch = reader.read_batch(MAX_RECORDS, MAX_BYTES);
+        (reader, batch)
+    })
+    .await
+    .expect("spool read task does not panic")
+}
+
+/// Folds consecutive operation batches of one session into one, so a transaction runs one
+/// set of statements per session run instead of one per request.
+fn merge<'a>(commands: impl Iterator<Item = &'a Command>) -> Vec<Command> {
+    let mut out: Vec<Command> = Vec::new();
+    for cmd in commands {
+        if let (Some(Command::Operations(last)), Command::Operations(next)) = (out.last_mut(), cmd)
+        {
+            if last.session_id == next.session_id && last.project == next.project {
+                last.operations.extend(next.operations.iter().cloned());
+                continue;
+            }
+        }
+        out.push(cmd.clone());
+    }
+    out
+}
+
+async fn apply(tx: &mut graph::Tx, cmd: &Command) -> Result<(), StoreError> {
+    match cmd {
+        Command::StartSession(s) => graph::sessions::start(tx, s).await,
+        Command::CloseSession(c) => graph::sessions::close(tx, c).await,
+        Command::Operations(Operations {
+            project,
+            session_id,
+            operations,
+        }) => {
+            if graph::operations::append(tx, project, session_id, operations)
+                .await?
+                .is_none()
+            {
+                tracing::warn!(session.id = %session_id, count = operations.len(), "operations for a session that no longer exists were dropped");
+            }
+            Ok(())
+        }
+        Command::Decision(d) => {
+            if let (Some(op), Some(sid)) = (&d.operation, &d.session_id) {
+                graph::operations::append(tx, &d.project, sid, std::slice::from_ref(op)).await?;
+            }
+            graph::decisions::create(tx, d).await
+        }
+        Command::Memory(m) => graph::memories::create(tx, m).await,
+        Command::PurgeSession {
+            project,
+            session_id,
+        } => graph::purge::session(tx, project, session_id).await,
+        Command::PurgeProject { project } => graph::purge::project(tx, project).await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::operation::{NewOperation, OpType};
+
+    fn op(id: &str) -> NewOperation {
+        NewOperation {
+            id: id.into(),
+            kind: OpType::Read,
+            target: None,
+            summary: "s".into(),
+            tool: None,
+            files_read: vec![],
+            files_modified: vec![],
+            triggered_by: None,
+            informs_belief: None,
+            effect: "supports".into(),
+            weight: 1.0,
+            rationale: None,
+            role: None,
+            content: None,
+            todos: None,
+            status: "ok".into(),
+            context: None,
+            at: 0,
+            tokens: 1,
+        }
+    }
+
+    fn batch(session: &str, ids: &[&str]) -> Command {
+        Command::Operations(Operations {
+            project: "p".into(),
+            session_id: session.into(),
+            operations: ids.iter().map(|i| op(i)).collect(),
+        })
+    }
+
+    #[test]
+    fn merges_only_consecutive_batches_of_one_session() {
+        let cmds = [
+            batch("a", &["1"]),
+            batch("a", &["2", "3"]),
+            batch("b", &["4"]),
+            batch("a", &["5"]),
+        ];
+        let merged = merge(cmds.iter());
+        assert_eq!(merged.len(), 3);
+        match &merged[0] {
+            Command::Operations(b) => {
+                let ids: Vec<_> = b.operations.iter().map(|o| o.id.as_str()).collect();
+                assert_eq!(ids, ["1", "2", "3"]);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}

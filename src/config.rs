@@ -1,0 +1,143 @@
+//! Settings from flags and `CAIRN_*` environment variables. Secrets are wrapped in [`Secret`]
+//! so that no `Debug` or log line can print them.
+
+use std::{net::SocketAddr, path::PathBuf, time::Duration};
+
+use clap::Args;
+
+/// A string that never prints.
+#[derive(Clone, Default)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_empty() { "\"\"" } else { "\"***\"" })
+    }
+}
+
+impl std::str::FromStr for Secret {
+    type Err = std::convert::Infallible;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(Secret(s.to_string()))
+    }
+}
+
+/// Which BPE encoding token counts use.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Encoding {
+    #[value(name = "o200k_base")]
+    O200kBase,
+    #[value(name = "cl100k_base")]
+    Cl100kBase,
+}
+
+/// How to reach Neo4j. Shared by every command that talks to the database.
+#[derive(Args, Clone, Debug)]
+pub struct Neo4jSettings {
+    /// Bolt URI of the Neo4j server.
+    #[arg(
+        long = "neo4j-uri",
+        env = "CAIRN_NEO4J_URI",
+        default_value = "bolt://127.0.0.1:7687"
+    )]
+    pub uri: String,
+    #[arg(long = "neo4j-user", env = "CAIRN_NEO4J_USER", default_value = "neo4j")]
+    pub user: String,
+    #[arg(
+        long = "neo4j-password",
+        env = "CAIRN_NEO4J_PASSWORD",
+        default_value = "",
+        hide_env_values = true,
+        hide_default_value = true
+    )]
+    pub password: Secret,
+    /// Upper bound for any one query; past it the caller gets `neo4j_unavailable`.
+    #[arg(
+        long = "neo4j-timeout-ms",
+        env = "CAIRN_NEO4J_TIMEOUT_MS",
+        default_value_t = 10_000
+    )]
+    pub timeout_ms: u64,
+    /// Connections in the pool.
+    #[arg(
+        long = "neo4j-max-connections",
+        env = "CAIRN_NEO4J_MAX_CONNECTIONS",
+        default_value_t = 16
+    )]
+    pub max_connections: usize,
+    /// Dimension of the session-embedding vector index.
+    #[arg(
+        long = "embed-dimensions",
+        env = "CAIRN_EMBED_DIMENSIONS",
+        default_value_t = 384
+    )]
+    pub embed_dimensions: u32,
+}
+
+impl Neo4jSettings {
+    pub fn timeout(&self) -> Duration {
+        Duration::from_millis(self.timeout_ms)
+    }
+}
+
+/// Everything `cairn serve` needs.
+#[derive(Args, Clone, Debug)]
+pub struct Settings {
+    #[command(flatten)]
+    pub neo4j: Neo4jSettings,
+
+    /// Address to listen on; port 0 picks a free port.
+    #[arg(long, env = "CAIRN_BIND", default_value = "127.0.0.1:8420")]
+    pub bind: SocketAddr,
+
+    /// Directory of the durable capture spool.
+    #[arg(long, env = "CAIRN_SPOOL_DIR", default_value = ".cairn/spool")]
+    pub spool_dir: PathBuf,
+
+    /// Bytes the spool may hold before capture answers 503 `spool_full`.
+    #[arg(long, env = "CAIRN_SPOOL_MAX_BYTES", default_value_t = 256 * 1024 * 1024)]
+    pub spool_max_bytes: u64,
+
+    /// How long routes other than `operations` wait for their write to reach Neo4j before
+    /// answering 202 (accepted, durable, applied later).
+    #[arg(long, env = "CAIRN_SYNC_WAIT_MS", default_value_t = 3_000)]
+    pub sync_wait_ms: u64,
+
+    /// Tokenizer for stored token counts and context budgets.
+    #[arg(
+        long,
+        env = "CAIRN_TOKENIZER",
+        value_enum,
+        default_value = "o200k_base"
+    )]
+    pub tokenizer: Encoding,
+
+    /// Sessions with no activity for this many seconds are marked abandoned.
+    #[arg(long, env = "CAIRN_ABANDON_AFTER_SECS", default_value_t = 4 * 3600)]
+    pub abandon_after_secs: u64,
+
+    /// How often the abandon sweep runs.
+    #[arg(long, env = "CAIRN_ABANDON_SWEEP_SECS", default_value_t = 60)]
+    pub abandon_sweep_secs: u64,
+
+    /// Largest request body accepted, in bytes.
+    #[arg(long, env = "CAIRN_MAX_BODY_BYTES", default_value_t = 4 * 1024 * 1024)]
+    pub max_body_bytes: usize,
+
+    /// Half-life of belief evidence, in days.
+    #[arg(long, env = "CAIRN_BELIEF_HALF_LIFE_DAYS", default_value_t = 90.0)]
+    pub belief_half_life_days: f64,
+}
+
+impl Settings {
+    pub fn belief_half_life_ms(&self) -> i64 {
+        (self.belief_half_life_days * 86_400_000.0) as i64
+    }
+
+    pub fn sync_wait(&self) -> Duration {
+        Duration::from_millis(self.sync_wait_ms)
+    }
+}

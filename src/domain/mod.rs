@@ -1,0 +1,10 @@
+//! Types and pure rules: what an operation, a decision or a memory is, the limits on input,
+//! path normalisation and token counting. Nothing here touches the network or the database.
+
+pub mod conviction;
+pub mod limits;
+pub mod operation;
+pub mod paths;
+pub mod record;
+pub mod tokens;
+pub mod validate;

@@ -1,0 +1,133 @@
+//! Sessions, decisions and memories: wire shapes and validated records.
+
+use poem_openapi::Object;
+use serde::{Deserialize, Serialize};
+
+use super::operation::NewOperation;
+
+/// `POST /v1/sessions`.
+#[derive(Clone, Debug, Serialize, Deserialize, Object)]
+pub struct SessionStart {
+    /// Project id: letters, digits, `.`, `_`, `-`; at most 128 characters.
+    pub project: String,
+    /// The client's session id (idempotent); generated when absent.
+    pub session_id: Option<String>,
+    /// Which agent runs the session (`claude-code`, …).
+    pub agent: Option<String>,
+    /// What the session is for.
+    pub task: Option<String>,
+    /// Id of an earlier session this one continues.
+    pub continues: Option<String>,
+    /// The working directory; file paths under it are stored project-relative.
+    pub cwd: Option<String>,
+}
+
+/// `POST /v1/sessions/{id}/close`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, Object)]
+pub struct SessionClose {
+    pub summary: Option<String>,
+    pub next_steps: Option<Vec<String>>,
+    /// `closed` (default) or `abandoned`.
+    pub status: Option<String>,
+}
+
+/// One belief a decision bears on.
+#[derive(Clone, Debug, Serialize, Deserialize, Object)]
+pub struct BeliefRef {
+    pub id: String,
+    /// `supports` (default) or `contradicts`.
+    pub effect: Option<String>,
+    /// 0..1, defaults to the decision's confidence.
+    pub weight: Option<f64>,
+}
+
+/// `POST /v1/decisions`. Limits: subject ≤ 512 chars, choice ≤ 4096, rationale ≤ 16384,
+/// ≤ 50 alternatives, ≤ 50 beliefs, ≤ 200 files.
+#[derive(Clone, Debug, Serialize, Deserialize, Object)]
+pub struct DecisionInput {
+    pub project: String,
+    /// The session the decision was made in; it is also recorded in that session's chain.
+    pub session_id: Option<String>,
+    /// What was decided about; a later decision on the same subject (case and spacing
+    /// ignored) supersedes this one.
+    pub subject: String,
+    pub choice: String,
+    pub rationale: String,
+    /// The alternatives considered and rejected.
+    pub alternatives: Option<Vec<String>>,
+    /// 0..1, default 0.7.
+    pub confidence: Option<f64>,
+    /// Beliefs this decision bears on: belief ids, or `{"id", "effect": "supports" |
+    /// "contradicts", "weight": 0..1}` objects.
+    pub affects_beliefs: Option<Vec<serde_json::Value>>,
+    pub files: Option<Vec<String>>,
+}
+
+/// A validated decision, as spooled.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct NewDecision {
+    pub id: String,
+    pub project: String,
+    pub session_id: Option<String>,
+    pub subject: String,
+    pub subject_key: String,
+    pub choice: String,
+    pub rationale: String,
+    pub alternatives: Vec<String>,
+    pub confidence: f64,
+    pub beliefs: Vec<NewBeliefLink>,
+    pub files: Vec<String>,
+    pub at: i64,
+    /// The `decision` operation that records it in its session's chain.
+    pub operation: Option<NewOperation>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct NewBeliefLink {
+    pub id: String,
+    pub effect: String,
+    pub weight: f64,
+}
+
+/// `POST /v1/memories`.
+#[derive(Clone, Debug, Serialize, Deserialize, Object)]
+pub struct MemoryInput {
+    pub project: String,
+    pub session_id: Option<String>,
+    /// `fact`, `assumption`, `lesson` or `discovery`.
+    pub kind: String,
+    /// At most 16384 characters.
+    pub content: String,
+    /// 0..1, default 0.8.
+    pub confidence: Option<f64>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct NewMemory {
+    pub id: String,
+    pub project: String,
+    pub session_id: Option<String>,
+    pub kind: String,
+    pub content: String,
+    pub confidence: f64,
+    pub tokens: i64,
+    pub at: i64,
+}
+
+/// Decision subjects match case- and whitespace-insensitively.
+pub fn subject_key(subject: &str) -> String {
+    subject
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn subject_key_ignores_case_and_spacing() {
+        assert_eq!(super::subject_key("  Database\tEngine "), "database engine");
+        assert_eq!(super::subject_key("database  ENGINE"), "database engine");
+    }
+}

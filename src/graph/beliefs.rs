@@ -1,0 +1,125 @@
+//! Beliefs: what the project holds true, with the evidence that informs it.
+
+use std::collections::HashSet;
+
+use serde::Deserialize;
+
+use super::{now_ms, param, statement, Store, StoreResult};
+use crate::domain::conviction;
+
+/// A belief with its evidence counts and current conviction.
+#[derive(Clone, Debug, serde::Serialize, poem_openapi::Object)]
+pub struct BeliefView {
+    pub id: String,
+    pub content: String,
+    pub category: Option<String>,
+    /// `proposed`, `active` or `rejected`.
+    pub status: String,
+    /// 0..1, from the evidence (see the README for the formula).
+    pub conviction: f64,
+    pub supporting: i64,
+    pub contradicting: i64,
+    pub created_at: i64,
+}
+
+pub struct NewBelief<'a> {
+    pub id: &'a str,
+    pub project: &'a str,
+    pub content: &'a str,
+    pub category: Option<&'a str>,
+    pub prior: f64,
+    pub status: &'a str,
+}
+
+pub async fn create(store: &Store, b: &NewBelief<'_>) -> StoreResult<()> {
+    let now = now_ms();
+    store
+        .run(
+            statement(include_str!("../../cypher/belief_create.cypher"))
+                .param("id", b.id)
+                .param("project", b.project)
+                .param("content", b.content)
+                .param("category", b.category)
+                .param("prior", b.prior)
+                .param(
+                    "conviction",
+                    conviction::conviction(b.prior, 0, 1, 0.0, 0.0),
+                )
+                .param("status", b.status)
+                .param("at", now),
+        )
+        .await
+}
+
+pub async fn list(
+    store: &Store,
+    project: &str,
+    status: Option<&str>,
+    half_life_ms: i64,
+    limit: i64,
+) -> StoreResult<Vec<BeliefView>> {
+    #[derive(Deserialize)]
+    struct Row {
+        id: String,
+        content: String,
+        category: Option<String>,
+        status: String,
+        prior: f64,
+        created_at: i64,
+        supporting: i64,
+        contradicting: i64,
+        support: f64,
+        contradict: f64,
+    }
+    let now = now_ms();
+    let rows: Vec<Row> = store
+        .fetch(
+            statement(include_str!("../../cypher/beliefs_list.cypher"))
+                .param("project", project)
+                .param("status", status)
+                .param("now", now)
+                .param("half_life_ms", half_life_ms as f64)
+                .param("limit", limit),
+        )
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| BeliefView {
+            conviction: conviction::conviction(
+                r.prior,
+                now - r.created_at,
+                half_life_ms,
+                r.support,
+                r.contradict,
+            ),
+            id: r.id,
+            content: r.content,
+            category: r.category,
+            status: r.status,
+            supporting: r.supporting,
+            contradicting: r.contradicting,
+            created_at: r.created_at,
+        })
+        .collect())
+}
+
+/// Which of `ids` are beliefs of `project`.
+pub async fn known(store: &Store, project: &str, ids: &[String]) -> StoreResult<HashSet<String>> {
+    #[derive(Deserialize)]
+    struct Id {
+        id: String,
+    }
+    if ids.is_empty() {
+        return Ok(HashSet::new());
+    }
+    Ok(store
+        .fetch::<Id>(
+            statement(include_str!("../../cypher/beliefs_known.cypher"))
+                .param("project", project)
+                .param("ids", param(ids)?),
+        )
+        .await?
+        .into_iter()
+        .map(|i| i.id)
+        .collect())
+}

@@ -1,0 +1,127 @@
+//! Decisions: the choice, its rationale, the options rejected, and what superseded what.
+
+use serde::{Deserialize, Serialize};
+
+use super::{param, statement, Store, StoreResult, Tx};
+use crate::domain::record::NewDecision;
+
+/// A decision as stored, with its place in the supersession chain.
+#[derive(Clone, Debug, Serialize, Deserialize, poem_openapi::Object)]
+pub struct DecisionView {
+    pub id: String,
+    pub session_id: Option<String>,
+    pub subject: String,
+    pub choice: String,
+    pub rationale: String,
+    /// The alternatives that were rejected.
+    pub alternatives: Vec<String>,
+    pub confidence: f64,
+    pub files: Vec<String>,
+    /// Epoch milliseconds.
+    pub at: i64,
+    /// The earlier decision on the same subject this one replaced.
+    pub supersedes: Option<String>,
+    /// The later decision that replaced this one; absent while it stands.
+    pub superseded_by: Option<String>,
+}
+
+#[derive(Serialize)]
+struct OptionRow<'a> {
+    id: String,
+    text: &'a str,
+    chosen: bool,
+}
+
+/// Writes the decision (its operation is appended by the caller first). Replays are no-ops.
+pub async fn create(tx: &mut Tx, d: &NewDecision) -> StoreResult<()> {
+    #[derive(Deserialize)]
+    struct Exists {
+        exists: bool,
+    }
+    let exists = tx
+        .fetch::<Exists>(
+            statement(include_str!("../../cypher/decision_exists.cypher"))
+                .param("id", d.id.as_str()),
+        )
+        .await?;
+    if exists.first().is_some_and(|e| e.exists) {
+        return Ok(());
+    }
+    tx.run(
+        statement(include_str!("../../cypher/decision_create.cypher"))
+            .param("id", d.id.as_str())
+            .param("project", d.project.as_str())
+            .param("session_id", d.session_id.clone())
+            .param("subject", d.subject.as_str())
+            .param("subject_key", d.subject_key.as_str())
+            .param("choice", d.choice.as_str())
+            .param("rationale", d.rationale.as_str())
+            .param("alternatives", d.alternatives.clone())
+            .param("confidence", d.confidence)
+            .param("files", d.files.clone())
+            .param("at", d.at),
+    )
+    .await?;
+    let mut options = vec![OptionRow {
+        id: format!("{}:chosen", d.id),
+        text: &d.choice,
+        chosen: true,
+    }];
+    options.extend(d.alternatives.iter().enumerate().map(|(i, a)| OptionRow {
+        id: format!("{}:rejected:{i}", d.id),
+        text: a,
+        chosen: false,
+    }));
+    tx.run(
+        statement(include_str!("../../cypher/decision_options.cypher"))
+            .param("id", d.id.as_str())
+            .param("project", d.project.as_str())
+            .param("options", param(&options)?),
+    )
+    .await?;
+    if !d.beliefs.is_empty() {
+        tx.run(
+            statement(include_str!("../../cypher/decision_informs.cypher"))
+                .param("id", d.id.as_str())
+                .param("project", d.project.as_str())
+                .param("at", d.at)
+                .param("beliefs", param(&d.beliefs)?),
+        )
+        .await?;
+    }
+    if let Some(op) = &d.operation {
+        tx.run(
+            statement(include_str!(
+                "../../cypher/decision_record_operation.cypher"
+            ))
+            .param("id", d.id.as_str())
+            .param("operation_id", op.id.as_str()),
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// Filters for [`list`].
+#[derive(Default)]
+pub struct DecisionFilter<'a> {
+    pub subject_key: Option<&'a str>,
+    pub file: Option<&'a str>,
+    pub limit: i64,
+}
+
+pub async fn list(
+    store: &Store,
+    project: &str,
+    f: &DecisionFilter<'_>,
+) -> StoreResult<Vec<DecisionView>> {
+    store
+        .fetch(
+            statement(include_str!("../../cypher/decisions_list.cypher"))
+                .param("project", project)
+                .param("subject_key", f.subject_key)
+                .param("file", f.file)
+                .param("limit", f.limit),
+        )
+        .await
+}

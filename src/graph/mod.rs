@@ -1,0 +1,222 @@
+//! The Neo4j store. Every statement lives in `cypher/` and is loaded with `include_str!` beside
+//! the function that runs it; every call is bounded by the configured timeout so a dead server
+//! turns into `neo4j_unavailable`, never a hang. One file per aggregate.
+
+pub mod beliefs;
+pub mod decisions;
+pub mod memories;
+pub mod operations;
+pub mod purge;
+pub mod schema;
+pub mod sessions;
+
+use std::{future::Future, time::Duration, time::Instant};
+
+use neo4rs::{BoltType, ConfigBuilder, Graph, Query, Row, Txn};
+use serde::{de::DeserializeOwned, Serialize};
+
+use crate::config::Neo4jSettings;
+
+/// What can go wrong talking to Neo4j.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("neo4j did not answer within {0:?}")]
+    Timeout(Duration),
+    #[error(transparent)]
+    Neo4j(#[from] neo4rs::Error),
+    #[error("could not read a result row: {0}")]
+    Decode(String),
+    #[error("could not encode a parameter: {0}")]
+    Encode(String),
+}
+
+impl StoreError {
+    /// True when retrying later may succeed (server down, timeout, transient error).
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            Self::Timeout(_) => true,
+            Self::Neo4j(err) => is_unavailable(err),
+            Self::Decode(_) | Self::Encode(_) => false,
+        }
+    }
+}
+
+pub fn is_unavailable(err: &neo4rs::Error) -> bool {
+    use neo4rs::Error as E;
+    match err {
+        E::IOError { .. }
+        | E::ConnectionError
+        | E::IncompleteBoltExchange
+        | E::AuthenticationError(_) => true,
+        E::Neo4j(e) => {
+            e.code().starts_with("Neo.TransientError") || e.code().contains("DatabaseUnavailable")
+        }
+        _ => false,
+    }
+}
+
+impl From<StoreError> for crate::error::ApiError {
+    fn from(err: StoreError) -> Self {
+        if err.is_unavailable() {
+            Self::Unavailable(err.to_string())
+        } else {
+            Self::Internal(err.to_string())
+        }
+    }
+}
+
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// A connection pool plus the per-query deadline.
+#[derive(Clone)]
+pub struct Store {
+    graph: Graph,
+    timeout: Duration,
+}
+
+impl Store {
+    /// Builds the pool; no connection is made until the first query, so cairn starts even
+    /// when Neo4j is down (readiness says so).
+    pub fn connect(settings: &Neo4jSettings) -> StoreResult<Self> {
+        let config = ConfigBuilder::default()
+            .uri(settings.uri.as_str())
+            .user(settings.user.as_str())
+            .password(settings.password.0.as_str())
+            .max_connections(settings.max_connections)
+            .connection_timeout(Duration::from_millis(settings.timeout_ms.min(5_000)))
+            .fetch_size(500)
+            .build()?;
+        Ok(Self {
+            graph: Graph::connect(config)?,
+            timeout: settings.timeout(),
+        })
+    }
+
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    async fn bounded<T>(&self, fut: impl Future<Output = StoreResult<T>>) -> StoreResult<T> {
+        let started = Instant::now();
+        let out = match tokio::time::timeout(self.timeout, fut).await {
+            Ok(out) => out,
+            Err(_) => Err(StoreError::Timeout(self.timeout)),
+        };
+        metrics::histogram!("cairn_neo4j_query_seconds").record(started.elapsed().as_secs_f64());
+        if out.is_err() {
+            metrics::counter!("cairn_neo4j_query_errors_total").increment(1);
+        }
+        out
+    }
+
+    /// Runs a statement and collects every row.
+    pub async fn rows(&self, q: Query) -> StoreResult<Vec<Row>> {
+        self.bounded(async {
+            let mut stream = self.graph.execute(q).await?;
+            let mut rows = Vec::new();
+            while let Some(row) = stream.next().await? {
+                rows.push(row);
+            }
+            Ok(rows)
+        })
+        .await
+    }
+
+    /// Runs a statement and decodes each row (its columns by name) into `T`.
+    pub async fn fetch<T: DeserializeOwned>(&self, q: Query) -> StoreResult<Vec<T>> {
+        self.rows(q).await?.iter().map(decode).collect()
+    }
+
+    /// Runs a statement and decodes at most one row.
+    pub async fn fetch_one<T: DeserializeOwned>(&self, q: Query) -> StoreResult<Option<T>> {
+        Ok(self.fetch(q).await?.into_iter().next())
+    }
+
+    /// Runs a statement for its effect.
+    pub async fn run(&self, q: Query) -> StoreResult<()> {
+        self.bounded(async { Ok(self.graph.run(q).await.map(|_| ())?) })
+            .await
+    }
+
+    /// Opens an explicit transaction; statements in it go through [`Tx`].
+    pub async fn begin(&self) -> StoreResult<Tx> {
+        let txn = self
+            .bounded(async { Ok(self.graph.start_txn().await?) })
+            .await?;
+        Ok(Tx {
+            txn,
+            timeout: self.timeout,
+        })
+    }
+}
+
+/// An explicit transaction with the same per-statement deadline.
+pub struct Tx {
+    txn: Txn,
+    timeout: Duration,
+}
+
+impl Tx {
+    pub async fn run(&mut self, q: Query) -> StoreResult<()> {
+        let timeout = self.timeout;
+        let txn = &mut self.txn;
+        match tokio::time::timeout(timeout, txn.run(q)).await {
+            Ok(out) => out.map(|_| ()).map_err(Into::into),
+            Err(_) => Err(StoreError::Timeout(timeout)),
+        }
+    }
+
+    pub async fn fetch<T: DeserializeOwned>(&mut self, q: Query) -> StoreResult<Vec<T>> {
+        let timeout = self.timeout;
+        let txn = &mut self.txn;
+        let fut = async move {
+            let mut stream = txn.execute(q).await?;
+            let mut out = Vec::new();
+            while let Some(row) = stream.next(txn.handle()).await? {
+                out.push(decode(&row)?);
+            }
+            Ok(out)
+        };
+        match tokio::time::timeout(timeout, fut).await {
+            Ok(out) => out,
+            Err(_) => Err(StoreError::Timeout(timeout)),
+        }
+    }
+
+    pub async fn commit(self) -> StoreResult<()> {
+        let timeout = self.timeout;
+        match tokio::time::timeout(timeout, self.txn.commit()).await {
+            Ok(out) => out.map(|_| ()).map_err(Into::into),
+            Err(_) => Err(StoreError::Timeout(timeout)),
+        }
+    }
+
+    pub async fn rollback(self) -> StoreResult<()> {
+        let timeout = self.timeout;
+        match tokio::time::timeout(timeout, self.txn.rollback()).await {
+            Ok(out) => out.map_err(Into::into),
+            Err(_) => Err(StoreError::Timeout(timeout)),
+        }
+    }
+}
+
+/// Decodes one row into `T` by column name.
+pub fn decode<T: DeserializeOwned>(row: &Row) -> StoreResult<T> {
+    row.to::<T>().map_err(|e| StoreError::Decode(e.to_string()))
+}
+
+/// Encodes any serialisable value as a Cypher parameter (maps, lists of maps for `UNWIND`).
+pub fn param<T: Serialize + ?Sized>(value: &T) -> StoreResult<BoltType> {
+    let json = serde_json::to_value(value).map_err(|e| StoreError::Encode(e.to_string()))?;
+    BoltType::try_from(json).map_err(|e| StoreError::Encode(e.to_string()))
+}
+
+/// A statement from `cypher/`, ready for parameters.
+pub fn statement(text: &'static str) -> Query {
+    neo4rs::query(text)
+}
+
+/// Milliseconds since the Unix epoch: how cairn stores instants (sortable, index-friendly).
+pub fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}

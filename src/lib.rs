@@ -1,0 +1,30 @@
+//! cairn — a durable, queryable memory for AI coding agents and the teams that run them,
+//! kept in Neo4j.
+//!
+//! # Layout
+//!
+//! Data flows one way: `api` / `cli` → `capture` / `recall` → `graph` → Neo4j. `domain`
+//! depends on nothing; nothing below `api` knows about HTTP.
+//!
+//! - [`config`] — settings from flags and `CAIRN_*` variables; secrets never print.
+//! - [`telemetry`] — tracing (text or JSON) and the Prometheus recorder.
+//! - [`error`] — the one error table: stable code, HTTP status, what to do.
+//! - [`app`] — `Application::build` → `port()` → `run_until_stopped()`; shutdown and
+//!   background tasks (schema, idle-session sweep).
+//! - [`api`] — one `#[OpenApi]` struct per resource, JSON errors, request metrics.
+//! - [`cli`] — one file per `cairn` subcommand.
+//! - [`domain`] — operations, decisions, memories; validation and size limits; paths;
+//!   token counting (tiktoken); conviction math.
+//! - [`capture`] — the write path: durable spool (fsync, group commit) and the writer that
+//!   drains it into Neo4j in order.
+//! - [`graph`] — the Neo4j store, one file per aggregate; statements live in `cypher/`.
+
+pub mod api;
+pub mod app;
+pub mod capture;
+pub mod cli;
+pub mod config;
+pub mod domain;
+pub mod error;
+pub mod graph;
+pub mod telemetry;

@@ -1,0 +1,14 @@
+use clap::Parser;
+
+#[tokio::main]
+async fn main() {
+    let cli = cairn::cli::Cli::parse();
+    cairn::telemetry::init_logging("info");
+    match cairn::cli::run(cli).await {
+        Ok(code) => std::process::exit(code),
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            std::process::exit(1);
+        }
+    }
+}

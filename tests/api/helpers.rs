@@ -1,0 +1,282 @@
+//! `spawn_app()`: the real application on port 0 against the real Neo4j, with a spool in a
+//! temporary directory and a fresh project id. Tracing is silent unless `TEST_LOG=1`.
+
+use std::{
+    net::SocketAddr,
+    path::Path,
+    sync::{
+        atomic::{AtomicBool, Ordering},
+        Arc,
+    },
+    time::Duration,
+};
+
+use cairn::{app::Application, config::Settings, graph::Store};
+use clap::Parser;
+use serde_json::{json, Value};
+use tokio::{net::TcpListener, sync::OnceCell, task::JoinHandle};
+
+#[derive(Parser)]
+struct SettingsParser {
+    #[command(flatten)]
+    settings: Settings,
+}
+
+/// Settings for a test app: port 0, the given spool, Neo4j at `neo4j_uri` (default from env).
+pub fn settings(spool: &Path, neo4j_uri: Option<&str>) -> Settings {
+    let mut args = vec![
+        "test".to_string(),
+        "--bind".into(),
+        "127.0.0.1:0".into(),
+        "--spool-dir".into(),
+        spool.display().to_string(),
+        "--neo4j-timeout-ms".into(),
+        "3000".into(),
+    ];
+    if let Some(uri) = neo4j_uri {
+        args.push("--neo4j-uri".into());
+        args.push(uri.into());
+    }
+    SettingsParser::parse_from(args).settings
+}
+
+pub fn neo4j_uri() -> String {
+    std::env::var("CAIRN_NEO4J_URI").unwrap_or_else(|_| "bolt://127.0.0.1:7687".into())
+}
+
+/// A store for assertions, straight to Neo4j.
+pub fn store() -> Store {
+    let s = settings(Path::new("/nonexistent"), None);
+    Store::connect(&s.neo4j).expect("neo4j settings")
+}
+
+fn init_tracing() {
+    if std::env::var("TEST_LOG").is_ok() {
+        cairn::telemetry::init_logging("info,cairn=debug");
+    }
+}
+
+/// The schema once per test process; fails loudly when Neo4j is not there.
+async fn schema_once() {
+    static DONE: OnceCell<()> = OnceCell::const_new();
+    DONE.get_or_init(|| async {
+        let store = store();
+        let mut last = None;
+        for _ in 0..30 {
+            match cairn::graph::schema::apply(&store, 384).await {
+                Ok(()) => return,
+                Err(e) => last = Some(e),
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+        panic!(
+            "Neo4j is not reachable at {} ({:?}); start it with `scripts/neo4j-local start` — tests never skip",
+            neo4j_uri(),
+            last
+        );
+    })
+    .await;
+}
+
+pub struct TestApp {
+    pub addr: String,
+    pub client: reqwest::Client,
+    pub project: String,
+    stopper: tokio::sync::watch::Sender<bool>,
+    handle: Option<JoinHandle<anyhow::Result<()>>>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+pub async fn spawn_app() -> TestApp {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let spool = dir.path().join("spool");
+    let mut app = spawn_with(&spool, None).await;
+    app._dir = Some(dir);
+    app
+}
+
+/// An app on a given spool directory and Neo4j URI (a proxy, for fault tests).
+pub async fn spawn_with(spool: &Path, neo4j_uri: Option<&str>) -> TestApp {
+    init_tracing();
+    schema_once().await;
+    let app = Application::build(settings(spool, neo4j_uri))
+        .await
+        .expect("app builds");
+    let port = app.port();
+    let stopper = app.stopper();
+    let handle = tokio::spawn(app.run_until_stopped());
+    TestApp {
+        addr: format!("http://127.0.0.1:{port}"),
+        client: reqwest::Client::builder()
+            .timeout(Duration::from_secs(60))
+            .build()
+            .expect("client"),
+        project: format!("test-{}", uuid::Uuid::new_v4().simple()),
+        stopper,
+        handle: Some(handle),
+        _dir: None,
+    }
+}
+
+impl TestApp {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.addr, path)
+    }
+
+    pub async fn get(&self, path: &str) -> (u16, Value) {
+        let r = self
+            .client
+            .get(self.url(path))
+            .send()
+            .await
+            .expect("request");
+        split(r).await
+    }
+
+    pub async fn post(&self, path: &str, body: &Value) -> (u16, Value) {
+        let r = self
+            .client
+            .post(self.url(path))
+            .json(body)
+            .send()
+            .await
+            .expect("request");
+        split(r).await
+    }
+
+    pub async fn delete(&self, path: &str) -> (u16, Value) {
+        let r = self
+            .client
+            .delete(self.url(path))
+            .send()
+            .await
+            .expect("request");
+        split(r).await
+    }
+
+    /// Starts a session in this app's project and returns its id.
+    pub async fn session(&self) -> String {
+        let (status, body) = self
+            .post(
+                "/v1/sessions",
+                &json!({"project": self.project, "agent": "test", "task": "testing"}),
+            )
+            .await;
+        assert!(
+            status == 201 || status == 202,
+            "start session: {status} {body}"
+        );
+        body["session_id"].as_str().expect("session id").to_string()
+    }
+
+    /// Posts operations with `sync=true` and asserts they were applied.
+    pub async fn ops_sync(&self, session: &str, ops: Value) -> Value {
+        let (status, body) = self
+            .post(
+                &format!("/v1/sessions/{session}/operations?sync=true"),
+                &json!({"operations": ops}),
+            )
+            .await;
+        assert_eq!(status, 201, "{body}");
+        body
+    }
+
+    /// Stops the app (as SIGTERM would) and waits for the writer to drain.
+    pub async fn stop(mut self) {
+        self.stopper.send_replace(true);
+        if let Some(h) = self.handle.take() {
+            h.await.expect("app task").expect("app ran");
+        }
+    }
+}
+
+pub async fn split(r: reqwest::Response) -> (u16, Value) {
+    let status = r.status().as_u16();
+    let text = r.text().await.expect("body");
+    let value = serde_json::from_str(&text).unwrap_or(Value::String(text));
+    (status, value)
+}
+
+/// Runs a read query and returns the single integer column `n`.
+pub async fn count(cypher: &str, project: &str) -> i64 {
+    let rows = store()
+        .rows(neo4rs::query(cypher).param("project", project))
+        .await
+        .expect("count query");
+    rows.first()
+        .map(|r| r.get::<i64>("n").expect("column n"))
+        .unwrap_or(0)
+}
+
+/// Waits until `cond` holds (polling), panicking after `secs`.
+pub async fn eventually<F, Fut>(secs: u64, what: &str, mut cond: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    while tokio::time::Instant::now() < deadline {
+        if cond().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("timed out after {secs}s waiting for: {what}");
+}
+
+/// A TCP proxy in front of Neo4j that a test can cut and restore: cairn sees Neo4j go down
+/// (connections reset, new ones refused) without other tests being disturbed.
+pub struct Neo4jProxy {
+    pub uri: String,
+    down: Arc<AtomicBool>,
+    generation: Arc<tokio::sync::watch::Sender<u64>>,
+}
+
+impl Neo4jProxy {
+    pub async fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("proxy bind");
+        let addr: SocketAddr = listener.local_addr().expect("proxy addr");
+        let target = neo4j_uri().trim_start_matches("bolt://").to_string();
+        let down = Arc::new(AtomicBool::new(false));
+        let (gen_tx, _) = tokio::sync::watch::channel(0u64);
+        let generation = Arc::new(gen_tx);
+        let (d, g) = (down.clone(), generation.clone());
+        tokio::spawn(async move {
+            loop {
+                let Ok((mut inbound, _)) = listener.accept().await else {
+                    return;
+                };
+                if d.load(Ordering::SeqCst) {
+                    drop(inbound);
+                    continue;
+                }
+                let target = target.clone();
+                let mut cut = g.subscribe();
+                tokio::spawn(async move {
+                    let Ok(mut outbound) = tokio::net::TcpStream::connect(&target).await else {
+                        return;
+                    };
+                    tokio::select! {
+                        _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => {}
+                        _ = cut.changed() => {}
+                    }
+                });
+            }
+        });
+        Self {
+            uri: format!("bolt://{addr}"),
+            down,
+            generation,
+        }
+    }
+
+    /// Cuts every connection and refuses new ones.
+    pub fn cut(&self) {
+        self.down.store(true, Ordering::SeqCst);
+        self.generation.send_modify(|g| *g += 1);
+    }
+
+    pub fn restore(&self) {
+        self.down.store(false, Ordering::SeqCst);
+    }
+}

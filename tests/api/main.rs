@@ -1,0 +1,11 @@
+//! One integration-test binary: the real app, the real Neo4j, a project per test.
+
+mod beliefs;
+mod decisions;
+mod durability;
+mod health;
+mod helpers;
+mod openapi;
+mod operations;
+mod purge;
+mod sessions;

@@ -1,0 +1,146 @@
+use serde_json::json;
+
+use crate::helpers::{count, spawn_app};
+
+#[tokio::test]
+async fn start_is_idempotent_and_close_records_summary() {
+    let app = spawn_app().await;
+    let body = json!({"project": app.project, "session_id": "s-idem", "agent": "claude-code", "task": "fix the parser"});
+    let body = {
+        let mut b = body;
+        b["session_id"] = json!(format!("{}-s1", app.project));
+        b
+    };
+    let (s1, b1) = app.post("/v1/sessions", &body).await;
+    let (s2, b2) = app.post("/v1/sessions", &body).await;
+    assert_eq!((s1, s2), (201, 201), "{b1} {b2}");
+    assert_eq!(b1["session_id"], b2["session_id"]);
+    let sid = b1["session_id"].as_str().unwrap();
+    let n = count("MATCH (s:Session {project: $project})-[:IN]->(:Project {id: $project}) RETURN count(s) AS n", &app.project).await;
+    assert_eq!(n, 1);
+
+    let (s, b) = app
+        .post(
+            &format!("/v1/sessions/{sid}/close"),
+            &json!({"summary": "parser fixed", "next_steps": ["add fuzzing", "update docs"]}),
+        )
+        .await;
+    assert_eq!(s, 201, "{b}");
+    let (s, row) = app.get(&format!("/v1/sessions/{sid}")).await;
+    assert_eq!(s, 200);
+    assert_eq!(row["status"], "closed");
+    assert_eq!(row["summary"], "parser fixed");
+    assert_eq!(row["next_steps"], json!(["add fuzzing", "update docs"]));
+    assert_eq!(row["task"], "fix the parser");
+}
+
+#[tokio::test]
+async fn continues_links_sessions_of_the_same_project() {
+    let app = spawn_app().await;
+    let first = app.session().await;
+    let (s, b) = app
+        .post(
+            "/v1/sessions",
+            &json!({"project": app.project, "continues": first}),
+        )
+        .await;
+    assert_eq!(s, 201, "{b}");
+    let n = count(
+        "MATCH (:Session {project: $project})-[c:CONTINUES]->(:Session {project: $project}) RETURN count(c) AS n",
+        &app.project,
+    )
+    .await;
+    assert_eq!(n, 1);
+    let (s, b) = app
+        .post(
+            "/v1/sessions",
+            &json!({"project": app.project, "continues": "no-such-session"}),
+        )
+        .await;
+    assert_eq!(s, 422, "{b}");
+    assert_eq!(b["error"]["field"], "continues");
+}
+
+#[tokio::test]
+async fn a_session_id_of_another_project_is_refused_without_saying_whose() {
+    let app = spawn_app().await;
+    let sid = app.session().await;
+    let (s, b) = app
+        .post(
+            "/v1/sessions",
+            &json!({"project": format!("{}-other", app.project), "session_id": sid}),
+        )
+        .await;
+    assert_eq!(s, 409, "{b}");
+    assert_eq!(b["error"]["code"], "session_id_taken");
+    assert!(
+        !b.to_string().contains(&app.project),
+        "does not reveal the owner"
+    );
+    // Scoped reads and writes from the other project see nothing.
+    let other = format!("{}-other", app.project);
+    let (s, _) = app
+        .get(&format!("/v1/sessions/{sid}?project={other}"))
+        .await;
+    assert_eq!(s, 404);
+    let (s, b) = app
+        .post(
+            &format!("/v1/sessions/{sid}/operations?project={other}"),
+            &json!({"operations": [{"type": "read", "summary": "x"}]}),
+        )
+        .await;
+    assert_eq!(
+        (s, b["error"]["code"].as_str()),
+        (404, Some("session_not_found"))
+    );
+}
+
+#[tokio::test]
+async fn bad_session_input_gets_field_errors() {
+    let app = spawn_app().await;
+    let (s, b) = app
+        .post("/v1/sessions", &json!({"project": "bad project!"}))
+        .await;
+    assert_eq!(
+        (s, b["error"]["code"].as_str(), b["error"]["field"].as_str()),
+        (400, Some("invalid_project"), Some("project"))
+    );
+    let (s, b) = app.post("/v1/sessions", &json!({"project": ""})).await;
+    assert_eq!(
+        (s, b["error"]["code"].as_str()),
+        (400, Some("missing_field"))
+    );
+    let sid = app.session().await;
+    let (s, b) = app
+        .post(
+            &format!("/v1/sessions/{sid}/close"),
+            &json!({"status": "exploded"}),
+        )
+        .await;
+    assert_eq!((s, b["error"]["field"].as_str()), (400, Some("status")));
+    let (s, b) = app.post("/v1/sessions/nope/close", &json!({})).await;
+    assert_eq!(
+        (s, b["error"]["code"].as_str()),
+        (404, Some("session_not_found"))
+    );
+}
+
+#[tokio::test]
+async fn idle_sessions_are_marked_abandoned() {
+    let app = spawn_app().await;
+    let sid = app.session().await;
+    let store = crate::helpers::store();
+    store
+        .run(
+            neo4rs::query("MATCH (s:Session {id: $id}) SET s.last_activity_at = 0")
+                .param("id", sid.as_str()),
+        )
+        .await
+        .unwrap();
+    let n = cairn::graph::sessions::abandon_idle(&store, 1)
+        .await
+        .unwrap();
+    assert!(n >= 1);
+    let (_, row) = app.get(&format!("/v1/sessions/{sid}")).await;
+    assert_eq!(row["status"], "abandoned");
+}
