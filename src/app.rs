@@ -8,6 +8,7 @@ use anyhow::Context;
 use poem::listener::{Acceptor, Listener, TcpListener};
 use tokio::sync::watch;
 
+use crate::auth::Authenticator;
 use crate::capture::{writer::Writer, Capture};
 use crate::config::Settings;
 use crate::graph::{self, Store};
@@ -17,6 +18,7 @@ pub struct AppState {
     pub settings: Settings,
     pub store: Store,
     pub capture: Capture,
+    pub auth: Arc<Authenticator>,
 }
 
 pub struct Application {
@@ -30,7 +32,19 @@ pub struct Application {
 impl Application {
     /// Connects (lazily) to Neo4j, opens the spool and binds the listener.
     pub async fn build(settings: Settings) -> anyhow::Result<Self> {
+        if settings.insecure_no_auth && !settings.bind.ip().is_loopback() {
+            anyhow::bail!(
+                "--insecure-no-auth is refused on {}: it would expose every project; bind to 127.0.0.1 or use API keys",
+                settings.bind
+            );
+        }
         let store = Store::connect(&settings.neo4j).context("invalid Neo4j settings")?;
+        let auth = Arc::new(Authenticator::new(
+            store.clone(),
+            settings.insecure_no_auth,
+            settings.rate_limit_per_sec,
+            settings.rate_limit_burst,
+        ));
         let (capture, writer) = Capture::open(
             store.clone(),
             settings.spool_dir.clone(),
@@ -62,6 +76,7 @@ impl Application {
                 settings,
                 store,
                 capture,
+                auth,
             }),
             writer,
             stop_tx,

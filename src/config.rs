@@ -127,6 +127,19 @@ pub struct Settings {
     #[arg(long, env = "CAIRN_MAX_BODY_BYTES", default_value_t = 4 * 1024 * 1024)]
     pub max_body_bytes: usize,
 
+    /// Serve without API keys (every request may touch every project). Refused unless `bind`
+    /// is a loopback address.
+    #[arg(long, env = "CAIRN_INSECURE_NO_AUTH")]
+    pub insecure_no_auth: bool,
+
+    /// Requests per second allowed per API key (0: unlimited).
+    #[arg(long, env = "CAIRN_RATE_LIMIT_PER_SEC", default_value_t = 200)]
+    pub rate_limit_per_sec: u32,
+
+    /// Burst size of the per-key token bucket.
+    #[arg(long, env = "CAIRN_RATE_LIMIT_BURST", default_value_t = 400)]
+    pub rate_limit_burst: u32,
+
     /// Half-life of belief evidence, in days.
     #[arg(long, env = "CAIRN_BELIEF_HALF_LIFE_DAYS", default_value_t = 90.0)]
     pub belief_half_life_days: f64,

@@ -28,6 +28,12 @@ pub enum ApiError {
         message: String,
         field: Option<String>,
     },
+    /// No valid API key.
+    #[error("unauthorized: {0}")]
+    Unauthorized(String),
+    /// The key may not touch this project. Same answer whether or not the project exists.
+    #[error("forbidden")]
+    Forbidden,
     /// The local spool is at its size limit; nothing was accepted.
     #[error("the capture spool is full")]
     SpoolFull,
@@ -98,6 +104,14 @@ impl ApiError {
         }
     }
 
+    pub fn unauthorized(message: impl Into<String>) -> Self {
+        Self::Unauthorized(message.into())
+    }
+
+    pub fn forbidden() -> Self {
+        Self::Forbidden
+    }
+
     pub fn internal(err: impl std::fmt::Display) -> Self {
         Self::Internal(err.to_string())
     }
@@ -111,6 +125,9 @@ impl ApiError {
             Self::Invalid { code, .. } if code.starts_with("unknown_") => {
                 StatusCode::UNPROCESSABLE_ENTITY
             }
+            Self::Invalid { code, .. } if *code == "insufficient_scope" => StatusCode::FORBIDDEN,
+            Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            Self::Forbidden => StatusCode::FORBIDDEN,
             Self::Invalid { .. } => StatusCode::BAD_REQUEST,
             Self::NotFound { .. } => StatusCode::NOT_FOUND,
             Self::Conflict { .. } => StatusCode::CONFLICT,
@@ -130,6 +147,8 @@ impl ApiError {
                 "route" => "route_not_found",
                 _ => "not_found",
             },
+            Self::Unauthorized(_) => "unauthorized",
+            Self::Forbidden => "forbidden",
             Self::SpoolFull => "spool_full",
             Self::Unavailable(_) => "neo4j_unavailable",
             Self::Timeout(_) => "timeout",
@@ -142,6 +161,8 @@ impl ApiError {
         match self {
             Self::Invalid { message, .. } | Self::Conflict { message, .. } => message.clone(),
             Self::NotFound { what, .. } => format!("{what} not found in this project"),
+            Self::Unauthorized(message) => message.clone(),
+            Self::Forbidden => "this key may not access that project".into(),
             Self::SpoolFull => {
                 "the capture spool is full because Neo4j has been unreachable for a while; \
                  nothing was accepted: retry later, and check /readyz and the Neo4j server"

@@ -11,6 +11,7 @@
 //! - [`error`] — the one error table: stable code, HTTP status, what to do.
 //! - [`app`] — `Application::build` → `port()` → `run_until_stopped()`; shutdown and
 //!   background tasks (schema, idle-session sweep).
+//! - [`auth`] — API keys (hashed), scopes, per-key rate limits; the `/v1` and `/mcp` guard.
 //! - [`api`] — one `#[OpenApi]` struct per resource, JSON errors, request metrics.
 //! - [`cli`] — one file per `cairn` subcommand.
 //! - [`domain`] — operations, decisions, memories; validation and size limits; paths;
@@ -21,6 +22,7 @@
 
 pub mod api;
 pub mod app;
+pub mod auth;
 pub mod capture;
 pub mod cli;
 pub mod config;

@@ -2,11 +2,13 @@
 
 use std::sync::Arc;
 
+use poem::web::Data;
 use poem_openapi::{param::Query, payload::Json, Object, OpenApi};
 
 use super::error::Handled;
 use super::ApiTags;
 use crate::app::AppState;
+use crate::auth::{Principal, Scope};
 use crate::domain::{limits::MAX_RATIONALE_CHARS, validate};
 use crate::error::ApiError;
 use crate::graph::beliefs::{self, BeliefView, NewBelief};
@@ -41,7 +43,12 @@ const STATUSES: [&str; 3] = ["proposed", "active", "rejected"];
 impl BeliefsApi {
     /// Hold a belief explicitly.
     #[oai(path = "/beliefs", method = "post")]
-    async fn create(&self, body: Json<BeliefInput>) -> Handled<Json<BeliefCreated>> {
+    async fn create(
+        &self,
+        auth: Data<&Principal>,
+        body: Json<BeliefInput>,
+    ) -> Handled<Json<BeliefCreated>> {
+        auth.require(body.0.project.trim(), Scope::Write)?;
         let b = body.0;
         let project = validate::project("project", &b.project)?;
         let content = validate::text("content", &b.content, MAX_RATIONALE_CHARS)?;
@@ -76,11 +83,13 @@ impl BeliefsApi {
     #[oai(path = "/beliefs", method = "get")]
     async fn list(
         &self,
+        auth: Data<&Principal>,
         project: Query<String>,
         /// `proposed`, `active` or `rejected`.
         status: Query<Option<String>>,
         limit: Query<Option<i64>>,
     ) -> Handled<Json<BeliefList>> {
+        auth.require(project.0.trim(), Scope::Read)?;
         let project = validate::project("project", &project.0)?;
         if let Some(s) = status.0.as_deref() {
             if !STATUSES.contains(&s) {

@@ -2,11 +2,13 @@
 
 use std::sync::Arc;
 
+use poem::web::Data;
 use poem_openapi::{param::Query, payload::Json, ApiResponse, Object, OpenApi};
 
 use super::error::Handled;
 use super::ApiTags;
 use crate::app::AppState;
+use crate::auth::{Principal, Scope};
 use crate::capture::Applied;
 use crate::domain::{record::subject_key, record::DecisionInput, validate};
 use crate::graph::decisions::{self, DecisionFilter, DecisionView};
@@ -41,7 +43,12 @@ impl DecisionsApi {
     /// Record a decision: what was chosen, why, and what was rejected. A later decision on
     /// the same subject (case and spacing ignored) supersedes it.
     #[oai(path = "/decisions", method = "post")]
-    async fn record(&self, body: Json<DecisionInput>) -> Handled<DecisionWritten> {
+    async fn record(
+        &self,
+        auth: Data<&Principal>,
+        body: Json<DecisionInput>,
+    ) -> Handled<DecisionWritten> {
+        auth.require(body.0.project.trim(), Scope::Write)?;
         let (id, applied) = self.0.capture.record_decision(&body.0).await?;
         if applied == Applied::Queued {
             return Ok(DecisionWritten::Accepted(Json(DecisionAck {
@@ -77,12 +84,14 @@ impl DecisionsApi {
     #[oai(path = "/decisions", method = "get")]
     async fn list(
         &self,
+        auth: Data<&Principal>,
         project: Query<String>,
         subject: Query<Option<String>>,
         file: Query<Option<String>>,
         /// At most this many (default 100, max 1000).
         limit: Query<Option<i64>>,
     ) -> Handled<Json<DecisionList>> {
+        auth.require(project.0.trim(), Scope::Read)?;
         let project = validate::project("project", &project.0)?;
         let key = subject.0.as_deref().map(subject_key);
         let file = file

@@ -2,11 +2,13 @@
 
 use std::sync::Arc;
 
+use poem::web::Data;
 use poem_openapi::{payload::Json, ApiResponse, Object, OpenApi};
 
 use super::error::Handled;
 use super::ApiTags;
 use crate::app::AppState;
+use crate::auth::{Principal, Scope};
 use crate::capture::Applied;
 use crate::domain::record::MemoryInput;
 
@@ -31,7 +33,12 @@ pub enum MemoryWritten {
 impl MemoriesApi {
     /// Remember a fact, assumption, lesson or discovery, optionally asserted in a session.
     #[oai(path = "/memories", method = "post")]
-    async fn remember(&self, body: Json<MemoryInput>) -> Handled<MemoryWritten> {
+    async fn remember(
+        &self,
+        auth: Data<&Principal>,
+        body: Json<MemoryInput>,
+    ) -> Handled<MemoryWritten> {
+        auth.require(body.0.project.trim(), Scope::Write)?;
         let (id, applied) = self.0.capture.remember(&body.0).await?;
         Ok(match applied {
             Applied::Yes => MemoryWritten::Created(Json(MemoryAck { id, applied: true })),

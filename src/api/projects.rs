@@ -2,12 +2,14 @@
 
 use std::sync::Arc;
 
+use poem::web::Data;
 use poem_openapi::{param::Path, payload::Json, OpenApi};
 
 use super::error::Handled;
 use super::sessions::Deleted;
 use super::ApiTags;
 use crate::app::AppState;
+use crate::auth::{Principal, Scope};
 use crate::capture::Applied;
 use crate::error::ApiError;
 
@@ -17,9 +19,20 @@ pub struct ProjectsApi(pub Arc<AppState>);
 impl ProjectsApi {
     /// Delete every session, operation, decision, belief, memory and file of the project.
     #[oai(path = "/projects/:id", method = "delete")]
-    async fn delete(&self, id: Path<String>) -> Handled<Json<Deleted>> {
+    async fn delete(&self, auth: Data<&Principal>, id: Path<String>) -> Handled<Json<Deleted>> {
+        auth.require(id.0.trim(), Scope::Admin)?;
         match self.0.capture.purge_project(&id.0).await? {
-            Applied::Yes => Ok(Json(Deleted { deleted: true })),
+            Applied::Yes => {
+                crate::graph::keys::audit(
+                    &self.0.store,
+                    id.0.trim(),
+                    "project_purged",
+                    &auth.actor(),
+                    None,
+                )
+                .await?;
+                Ok(Json(Deleted { deleted: true }))
+            }
             Applied::Queued => Err(ApiError::Timeout("deleting the project").into()),
         }
     }

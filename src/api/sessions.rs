@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use poem::web::Data;
 use poem_openapi::{
     param::{Path, Query},
     payload::Json,
@@ -9,8 +10,9 @@ use poem_openapi::{
 };
 
 use super::error::Handled;
-use super::ApiTags;
+use super::{scoped_project, ApiTags};
 use crate::app::AppState;
+use crate::auth::{Principal, Scope};
 use crate::capture::Applied;
 use crate::domain::{operation::OperationInput, record::SessionClose, record::SessionStart};
 use crate::error::ApiError;
@@ -86,7 +88,12 @@ pub struct Deleted {
 impl SessionsApi {
     /// Start a session (idempotent on `session_id`).
     #[oai(path = "/sessions", method = "post")]
-    async fn start(&self, body: Json<SessionStart>) -> Handled<SessionWritten> {
+    async fn start(
+        &self,
+        auth: Data<&Principal>,
+        body: Json<SessionStart>,
+    ) -> Handled<SessionWritten> {
+        auth.require(body.0.project.trim(), Scope::Write)?;
         let (id, applied) = self.0.capture.start_session(&body.0).await?;
         Ok(SessionWritten::from(id, applied))
     }
@@ -95,9 +102,11 @@ impl SessionsApi {
     #[oai(path = "/sessions/:id", method = "get")]
     async fn get(
         &self,
+        auth: Data<&Principal>,
         id: Path<String>,
         project: Query<Option<String>>,
     ) -> Handled<Json<SessionRow>> {
+        let project = Query(scoped_project(&auth, project.0.as_deref(), Scope::Read)?);
         let row = crate::graph::sessions::get(&self.0.store, &id.0)
             .await?
             .filter(|s| project.0.as_deref().is_none_or(|p| p == s.project))
@@ -109,10 +118,12 @@ impl SessionsApi {
     #[oai(path = "/sessions/:id/close", method = "post")]
     async fn close(
         &self,
+        auth: Data<&Principal>,
         id: Path<String>,
         project: Query<Option<String>>,
         body: Json<SessionClose>,
     ) -> Handled<SessionWritten> {
+        let project = Query(scoped_project(&auth, project.0.as_deref(), Scope::Write)?);
         let applied = self
             .0
             .capture
@@ -127,12 +138,14 @@ impl SessionsApi {
     #[oai(path = "/sessions/:id/operations", method = "post")]
     async fn operations(
         &self,
+        auth: Data<&Principal>,
         id: Path<String>,
         project: Query<Option<String>>,
         /// Wait until the batch is in Neo4j (read-your-writes).
         sync: Query<Option<bool>>,
         body: Json<OperationBatch>,
     ) -> Handled<OperationsWritten> {
+        let project = Query(scoped_project(&auth, project.0.as_deref(), Scope::Write)?);
         let (count, applied) = self
             .0
             .capture
@@ -158,9 +171,11 @@ impl SessionsApi {
     #[oai(path = "/sessions/:id", method = "delete")]
     async fn delete(
         &self,
+        auth: Data<&Principal>,
         id: Path<String>,
         project: Query<Option<String>>,
     ) -> Handled<Json<Deleted>> {
+        let project = Query(scoped_project(&auth, project.0.as_deref(), Scope::Admin)?);
         match self
             .0
             .capture

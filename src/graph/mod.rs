@@ -4,6 +4,7 @@
 
 pub mod beliefs;
 pub mod decisions;
+pub mod keys;
 pub mod memories;
 pub mod operations;
 pub mod purge;

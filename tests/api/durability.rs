@@ -189,17 +189,15 @@ async fn sigkill_mid_ingest_then_restart_loses_nothing() {
     let spool = dir.path().join("spool");
     let port = free_port();
     let base = format!("http://127.0.0.1:{port}");
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(30))
-        .build()
-        .unwrap();
+    let project = format!("test-{}", uuid::Uuid::new_v4().simple());
+    let client =
+        crate::helpers::client_with_key(&crate::helpers::mint_key(&project, "write").await);
     let mut child = cairn_serve(port, &spool);
     eventually(60, "cairn up", || {
         let (c, u) = (client.clone(), format!("{base}/readyz"));
         async move { c.get(u).send().await.is_ok_and(|r| r.status().is_success()) }
     })
     .await;
-    let project = format!("test-{}", uuid::Uuid::new_v4().simple());
     let r = client
         .post(format!("{base}/v1/sessions"))
         .json(&json!({"project": project}))

@@ -105,20 +105,58 @@ pub async fn spawn_with(spool: &Path, neo4j_uri: Option<&str>) -> TestApp {
     let port = app.port();
     let stopper = app.stopper();
     let handle = tokio::spawn(app.run_until_stopped());
+    let project = format!("test-{}", uuid::Uuid::new_v4().simple());
     TestApp {
         addr: format!("http://127.0.0.1:{port}"),
-        client: reqwest::Client::builder()
-            .timeout(Duration::from_secs(60))
-            .build()
-            .expect("client"),
-        project: format!("test-{}", uuid::Uuid::new_v4().simple()),
+        client: client_with_key(&mint_key(&project, "admin").await),
+        project,
         stopper,
         handle: Some(handle),
         _dir: None,
     }
 }
 
+/// A new API key of `project` with `scope`, stored the way `cairn keys create` stores it.
+pub async fn mint_key(project: &str, scope: &str) -> String {
+    let key = cairn::auth::mint();
+    cairn::graph::keys::create(
+        &store(),
+        &cairn::graph::keys::NewKey {
+            id: &key.id,
+            project,
+            scope,
+            hash: &key.hash,
+            label: Some("test"),
+            actor: "test",
+        },
+    )
+    .await
+    .expect("store key");
+    key.token
+}
+
+/// A client that sends `Authorization: Bearer <key>` (or nothing, for `None`-like empty keys).
+pub fn client_with_key(key: &str) -> reqwest::Client {
+    let mut headers = reqwest::header::HeaderMap::new();
+    if !key.is_empty() {
+        headers.insert(
+            reqwest::header::AUTHORIZATION,
+            reqwest::header::HeaderValue::from_str(&format!("Bearer {key}")).expect("header"),
+        );
+    }
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(60))
+        .default_headers(headers)
+        .build()
+        .expect("client")
+}
+
 impl TestApp {
+    /// A client holding a fresh key of `project` with `scope`.
+    pub async fn client_for(&self, project: &str, scope: &str) -> reqwest::Client {
+        client_with_key(&mint_key(project, scope).await)
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.addr, path)
     }

@@ -1,5 +1,6 @@
 //! One integration-test binary: the real app, the real Neo4j, a project per test.
 
+mod auth;
 mod beliefs;
 mod decisions;
 mod durability;

@@ -1,6 +1,6 @@
 use serde_json::json;
 
-use crate::helpers::{count, spawn_app};
+use crate::helpers::{count, spawn_app, split};
 
 #[tokio::test]
 async fn start_is_idempotent_and_close_records_summary() {
@@ -65,30 +65,35 @@ async fn continues_links_sessions_of_the_same_project() {
 async fn a_session_id_of_another_project_is_refused_without_saying_whose() {
     let app = spawn_app().await;
     let sid = app.session().await;
-    let (s, b) = app
-        .post(
-            "/v1/sessions",
-            &json!({"project": format!("{}-other", app.project), "session_id": sid}),
-        )
-        .await;
+    let other = format!("{}-other", app.project);
+    let theirs = app.client_for(&other, "admin").await;
+    let r = theirs
+        .post(app.url("/v1/sessions"))
+        .json(&json!({"project": other, "session_id": sid}))
+        .send()
+        .await
+        .unwrap();
+    let (s, b) = split(r).await;
     assert_eq!(s, 409, "{b}");
     assert_eq!(b["error"]["code"], "session_id_taken");
     assert!(
         !b.to_string().contains(&app.project),
         "does not reveal the owner"
     );
-    // Scoped reads and writes from the other project see nothing.
-    let other = format!("{}-other", app.project);
-    let (s, _) = app
-        .get(&format!("/v1/sessions/{sid}?project={other}"))
-        .await;
-    assert_eq!(s, 404);
-    let (s, b) = app
-        .post(
-            &format!("/v1/sessions/{sid}/operations?project={other}"),
-            &json!({"operations": [{"type": "read", "summary": "x"}]}),
-        )
-        .await;
+    // The other project's key sees nothing of the session.
+    let r = theirs
+        .get(app.url(&format!("/v1/sessions/{sid}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 404);
+    let r = theirs
+        .post(app.url(&format!("/v1/sessions/{sid}/operations")))
+        .json(&json!({"operations": [{"type": "read", "summary": "x"}]}))
+        .send()
+        .await
+        .unwrap();
+    let (s, b) = split(r).await;
     assert_eq!(
         (s, b["error"]["code"].as_str()),
         (404, Some("session_not_found"))

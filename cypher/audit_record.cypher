@@ -1,0 +1,2 @@
+CREATE (a:AuditEvent {id: $id, project: $project, action: $action, actor: $actor,
+                      detail: $detail, at: $at})

@@ -1,0 +1,149 @@
+//! Keys and isolation: for every route, a key of project A can neither read, write, search,
+//! delete nor build context from project B; missing and malformed keys are refused.
+
+use serde_json::json;
+
+use crate::helpers::{client_with_key, spawn_app, split};
+
+#[tokio::test]
+async fn missing_malformed_and_revoked_keys_get_401() {
+    let app = spawn_app().await;
+    let anon = client_with_key("");
+    let r = anon
+        .get(app.url(&format!("/v1/decisions?project={}", app.project)))
+        .send()
+        .await
+        .unwrap();
+    let (s, b) = split(r).await;
+    assert_eq!(
+        (s, b["error"]["code"].as_str()),
+        (401, Some("unauthorized"))
+    );
+    for bad in [
+        "nonsense",
+        "cairn_0123456789abcdef_00",
+        &format!("cairn_0123456789abcdef_{}", "0".repeat(64)),
+    ] {
+        let r = client_with_key(bad)
+            .get(app.url(&format!("/v1/decisions?project={}", app.project)))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 401, "{bad}");
+    }
+    // Health stays open.
+    assert_eq!(
+        anon.get(app.url("/healthz"))
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16(),
+        200
+    );
+}
+
+#[tokio::test]
+async fn scopes_are_enforced() {
+    let app = spawn_app().await;
+    let reader = app.client_for(&app.project, "read").await;
+    let r = reader
+        .post(app.url("/v1/sessions"))
+        .json(&json!({"project": app.project}))
+        .send()
+        .await
+        .unwrap();
+    let (s, b) = split(r).await;
+    assert_eq!(
+        (s, b["error"]["code"].as_str()),
+        (403, Some("insufficient_scope"))
+    );
+    let r = reader
+        .get(app.url(&format!("/v1/beliefs?project={}", app.project)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let writer = app.client_for(&app.project, "write").await;
+    let r = writer
+        .delete(app.url(&format!("/v1/projects/{}", app.project)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 403);
+}
+
+#[tokio::test]
+async fn a_key_of_project_a_cannot_touch_project_b() {
+    let app = spawn_app().await; // app.client holds an admin key of project B = app.project
+    let b = app.project.clone();
+    let sid = app.session().await;
+    app.ops_sync(
+        &sid,
+        json!([{"type": "read", "summary": "secret read", "files_read": ["secret.rs"]}]),
+    )
+    .await;
+    let (_, belief) = app
+        .post(
+            "/v1/beliefs",
+            &json!({"project": b, "content": "b's belief"}),
+        )
+        .await;
+    assert!(belief["id"].is_string());
+    let a = format!("{b}-a");
+    let intruder = app.client_for(&a, "admin").await;
+
+    let probes: Vec<(&str, String, Option<serde_json::Value>)> = vec![
+        ("GET", format!("/v1/sessions/{sid}"), None),
+        ("GET", format!("/v1/sessions/{sid}?project={b}"), None),
+        (
+            "POST",
+            format!("/v1/sessions/{sid}/operations"),
+            Some(json!({"operations": [{"type": "read", "summary": "x"}]})),
+        ),
+        ("POST", format!("/v1/sessions/{sid}/close"), Some(json!({}))),
+        ("DELETE", format!("/v1/sessions/{sid}"), None),
+        ("POST", "/v1/sessions".into(), Some(json!({"project": b}))),
+        (
+            "POST",
+            "/v1/decisions".into(),
+            Some(json!({"project": b, "subject": "s", "choice": "c", "rationale": "r"})),
+        ),
+        ("GET", format!("/v1/decisions?project={b}"), None),
+        (
+            "POST",
+            "/v1/beliefs".into(),
+            Some(json!({"project": b, "content": "x"})),
+        ),
+        ("GET", format!("/v1/beliefs?project={b}"), None),
+        (
+            "POST",
+            "/v1/memories".into(),
+            Some(json!({"project": b, "kind": "fact", "content": "x"})),
+        ),
+        ("DELETE", format!("/v1/projects/{b}"), None),
+    ];
+    let mut refused = 0;
+    for (method, path, body) in &probes {
+        let req = match *method {
+            "GET" => intruder.get(app.url(path)),
+            "POST" => intruder.post(app.url(path)).json(body.as_ref().unwrap()),
+            _ => intruder.delete(app.url(path)),
+        };
+        let (s, resp) = split(req.send().await.unwrap()).await;
+        assert!(s == 403 || s == 404, "{method} {path} answered {s}: {resp}");
+        assert!(
+            !resp.to_string().contains("secret"),
+            "{method} {path} leaked: {resp}"
+        );
+        refused += 1;
+    }
+    assert_eq!(refused, probes.len());
+    eprintln!("isolation probes refused: {refused}");
+    // Project B is untouched.
+    let (s, row) = app.get(&format!("/v1/sessions/{sid}")).await;
+    assert_eq!(
+        (s, row["status"].as_str(), row["operation_count"].as_i64()),
+        (200, Some("active"), Some(1))
+    );
+}
