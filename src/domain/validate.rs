@@ -455,6 +455,20 @@ mod tests {
     }
 
     #[test]
+    fn project_ids_are_checked() {
+        assert_eq!(project("project", " my-app_1.2 ").unwrap(), "my-app_1.2");
+        assert_eq!(
+            project("project", "bad project!").unwrap_err().code(),
+            "invalid_project"
+        );
+        assert_eq!(project("project", "").unwrap_err().code(), "missing_field");
+        assert_eq!(
+            project("project", &"a".repeat(129)).unwrap_err().code(),
+            "field_too_large"
+        );
+    }
+
+    #[test]
     fn unknown_type_names_the_field() {
         let err = operation(
             "operations[2]",
