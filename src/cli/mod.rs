@@ -1,5 +1,6 @@
 //! The `cairn` command line: one subcommand per file, each with `run`.
 
+pub mod keys;
 pub mod migrate;
 pub mod serve;
 
@@ -34,8 +35,8 @@ pub enum Command {
     Context(Pending),
     /// What is known about the files changed since a git ref, as Markdown.
     Ci(Pending),
-    /// Create, list or revoke API keys.
-    Keys(Pending),
+    /// Create, list or revoke API keys (talks to Neo4j directly).
+    Keys(keys::KeysArgs),
     /// Write cairn's hook and MCP entries into .claude/settings.json.
     Setup(Pending),
 }
@@ -57,7 +58,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Import(_) => not_yet("import"),
         Command::Context(_) => not_yet("context"),
         Command::Ci(_) => not_yet("ci"),
-        Command::Keys(_) => not_yet("keys"),
+        Command::Keys(args) => keys::run(args).await,
         Command::Setup(_) => not_yet("setup"),
     }
 }
