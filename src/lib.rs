@@ -18,6 +18,7 @@
 //!   token counting (tiktoken); conviction math.
 //! - [`capture`] — the write path: durable spool (fsync, group commit) and the writer that
 //!   drains it into Neo4j in order.
+//! - [`knowledge`] — the CI report: what is known about a set of files, as JSON and Markdown.
 //! - [`graph`] — the Neo4j store, one file per aggregate; statements live in `cypher/`.
 
 pub mod api;
@@ -29,4 +30,5 @@ pub mod config;
 pub mod domain;
 pub mod error;
 pub mod graph;
+pub mod knowledge;
 pub mod telemetry;

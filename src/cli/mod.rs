@@ -1,5 +1,7 @@
 //! The `cairn` command line: one subcommand per file, each with `run`.
 
+pub mod ci;
+pub mod client;
 pub mod keys;
 pub mod migrate;
 pub mod serve;
@@ -34,7 +36,7 @@ pub enum Command {
     /// Print token-budgeted context for a session or a task.
     Context(Pending),
     /// What is known about the files changed since a git ref, as Markdown.
-    Ci(Pending),
+    Ci(ci::CiArgs),
     /// Create, list or revoke API keys (talks to Neo4j directly).
     Keys(keys::KeysArgs),
     /// Write cairn's hook and MCP entries into .claude/settings.json.
@@ -57,7 +59,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Hook(_) => not_yet("hook"),
         Command::Import(_) => not_yet("import"),
         Command::Context(_) => not_yet("context"),
-        Command::Ci(_) => not_yet("ci"),
+        Command::Ci(args) => ci::run(args).await,
         Command::Keys(args) => keys::run(args).await,
         Command::Setup(_) => not_yet("setup"),
     }
