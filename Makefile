@@ -9,6 +9,9 @@ NEO4J := scripts/neo4j-local
 run: neo4j-start
 	$(CARGO) build --release
 	./target/release/cairn migrate
+	@echo "cairn needs an API key per project; create one with:"
+	@echo "  ./target/release/cairn keys create --project my-app --scope admin"
+	@echo "(or serve without keys, loopback only: CAIRN_INSECURE_NO_AUTH=true make run)"
 	./target/release/cairn serve
 
 test: neo4j-start

@@ -107,6 +107,11 @@ impl Application {
         } = self;
         let settings = &state.settings;
         tracing::info!(port, neo4j.uri = %settings.neo4j.uri, spool.dir = %settings.spool_dir.display(), "cairn serving");
+        if settings.insecure_no_auth {
+            tracing::warn!("serving WITHOUT API keys (--insecure-no-auth): any local process can read and write every project");
+        } else {
+            tracing::info!("every /v1 request needs `Authorization: Bearer <key>`; create one with `cairn keys create --project <p> --scope admin`");
+        }
 
         // One stop signal for the server and every background task.
         let signal_tx = stop_tx.clone();

@@ -18,12 +18,14 @@
 //!   token counting (tiktoken); conviction math.
 //! - [`capture`] — the write path: durable spool (fsync, group commit) and the writer that
 //!   drains it into Neo4j in order.
+//! - [`bench`] — `cairn bench …`: ingest (and more) against the real Neo4j with same-run baselines.
 //! - [`knowledge`] — the CI report: what is known about a set of files, as JSON and Markdown.
 //! - [`graph`] — the Neo4j store, one file per aggregate; statements live in `cypher/`.
 
 pub mod api;
 pub mod app;
 pub mod auth;
+pub mod bench;
 pub mod capture;
 pub mod cli;
 pub mod config;

@@ -386,8 +386,7 @@ impl Capture {
                 )
             })
             .collect::<ApiResult<Vec<_>>>()?;
-        self.check_references(session_id, &session.project, &ops)
-            .await?;
+        self.check_references(&session.project, &ops).await?;
         let ids: Vec<String> = ops.iter().map(|o| o.id.clone()).collect();
         let count = ops.len();
         {
@@ -422,14 +421,10 @@ impl Capture {
     }
 
     /// `triggered_by` must name an operation of the batch or of the project; `informs_belief`
-    /// a belief of the project; a client id must not belong to another session. Checks that
-    /// need Neo4j are skipped while it is unreachable (capture must not stop).
-    async fn check_references(
-        &self,
-        session_id: &str,
-        project: &str,
-        ops: &[NewOperation],
-    ) -> ApiResult<()> {
+    /// a belief of the project. Checks that need Neo4j are skipped while it is unreachable
+    /// (capture must not stop). Operation ids are global idempotency keys: an id already stored
+    /// (in any session) is not stored again.
+    async fn check_references(&self, project: &str, ops: &[NewOperation]) -> ApiResult<()> {
         let mut in_batch: HashSet<&str> = HashSet::new();
         let mut ask_triggers: Vec<String> = Vec::new();
         for op in ops {
@@ -451,28 +446,13 @@ impl Capture {
             .iter()
             .filter_map(|o| o.informs_belief.clone())
             .collect();
-        let ids: Vec<String> = ops.iter().map(|o| o.id.clone()).collect();
-        let (triggers, known_beliefs, owners) = tokio::join!(
+        // Both reads are skipped when there is nothing to check: the common batch is
+        // acknowledged without a round trip to Neo4j.
+        let (triggers, known_beliefs) = tokio::join!(
             graph::operations::known(&self.store, project, &ask_triggers),
             graph::beliefs::known(&self.store, project, &beliefs),
-            graph::operations::owners(&self.store, &ids),
         );
         let unreachable = |e: &graph::StoreError| e.is_unavailable();
-        match owners {
-            Ok(owners) => {
-                if let Some((id, _)) = owners.iter().find(|(_, s)| s != session_id) {
-                    let i = ops.iter().position(|o| &o.id == id).unwrap_or(0);
-                    return Err(ApiError::Conflict {
-                        code: "operation_id_taken",
-                        message: "this operation id belongs to another session; use a new id"
-                            .into(),
-                        field: Some(format!("operations[{i}].id")),
-                    });
-                }
-            }
-            Err(e) if unreachable(&e) => {}
-            Err(e) => return Err(e.into()),
-        }
         match triggers {
             Ok(found) => {
                 for (i, op) in ops.iter().enumerate() {

@@ -6,7 +6,7 @@ use std::{io::Write, sync::Arc, time::Duration, time::Instant};
 
 use tokio::sync::watch;
 
-use super::command::{Command, Operations};
+use super::command::Command;
 use super::spool::{Record, Spool, SpoolReader};
 use super::State;
 use crate::graph::{self, Store, StoreError};
@@ -105,25 +105,49 @@ impl Writer {
         metrics::gauge!("cairn_spool_bytes").set(self.spool.used_bytes() as f64);
     }
 
-    /// Applies every command in one transaction.
+    /// Applies every command in one transaction; runs of operation batches are written
+    /// together, one statement for all their sessions.
     async fn apply_all(&self, commands: &[(u64, Option<Command>)]) -> Result<(), StoreError> {
         let started = Instant::now();
         let merged = merge(commands.iter().filter_map(|(_, c)| c.as_ref()));
         let mut tx = self.store.begin().await?;
-        for cmd in &merged {
-            if let Err(err) = apply(&mut tx, cmd).await {
+        let mut ops = 0usize;
+        let mut i = 0;
+        while i < merged.len() {
+            let run_end = merged[i..]
+                .iter()
+                .position(|c| !matches!(c, Command::Operations(_)))
+                .map_or(merged.len(), |p| i + p);
+            let result = if run_end > i {
+                let groups: Vec<graph::operations::Group> = merged[i..run_end]
+                    .iter()
+                    .filter_map(|c| match c {
+                        Command::Operations(b) => Some(graph::operations::Group {
+                            project: &b.project,
+                            session_id: &b.session_id,
+                            ops: &b.operations,
+                        }),
+                        _ => None,
+                    })
+                    .collect();
+                let res = graph::operations::append(&mut tx, &groups).await;
+                if let Ok(a) = &res {
+                    ops += a.created;
+                    report_skips(a);
+                }
+                i = run_end;
+                res.map(|_| ())
+            } else {
+                let res = apply(&mut tx, &merged[i]).await;
+                i += 1;
+                res
+            };
+            if let Err(err) = result {
                 let _ = tx.rollback().await;
                 return Err(err);
             }
         }
         tx.commit().await?;
-        let ops: usize = merged
-            .iter()
-            .map(|c| match c {
-                Command::Operations(b) => b.operations.len(),
-                _ => 0,
-            })
-            .sum();
         metrics::histogram!("cairn_writer_batch_operations").record(ops as f64);
         metrics::histogram!("cairn_writer_commit_seconds").record(started.elapsed().as_secs_f64());
         metrics::counter!("cairn_writer_operations_total").increment(ops as u64);
@@ -202,43 +226,71 @@ async fn read(mut reader: SpoolReader) -> (SpoolReader, std::io::Result<Vec<Reco
     .expect("spool read task does not panic")
 }
 
-/// Folds consecutive operation batches of one session into one, so a transaction runs one
-/// set of statements per session run instead of one per request.
+/// Folds operation batches into one per session within each run of consecutive operation
+/// commands (sessions in order of first appearance, each session's operations in arrival
+/// order), so a transaction runs one set of statements per session instead of one per
+/// request. Any other command is a barrier: nothing moves across it.
 fn merge<'a>(commands: impl Iterator<Item = &'a Command>) -> Vec<Command> {
     let mut out: Vec<Command> = Vec::new();
+    let mut run_start = 0;
     for cmd in commands {
-        if let (Some(Command::Operations(last)), Command::Operations(next)) = (out.last_mut(), cmd)
-        {
-            if last.session_id == next.session_id && last.project == next.project {
-                last.operations.extend(next.operations.iter().cloned());
-                continue;
+        match cmd {
+            Command::Operations(next) => {
+                let existing = out[run_start..].iter_mut().find_map(|c| match c {
+                    Command::Operations(b)
+                        if b.session_id == next.session_id && b.project == next.project =>
+                    {
+                        Some(b)
+                    }
+                    _ => None,
+                });
+                match existing {
+                    Some(b) => b.operations.extend(next.operations.iter().cloned()),
+                    None => out.push(cmd.clone()),
+                }
+            }
+            other => {
+                out.push(other.clone());
+                run_start = out.len();
             }
         }
-        out.push(cmd.clone());
     }
     out
+}
+
+fn report_skips(a: &graph::operations::Appended) {
+    if a.orphaned > 0 {
+        tracing::warn!(
+            count = a.orphaned,
+            "operations for sessions that no longer exist were dropped"
+        );
+    }
+    if a.duplicates > 0 {
+        metrics::counter!("cairn_writer_duplicate_operations_total").increment(a.duplicates as u64);
+    }
 }
 
 async fn apply(tx: &mut graph::Tx, cmd: &Command) -> Result<(), StoreError> {
     match cmd {
         Command::StartSession(s) => graph::sessions::start(tx, s).await,
         Command::CloseSession(c) => graph::sessions::close(tx, c).await,
-        Command::Operations(Operations {
-            project,
-            session_id,
-            operations,
-        }) => {
-            if graph::operations::append(tx, project, session_id, operations)
-                .await?
-                .is_none()
-            {
-                tracing::warn!(session.id = %session_id, count = operations.len(), "operations for a session that no longer exists were dropped");
-            }
+        Command::Operations(b) => {
+            let group = graph::operations::Group {
+                project: &b.project,
+                session_id: &b.session_id,
+                ops: &b.operations,
+            };
+            report_skips(&graph::operations::append(tx, &[group]).await?);
             Ok(())
         }
         Command::Decision(d) => {
             if let (Some(op), Some(sid)) = (&d.operation, &d.session_id) {
-                graph::operations::append(tx, &d.project, sid, std::slice::from_ref(op)).await?;
+                let group = graph::operations::Group {
+                    project: &d.project,
+                    session_id: sid,
+                    ops: std::slice::from_ref(op),
+                };
+                graph::operations::append(tx, &[group]).await?;
             }
             graph::decisions::create(tx, d).await
         }
@@ -254,6 +306,7 @@ async fn apply(tx: &mut graph::Tx, cmd: &Command) -> Result<(), StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::capture::command::Operations;
     use crate::domain::operation::{NewOperation, OpType};
 
     fn op(id: &str) -> NewOperation {
@@ -288,22 +341,32 @@ mod tests {
         })
     }
 
-    #[test]
-    fn merges_only_consecutive_batches_of_one_session() {
-        let cmds = [
-            batch("a", &["1"]),
-            batch("a", &["2", "3"]),
-            batch("b", &["4"]),
-            batch("a", &["5"]),
-        ];
-        let merged = merge(cmds.iter());
-        assert_eq!(merged.len(), 3);
-        match &merged[0] {
-            Command::Operations(b) => {
-                let ids: Vec<_> = b.operations.iter().map(|o| o.id.as_str()).collect();
-                assert_eq!(ids, ["1", "2", "3"]);
-            }
+    fn ids(c: &Command) -> Vec<&str> {
+        match c {
+            Command::Operations(b) => b.operations.iter().map(|o| o.id.as_str()).collect(),
             other => panic!("unexpected {other:?}"),
         }
+    }
+
+    #[test]
+    fn merges_batches_per_session_up_to_a_barrier() {
+        let purge = Command::PurgeProject {
+            project: "p".into(),
+        };
+        let cmds = [
+            batch("a", &["1"]),
+            batch("b", &["2"]),
+            batch("a", &["3", "4"]),
+            purge.clone(),
+            batch("a", &["5"]),
+            batch("b", &["6"]),
+        ];
+        let merged = merge(cmds.iter());
+        assert_eq!(merged.len(), 5);
+        assert_eq!(ids(&merged[0]), ["1", "3", "4"]);
+        assert_eq!(ids(&merged[1]), ["2"]);
+        assert_eq!(merged[2], purge);
+        assert_eq!(ids(&merged[3]), ["5"]);
+        assert_eq!(ids(&merged[4]), ["6"]);
     }
 }

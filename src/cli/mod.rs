@@ -1,5 +1,6 @@
 //! The `cairn` command line: one subcommand per file, each with `run`.
 
+pub mod bench;
 pub mod ci;
 pub mod client;
 pub mod keys;
@@ -41,6 +42,8 @@ pub enum Command {
     Keys(keys::KeysArgs),
     /// Write cairn's hook and MCP entries into .claude/settings.json.
     Setup(Pending),
+    /// Benchmarks against the real Neo4j, each next to a same-run baseline.
+    Bench(bench::BenchArgs),
 }
 
 /// Arguments of a command that is not built yet (accepted so `--help` stays honest).
@@ -62,6 +65,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Ci(args) => ci::run(args).await,
         Command::Keys(args) => keys::run(args).await,
         Command::Setup(_) => not_yet("setup"),
+        Command::Bench(args) => bench::run(args).await,
     }
 }
 

@@ -239,21 +239,30 @@ async fn triggered_by_may_name_an_operation_still_in_the_spool() {
 }
 
 #[tokio::test]
-async fn an_operation_id_of_another_session_is_a_conflict() {
+async fn an_operation_id_is_a_global_idempotency_key() {
     let app = spawn_app().await;
     let a = app.session().await;
     let b = app.session().await;
     let id = format!("{}-shared", app.project);
     app.ops_sync(&a, json!([{"id": id, "type": "read", "summary": "a"}]))
         .await;
-    let (s, body) = app
-        .post(
-            &format!("/v1/sessions/{b}/operations"),
-            &json!({"operations": [{"id": id, "type": "read", "summary": "b"}]}),
-        )
-        .await;
-    assert_eq!(s, 409, "{body}");
-    assert_eq!(body["error"]["field"], "operations[0].id");
+    app.ops_sync(
+        &b,
+        json!([{"id": id, "type": "read", "summary": "b"}, {"type": "read", "summary": "c"}]),
+    )
+    .await;
+    assert_eq!(seqs(&a).await, vec![1]);
+    assert_eq!(
+        seqs(&b).await,
+        vec![1],
+        "the resent id is not stored again; b's chain stays gap-free"
+    );
+    let n = count(
+        "MATCH (o:Operation {project: $project}) WHERE o.summary = 'a' RETURN count(o) AS n",
+        &app.project,
+    )
+    .await;
+    assert_eq!(n, 1);
 }
 
 #[tokio::test]

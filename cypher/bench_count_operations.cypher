@@ -1,0 +1,2 @@
+MATCH (o:Operation {project: $project})
+RETURN count(o) AS n

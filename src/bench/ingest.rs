@@ -1,0 +1,281 @@
+//! `cairn bench ingest`: N operations in batches through cairn's HTTP capture path, timed until
+//! all are in Neo4j, next to a baseline of the same rows written straight to Neo4j with a
+//! plain `UNWIND` by the same number of concurrent writers.
+
+use std::{sync::Arc, time::Duration, time::Instant};
+
+use anyhow::Context;
+use clap::Args;
+use serde_json::json;
+use tokio::sync::Mutex;
+
+use super::{ms, quantile};
+use crate::app::Application;
+use crate::config::Settings;
+use crate::graph::{self, now_ms, param, statement, Store};
+
+#[derive(Args, Debug, Clone)]
+pub struct IngestArgs {
+    /// Operations in total.
+    #[arg(long, default_value_t = 100_000)]
+    pub operations: usize,
+    /// Operations per request.
+    #[arg(long, default_value_t = 100)]
+    pub batch: usize,
+    /// Concurrent clients (each writes its own session).
+    #[arg(long, default_value_t = 16)]
+    pub clients: usize,
+    #[command(flatten)]
+    pub settings: Settings,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct IngestReport {
+    pub operations: usize,
+    pub batch: usize,
+    pub clients: usize,
+    pub cairn_ops_per_sec: f64,
+    pub cairn_ack_p50_ms: f64,
+    pub cairn_ack_p99_ms: f64,
+    pub cairn_ack_max_ms: f64,
+    pub baseline_ops_per_sec: f64,
+    pub baseline_batch_p50_ms: f64,
+    pub baseline_batch_p99_ms: f64,
+    pub throughput_ratio: f64,
+}
+
+fn rows(client: usize, batch: usize, size: usize, run: &str) -> Vec<serde_json::Value> {
+    (0..size)
+        .map(|i| {
+            json!({
+                "id": format!("{run}-c{client}-b{batch}-{i}"),
+                "type": if i % 3 == 0 { "write" } else { "read" },
+                "target": format!("src/module_{}.rs", i % 50),
+                "summary": format!("client {client} batch {batch} operation {i}: looked at the module and noted what it does"),
+                "tool": "Read",
+            })
+        })
+        .collect()
+}
+
+pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
+    anyhow::ensure!(
+        args.batch > 0 && args.clients > 0 && args.operations >= args.batch,
+        "nothing to do"
+    );
+    let batches_total = args.operations / args.batch;
+    let per_client = batches_total.div_ceil(args.clients);
+    let run_id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
+    let store = Store::connect(&args.settings.neo4j).context("invalid Neo4j settings")?;
+    graph::schema::apply(&store, args.settings.neo4j.embed_dimensions)
+        .await
+        .context("could not reach Neo4j; start it with scripts/neo4j-local start")?;
+
+    // --- baseline: straight to Neo4j ---
+    let base_project = format!("bench-base-{run_id}");
+    let baseline_sessions: Vec<String> = (0..args.clients)
+        .map(|c| format!("{base_project}-s{c}"))
+        .collect();
+    for s in &baseline_sessions {
+        store
+            .run(
+                neo4rs::query("MERGE (x:Session {id: $id}) SET x.project = $project")
+                    .param("id", s.as_str())
+                    .param("project", base_project.as_str()),
+            )
+            .await?;
+    }
+    let latencies = Arc::new(Mutex::new(Vec::new()));
+    eprintln!(
+        "baseline: {} operations, {} writers, plain UNWIND …",
+        batches_total * args.batch,
+        args.clients
+    );
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for c in 0..args.clients {
+        let (store, lat, session, project, run_id) = (
+            store.clone(),
+            latencies.clone(),
+            baseline_sessions[c].clone(),
+            base_project.clone(),
+            run_id.clone(),
+        );
+        let n = per_client.min(batches_total.saturating_sub(c * per_client));
+        let batch = args.batch;
+        tasks.push(tokio::spawn(async move {
+            for b in 0..n {
+                let mut r = rows(c, b, batch, &format!("base-{run_id}"));
+                for (i, row) in r.iter_mut().enumerate() {
+                    row["seq"] = json!((b * batch + i) as i64);
+                    row["at"] = json!(now_ms());
+                }
+                let t = Instant::now();
+                store
+                    .run(
+                        statement(include_str!("../../cypher/bench_baseline_insert.cypher"))
+                            .param("session_id", session.as_str())
+                            .param("project", project.as_str())
+                            .param("rows", param(&r)?),
+                    )
+                    .await?;
+                lat.lock().await.push(t.elapsed());
+            }
+            anyhow::Ok(())
+        }));
+    }
+    for t in tasks {
+        t.await??;
+    }
+    let base_elapsed = started.elapsed();
+    let base_ops = count(&store, &base_project).await?;
+    let mut base_lat = std::mem::take(&mut *latencies.lock().await);
+
+    // --- cairn: the HTTP capture path, until everything is in Neo4j ---
+    let dir = tempfile_dir()?;
+    let mut settings = args.settings.clone();
+    settings.bind = "127.0.0.1:0".parse()?;
+    settings.spool_dir = dir.join("spool");
+    settings.insecure_no_auth = true;
+    settings.rate_limit_per_sec = 0;
+    let app = Application::build(settings).await?;
+    let url = format!("http://127.0.0.1:{}", app.port());
+    let stop = app.stopper();
+    let server = tokio::spawn(app.run_until_stopped());
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(args.clients)
+        .build()?;
+    let project = format!("bench-cairn-{run_id}");
+    let mut sessions = Vec::new();
+    for c in 0..args.clients {
+        let r: serde_json::Value = http
+            .post(format!("{url}/v1/sessions"))
+            .json(&json!({"project": project, "session_id": format!("{project}-s{c}")}))
+            .send()
+            .await?
+            .json()
+            .await?;
+        sessions.push(r["session_id"].as_str().context("session id")?.to_string());
+    }
+    eprintln!(
+        "cairn: {} operations, {} clients, batches of {} …",
+        batches_total * args.batch,
+        args.clients,
+        args.batch
+    );
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for (c, session) in sessions.iter().enumerate() {
+        let (http, lat, url, run_id) = (
+            http.clone(),
+            latencies.clone(),
+            format!("{url}/v1/sessions/{session}/operations"),
+            run_id.clone(),
+        );
+        let n = per_client.min(batches_total.saturating_sub(c * per_client));
+        let batch = args.batch;
+        tasks.push(tokio::spawn(async move {
+            for b in 0..n {
+                let body = json!({"operations": rows(c, b, batch, &format!("cairn-{run_id}"))});
+                let t = Instant::now();
+                let r = http.post(&url).json(&body).send().await?;
+                anyhow::ensure!(
+                    r.status().as_u16() == 202,
+                    "capture answered {}",
+                    r.status()
+                );
+                lat.lock().await.push(t.elapsed());
+            }
+            anyhow::Ok(())
+        }));
+    }
+    for t in tasks {
+        t.await??;
+    }
+    let acked_after = started.elapsed();
+    let expected = (batches_total * args.batch) as i64;
+    let deadline = Instant::now() + Duration::from_secs(600);
+    while count(&store, &project).await? < expected {
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "operations did not all reach Neo4j within 10 minutes"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let cairn_elapsed = started.elapsed();
+    let mut ack = std::mem::take(&mut *latencies.lock().await);
+    stop.send_replace(true);
+    server.await??;
+    eprintln!(
+        "all acknowledged after {:.1} s, all in Neo4j after {:.1} s",
+        acked_after.as_secs_f64(),
+        cairn_elapsed.as_secs_f64()
+    );
+
+    // Clean up both projects.
+    for p in [&base_project, &project] {
+        let mut tx = store.begin().await?;
+        graph::purge::project(&mut tx, p).await?;
+        tx.commit().await?;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let cairn_rate = expected as f64 / cairn_elapsed.as_secs_f64();
+    let base_rate = base_ops as f64 / base_elapsed.as_secs_f64();
+    Ok(IngestReport {
+        operations: expected as usize,
+        batch: args.batch,
+        clients: args.clients,
+        cairn_ops_per_sec: cairn_rate,
+        cairn_ack_p50_ms: ms(quantile(&mut ack, 0.5)),
+        cairn_ack_p99_ms: ms(quantile(&mut ack, 0.99)),
+        cairn_ack_max_ms: ms(quantile(&mut ack, 1.0)),
+        baseline_ops_per_sec: base_rate,
+        baseline_batch_p50_ms: ms(quantile(&mut base_lat, 0.5)),
+        baseline_batch_p99_ms: ms(quantile(&mut base_lat, 0.99)),
+        throughput_ratio: cairn_rate / base_rate,
+    })
+}
+
+async fn count(store: &Store, project: &str) -> anyhow::Result<i64> {
+    #[derive(serde::Deserialize)]
+    struct N {
+        n: i64,
+    }
+    Ok(store
+        .fetch_one::<N>(
+            statement(include_str!("../../cypher/bench_count_operations.cypher"))
+                .param("project", project),
+        )
+        .await?
+        .map_or(0, |r| r.n))
+}
+
+fn tempfile_dir() -> anyhow::Result<std::path::PathBuf> {
+    let dir = std::env::temp_dir().join(format!("cairn-bench-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+/// Prints the report as a table and as one JSON line.
+pub fn print(r: &IngestReport) {
+    println!(
+        "ingest: {} operations, batches of {}, {} concurrent clients",
+        r.operations, r.batch, r.clients
+    );
+    println!("{:<34}{:>14}{:>14}", "", "cairn", "baseline");
+    println!(
+        "{:<34}{:>14.0}{:>14.0}",
+        "throughput (ops/s, until in Neo4j)", r.cairn_ops_per_sec, r.baseline_ops_per_sec
+    );
+    println!(
+        "{:<34}{:>14.2}{:>14.2}",
+        "p50 latency (ms; ack / batch)", r.cairn_ack_p50_ms, r.baseline_batch_p50_ms
+    );
+    println!(
+        "{:<34}{:>14.2}{:>14.2}",
+        "p99 latency (ms; ack / batch)", r.cairn_ack_p99_ms, r.baseline_batch_p99_ms
+    );
+    println!("throughput ratio cairn/baseline: {:.2}", r.throughput_ratio);
+    println!("{}", serde_json::to_string(r).unwrap_or_default());
+}
