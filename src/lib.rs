@@ -15,9 +15,12 @@
 //! - [`api`] — one `#[OpenApi]` struct per resource, JSON errors, request metrics.
 //! - [`cli`] — one file per `cairn` subcommand.
 //! - [`domain`] — operations, decisions, memories; validation and size limits; paths;
-//!   token counting (tiktoken); conviction math.
+//!   token counting (tiktoken); conviction math; context budgets (`domain::budget`).
 //! - [`capture`] — the write path: durable spool (fsync, group commit) and the writer that
 //!   drains it into Neo4j in order.
+//! - [`recall`] — the read path: session reconstruction (narrative, unfinished work),
+//!   token-budgeted context with long-term memory, the sliding window. Budget arithmetic is
+//!   pure, in `domain::budget`.
 //! - [`graph`] — the Neo4j store, one file per aggregate; statements live in `cypher/`.
 
 pub mod api;
@@ -29,4 +32,5 @@ pub mod config;
 pub mod domain;
 pub mod error;
 pub mod graph;
+pub mod recall;
 pub mod telemetry;
