@@ -18,6 +18,7 @@
 //!   token counting (tiktoken); conviction math; context budgets (`domain::budget`).
 //! - [`capture`] — the write path: durable spool (fsync, group commit) and the writer that
 //!   drains it into Neo4j in order.
+//! - [`knowledge`] — the CI report: what is known about a set of files, as JSON and Markdown.
 //! - [`recall`] — the read path: session reconstruction (narrative, unfinished work),
 //!   token-budgeted context with long-term memory, the sliding window. Budget arithmetic is
 //!   pure, in `domain::budget`.
@@ -32,5 +33,6 @@ pub mod config;
 pub mod domain;
 pub mod error;
 pub mod graph;
+pub mod knowledge;
 pub mod recall;
 pub mod telemetry;

@@ -5,6 +5,7 @@ pub mod beliefs;
 pub mod decisions;
 pub mod error;
 pub mod health;
+pub mod knowledge;
 pub mod memories;
 pub mod metrics_mw;
 pub mod projects;
@@ -32,6 +33,8 @@ pub enum ApiTags {
     Memories,
     /// Whole-project administration.
     Projects,
+    /// What is known about files (for CI).
+    Knowledge,
     /// Reading memory back: reconstruction, context, the sliding window.
     Recall,
 }
@@ -43,6 +46,7 @@ type Apis = (
     beliefs::BeliefsApi,
     memories::MemoriesApi,
     projects::ProjectsApi,
+    knowledge::KnowledgeApi,
     recall::RecallApi,
 );
 
@@ -56,6 +60,7 @@ pub fn service(state: Arc<AppState>) -> OpenApiService<Apis, ()> {
             beliefs::BeliefsApi(state.clone()),
             memories::MemoriesApi(state.clone()),
             projects::ProjectsApi(state.clone()),
+            knowledge::KnowledgeApi(state.clone()),
             recall::RecallApi(state),
         ),
         "cairn",

@@ -529,7 +529,11 @@ async fn context_for_a_task_finds_related_sessions_and_long_term_memory() {
         json!({"project": app.project, "task": "zzzz qqqq", "budget_tokens": 2000}),
     )
     .await;
-    assert_eq!(r["sessions"][0], c.as_str(), "the most recently active first: {r}");
+    assert_eq!(
+        r["sessions"][0],
+        c.as_str(),
+        "the most recently active first: {r}"
+    );
     assert!(r["sessions"].to_string().contains(&unrelated), "{r}");
 }
 
