@@ -1,2 +1,4 @@
+// Never lowers the recorded version: an older binary against a newer graph leaves it be.
 MERGE (m:SchemaMeta {id: 'cairn'})
-SET m.version = $version, m.applied_at = $now
+SET m.version = CASE WHEN m.version IS NULL OR m.version < $version THEN $version ELSE m.version END,
+    m.applied_at = $now

@@ -181,7 +181,7 @@ async fn ensure_schema(state: Arc<AppState>, mut stop: watch::Receiver<bool>) {
     loop {
         let current = graph::schema::version(&state.store).await;
         let outcome = match current {
-            Ok(Some(v)) if v == graph::schema::SCHEMA_VERSION => Ok(false),
+            Ok(Some(v)) if v >= graph::schema::SCHEMA_VERSION => Ok(false),
             Ok(_) => graph::schema::apply(&state.store, state.settings.neo4j.embed_dimensions)
                 .await
                 .map(|_| true),

@@ -15,11 +15,14 @@
 //! - [`api`] — one `#[OpenApi]` struct per resource, JSON errors, request metrics.
 //! - [`cli`] — one file per `cairn` subcommand.
 //! - [`domain`] — operations, decisions, memories; validation and size limits; paths;
-//!   token counting (tiktoken); conviction math.
+//!   token counting (tiktoken); conviction math; context budgets (`domain::budget`).
 //! - [`capture`] — the write path: durable spool (fsync, group commit) and the writer that
 //!   drains it into Neo4j in order.
 //! - [`bench`] — `cairn bench …`: ingest (and more) against the real Neo4j with same-run baselines.
 //! - [`knowledge`] — the CI report: what is known about a set of files, as JSON and Markdown.
+//! - [`recall`] — the read path: session reconstruction (narrative, unfinished work),
+//!   token-budgeted context with long-term memory, the sliding window. Budget arithmetic is
+//!   pure, in `domain::budget`.
 //! - [`graph`] — the Neo4j store, one file per aggregate; statements live in `cypher/`.
 
 pub mod api;
@@ -33,4 +36,5 @@ pub mod domain;
 pub mod error;
 pub mod graph;
 pub mod knowledge;
+pub mod recall;
 pub mod telemetry;

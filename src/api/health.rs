@@ -39,7 +39,8 @@ pub enum ReadyResponse {
     NotReady(Json<Readiness>),
 }
 
-/// Readiness probes must answer fast even when Neo4j hangs.
+/// Readiness probes must answer fast even when Neo4j hangs. A graph at a newer schema version
+/// than this binary's is fine: schema changes are additive.
 const READY_TIMEOUT: Duration = Duration::from_secs(2);
 
 #[OpenApi(tag = "ApiTags::Ops")]
@@ -61,7 +62,7 @@ impl HealthApi {
             Err(_) => (None, Some(format!("neo4j did not answer within {READY_TIMEOUT:?}"))),
             Ok(Err(err)) => (None, Some(format!("neo4j is not reachable: {err}"))),
             Ok(Ok(None)) => (None, Some("the schema has not been applied yet (run `cairn migrate`)".into())),
-            Ok(Ok(Some(v))) if v != SCHEMA_VERSION => (
+            Ok(Ok(Some(v))) if v < SCHEMA_VERSION => (
                 Some(v),
                 Some(format!("schema version {v} in the graph, {SCHEMA_VERSION} expected (run `cairn migrate`)")),
             ),

@@ -9,6 +9,7 @@ pub mod knowledge;
 pub mod memories;
 pub mod metrics_mw;
 pub mod projects;
+pub mod recall;
 pub mod sessions;
 
 use std::sync::Arc;
@@ -34,6 +35,8 @@ pub enum ApiTags {
     Projects,
     /// What is known about files (for CI).
     Knowledge,
+    /// Reading memory back: reconstruction, context, the sliding window.
+    Recall,
 }
 
 type Apis = (
@@ -44,6 +47,7 @@ type Apis = (
     memories::MemoriesApi,
     projects::ProjectsApi,
     knowledge::KnowledgeApi,
+    recall::RecallApi,
 );
 
 /// The OpenAPI service (also used to render the spec without a server).
@@ -56,7 +60,8 @@ pub fn service(state: Arc<AppState>) -> OpenApiService<Apis, ()> {
             beliefs::BeliefsApi(state.clone()),
             memories::MemoriesApi(state.clone()),
             projects::ProjectsApi(state.clone()),
-            knowledge::KnowledgeApi(state),
+            knowledge::KnowledgeApi(state.clone()),
+            recall::RecallApi(state),
         ),
         "cairn",
         env!("CARGO_PKG_VERSION"),

@@ -14,6 +14,8 @@ pub struct BenchArgs {
 pub enum BenchCommand {
     /// Capture throughput and ack latency vs. a plain UNWIND baseline.
     Ingest(Box<bench::ingest::IngestArgs>),
+    /// Seed a graph and measure reconstruction, context and window latency over HTTP.
+    Recall(Box<bench::recall::RecallBench>),
 }
 
 pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
@@ -22,6 +24,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
             let report = bench::ingest::run(*a).await?;
             bench::ingest::print(&report);
         }
+        BenchCommand::Recall(b) => bench::recall::run(*b).await?,
     }
     Ok(0)
 }

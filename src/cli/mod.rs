@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod ci;
 pub mod client;
+pub mod context;
 pub mod keys;
 pub mod migrate;
 pub mod serve;
@@ -35,7 +36,7 @@ pub enum Command {
     /// Backfill sessions from Claude Code transcript files.
     Import(Pending),
     /// Print token-budgeted context for a session or a task.
-    Context(Pending),
+    Context(context::ContextArgs),
     /// What is known about the files changed since a git ref, as Markdown.
     Ci(ci::CiArgs),
     /// Create, list or revoke API keys (talks to Neo4j directly).
@@ -61,7 +62,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Extract(_) => not_yet("extract"),
         Command::Hook(_) => not_yet("hook"),
         Command::Import(_) => not_yet("import"),
-        Command::Context(_) => not_yet("context"),
+        Command::Context(args) => context::run(args).await,
         Command::Ci(args) => ci::run(args).await,
         Command::Keys(args) => keys::run(args).await,
         Command::Setup(_) => not_yet("setup"),

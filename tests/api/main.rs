@@ -10,4 +10,5 @@ mod knowledge;
 mod openapi;
 mod operations;
 mod purge;
+mod recall;
 mod sessions;

@@ -1,0 +1,45 @@
+//! The read path: what cairn hands back. [`reconstruction`] rebuilds one session (narrative,
+//! operations, decisions, beliefs affected, what was left unfinished); [`context`] assembles
+//! token-budgeted context for a session or a task, long-term memory included; [`window`] is
+//! the sliding window of a session's recent turns. Budget arithmetic is pure and lives in
+//! [`crate::domain::budget`]. Reads only; nothing here writes to the graph or knows HTTP.
+
+pub mod context;
+pub mod reconstruction;
+pub mod window;
+
+use serde::Deserialize;
+
+use crate::error::{ApiError, ApiResult};
+use crate::graph::{statement, Store};
+
+/// A session as the read path sees it.
+#[derive(Clone, Debug, Deserialize)]
+pub struct SessionHead {
+    pub id: String,
+    pub agent: Option<String>,
+    pub task: Option<String>,
+    pub status: String,
+    pub summary: Option<String>,
+    /// The summary the extraction job wrote with an LLM, when it has run.
+    pub llm_summary: Option<String>,
+    #[serde(default)]
+    pub next_steps: Vec<String>,
+    pub started_at: i64,
+    pub closed_at: Option<i64>,
+    pub last_activity_at: i64,
+    pub operation_count: i64,
+    pub continues: Option<String>,
+}
+
+/// The session `id` of `project`, or `session_not_found` (also for another project's).
+pub async fn session(store: &Store, project: &str, id: &str) -> ApiResult<SessionHead> {
+    store
+        .fetch_one::<SessionHead>(
+            statement(include_str!("../../cypher/recall_session.cypher"))
+                .param("project", project)
+                .param("session_id", id),
+        )
+        .await?
+        .ok_or_else(|| ApiError::not_found("session", "id"))
+}
