@@ -19,6 +19,9 @@
 //! - [`capture`] — the write path: durable spool (fsync, group commit) and the writer that
 //!   drains it into Neo4j in order.
 //! - [`graph`] — the Neo4j store, one file per aggregate; statements live in `cypher/`.
+//! - [`extract`] — the pattern-extraction job: candidate mining, session digest, versioned
+//!   prompts (`prompts/`), the LLM client, answer validation, applying results in one
+//!   transaction per session; `ExtractionRun` records.
 
 pub mod api;
 pub mod app;
@@ -28,5 +31,6 @@ pub mod cli;
 pub mod config;
 pub mod domain;
 pub mod error;
+pub mod extract;
 pub mod graph;
 pub mod telemetry;
