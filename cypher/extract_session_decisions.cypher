@@ -5,5 +5,6 @@ OPTIONAL MATCH (o:Operation)-[:RECORDS]->(d)
 OPTIONAL MATCH (other:Decision {project: $project, subject_key: d.subject_key})
 WHERE other.id <> d.id
 RETURN d.id AS id, d.subject AS subject, d.choice AS choice, o.id AS operation_id,
-       collect(DISTINCT other.choice) AS other_choices, count(DISTINCT other) AS others
-ORDER BY d.at
+       collect(DISTINCT other.choice) AS other_choices, count(DISTINCT other) AS others,
+       d.at AS at
+ORDER BY at

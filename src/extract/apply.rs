@@ -78,8 +78,26 @@ pub struct SessionResults<'a> {
     pub match_threshold: f64,
 }
 
+/// Attempts at a session's transaction when Neo4j reports a transient error (a deadlock
+/// between sessions sharing a mined candidate).
+const ATTEMPTS: usize = 3;
+
 /// Applies `r` in one transaction. `None` when another run had already claimed the session.
 pub async fn session(store: &Store, r: &SessionResults<'_>) -> StoreResult<Option<RunStats>> {
+    let mut attempt = 1;
+    loop {
+        match once(store, r).await {
+            Err(e) if attempt < ATTEMPTS && e.is_unavailable() => {
+                tracing::info!(session.id = %r.session_id, attempt, error = %e, "retrying the extraction transaction");
+                tokio::time::sleep(std::time::Duration::from_millis(50 * attempt as u64)).await;
+                attempt += 1;
+            }
+            other => return other,
+        }
+    }
+}
+
+async fn once(store: &Store, r: &SessionResults<'_>) -> StoreResult<Option<RunStats>> {
     let mut tx = store.begin().await?;
     match in_tx(&mut tx, r).await {
         Ok(Some(stats)) => {

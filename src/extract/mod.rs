@@ -124,7 +124,7 @@ pub fn parse_since(text: &str) -> Option<i64> {
         'w' => 7.0 * 86_400_000.0,
         _ => return None,
     };
-    (n.is_finite() && n > 0.0 && n < 1e6).then(|| (n * ms) as i64)
+    (n.is_finite() && n > 0.0 && n < 1e6).then_some((n * ms) as i64)
 }
 
 impl Job {

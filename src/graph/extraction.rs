@@ -405,7 +405,7 @@ pub async fn refresh_convictions(
         evidence: Vec<Evidence>,
     }
     let ids = match ids {
-        Some(ids) if ids.is_empty() => return Ok(Vec::new()),
+        Some([]) => return Ok(Vec::new()),
         Some(ids) => Some(param(ids)?),
         None => None,
     };
