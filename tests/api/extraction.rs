@@ -693,3 +693,81 @@ async fn bad_run_requests_name_the_field() {
         .expect("request");
     assert_eq!(r.status().as_u16(), 403);
 }
+
+#[derive(clap::Parser)]
+struct ExtractCli {
+    #[command(flatten)]
+    args: cairn::cli::extract::ExtractArgs,
+}
+
+/// `cairn extract` as a user runs it: its exit code says whether a session failed.
+async fn cairn_extract(app: &TestApp, server: &MockServer, extra: &[&str]) -> i32 {
+    use clap::Parser;
+    let mut argv = vec![
+        "extract".to_string(),
+        "--project".into(),
+        app.project.clone(),
+        "--llm-base-url".into(),
+        server.uri(),
+        "--llm-max-retries".into(),
+        "0".into(),
+        "--neo4j-uri".into(),
+        crate::helpers::neo4j_uri(),
+    ];
+    argv.extend(extra.iter().map(|s| s.to_string()));
+    let cli = ExtractCli::parse_from(argv);
+    cairn::cli::extract::run(cli.args)
+        .await
+        .expect("extract runs")
+}
+
+#[tokio::test]
+async fn the_cli_exits_non_zero_when_a_session_failed() {
+    let server = MockServer::start().await;
+    let app = llm_app(&server).await;
+    let (_, ids) = closed_session(&app, "a", None).await;
+    let p = &app.project;
+    let written = "MATCH (n) WHERE (n:Pattern OR n:ExtractionRun) AND n.project = $project RETURN count(n) AS n";
+
+    answer_with(&server, "{not json").await;
+    assert_eq!(
+        cairn_extract(&app, &server, &["--dry-run", "--since", "1h"]).await,
+        0
+    );
+    assert_eq!(count(written, p).await, 0, "a dry run writes nothing");
+    assert_eq!(server.received_requests().await.expect("recorded").len(), 0);
+
+    assert_eq!(
+        cairn_extract(&app, &server, &["--concurrency", "2"]).await,
+        1
+    );
+    assert_eq!(count("MATCH (r:ExtractionRun {project: $project, status: 'completed_with_errors'}) RETURN count(r) AS n", p).await, 1);
+    assert_eq!(
+        count(
+            "MATCH (n:Pattern {project: $project}) RETURN count(n) AS n",
+            p
+        )
+        .await,
+        0
+    );
+
+    answer_with(
+        &server,
+        &answer(vec![pattern(&[&ids[0]], BELIEF, None, None)]),
+    )
+    .await;
+    assert_eq!(cairn_extract(&app, &server, &[]).await, 0);
+    assert_eq!(
+        count(
+            "MATCH (r:ExtractionRun {project: $project, status: 'completed'}) RETURN count(r) AS n",
+            p
+        )
+        .await,
+        1
+    );
+    assert_eq!(
+        cairn_extract(&app, &server, &[]).await,
+        0,
+        "nothing left to do"
+    );
+}
