@@ -44,3 +44,8 @@ ON EACH [n.task, n.summary, n.search_doc, n.content, n.subject, n.choice, n.rati
 CREATE VECTOR INDEX session_embedding IF NOT EXISTS
 FOR (n:Session) ON (n.embedding)
 OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, `vector.similarity_function`: 'cosine'}};
+
+// Pattern extraction: rejected content / evidence lookups and run listings.
+CREATE INDEX pattern_evidence_key IF NOT EXISTS FOR (n:Pattern) ON (n.project, n.evidence_key);
+CREATE INDEX belief_content_key IF NOT EXISTS FOR (n:Belief) ON (n.project, n.content_key);
+CREATE INDEX extraction_run_started IF NOT EXISTS FOR (n:ExtractionRun) ON (n.project, n.started_at);

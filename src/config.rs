@@ -143,6 +143,95 @@ pub struct Settings {
     /// Half-life of belief evidence, in days.
     #[arg(long, env = "CAIRN_BELIEF_HALF_LIFE_DAYS", default_value_t = 90.0)]
     pub belief_half_life_days: f64,
+
+    #[command(flatten)]
+    pub extract: ExtractSettings,
+}
+
+/// The pattern-extraction job: the LLM endpoint, its price, and how beliefs are approved.
+/// Shared by `cairn serve` (the `/v1/extraction/runs` route) and `cairn extract`.
+#[derive(Args, Clone, Debug)]
+pub struct ExtractSettings {
+    /// Base URL of an OpenAI-compatible API (`…/v1`). Unset: mining-only mode, no LLM calls.
+    #[arg(long = "llm-base-url", env = "CAIRN_LLM_BASE_URL")]
+    pub llm_base_url: Option<String>,
+    /// Model name sent with each request.
+    #[arg(
+        long = "llm-model",
+        env = "CAIRN_LLM_MODEL",
+        default_value = "gpt-4o-mini"
+    )]
+    pub llm_model: String,
+    #[arg(
+        long = "llm-api-key",
+        env = "CAIRN_LLM_API_KEY",
+        default_value = "",
+        hide_env_values = true,
+        hide_default_value = true
+    )]
+    pub llm_api_key: Secret,
+    /// Upper bound for one LLM request, retries included.
+    #[arg(
+        long = "llm-timeout-secs",
+        env = "CAIRN_LLM_TIMEOUT_SECS",
+        default_value_t = 120
+    )]
+    pub llm_timeout_secs: u64,
+    /// Retries on 429 and 5xx (honouring Retry-After, else exponential backoff).
+    #[arg(
+        long = "llm-max-retries",
+        env = "CAIRN_LLM_MAX_RETRIES",
+        default_value_t = 3
+    )]
+    pub llm_max_retries: usize,
+    /// LLM requests in flight at once (and sessions analysed at once).
+    #[arg(
+        long = "llm-concurrency",
+        env = "CAIRN_LLM_CONCURRENCY",
+        default_value_t = 4
+    )]
+    pub llm_concurrency: usize,
+    /// Price per 1000 prompt tokens, for the run's cost estimate.
+    #[arg(
+        long = "llm-price-prompt-per-1k",
+        env = "CAIRN_LLM_PRICE_PROMPT_PER_1K",
+        default_value_t = 0.00015
+    )]
+    pub price_prompt_per_1k: f64,
+    /// Price per 1000 completion tokens, for the run's cost estimate.
+    #[arg(
+        long = "llm-price-completion-per-1k",
+        env = "CAIRN_LLM_PRICE_COMPLETION_PER_1K",
+        default_value_t = 0.0006
+    )]
+    pub price_completion_per_1k: f64,
+    /// Token budget of the session digest in a prompt.
+    #[arg(
+        long = "extract-digest-tokens",
+        env = "CAIRN_EXTRACT_DIGEST_TOKENS",
+        default_value_t = 6_000
+    )]
+    pub digest_tokens: usize,
+    /// Proposed beliefs whose conviction reaches this become active without review
+    /// (unset: every proposed belief waits for approval).
+    #[arg(
+        long = "auto-approve-conviction",
+        env = "CAIRN_AUTO_APPROVE_CONVICTION"
+    )]
+    pub auto_approve_conviction: Option<f64>,
+    /// Word-overlap similarity (0..1) above which a suggested belief joins an existing one.
+    #[arg(
+        long = "belief-match-threshold",
+        env = "CAIRN_BELIEF_MATCH_THRESHOLD",
+        default_value_t = 0.6
+    )]
+    pub belief_match_threshold: f64,
+}
+
+impl ExtractSettings {
+    pub fn llm_timeout(&self) -> Duration {
+        Duration::from_secs(self.llm_timeout_secs.max(1))
+    }
 }
 
 impl Settings {

@@ -144,6 +144,7 @@ impl ApiError {
                 "session" => "session_not_found",
                 "decision" => "decision_not_found",
                 "belief" => "belief_not_found",
+                "extraction run" => "extraction_run_not_found",
                 "route" => "route_not_found",
                 _ => "not_found",
             },

@@ -24,6 +24,9 @@
 //!   token-budgeted context with long-term memory, the sliding window. Budget arithmetic is
 //!   pure, in `domain::budget`.
 //! - [`graph`] — the Neo4j store, one file per aggregate; statements live in `cypher/`.
+//! - [`extract`] — the pattern-extraction job: candidate mining, session digest, versioned
+//!   prompts (`prompts/`), the LLM client, answer validation, applying results in one
+//!   transaction per session; `ExtractionRun` records.
 
 pub mod api;
 pub mod app;
@@ -34,6 +37,7 @@ pub mod cli;
 pub mod config;
 pub mod domain;
 pub mod error;
+pub mod extract;
 pub mod graph;
 pub mod knowledge;
 pub mod recall;

@@ -3,10 +3,14 @@
 use std::sync::Arc;
 
 use poem::web::Data;
-use poem_openapi::{param::Query, payload::Json, Object, OpenApi};
+use poem_openapi::{
+    param::{Path, Query},
+    payload::Json,
+    Object, OpenApi,
+};
 
 use super::error::Handled;
-use super::ApiTags;
+use super::{scoped_project, ApiTags};
 use crate::app::AppState;
 use crate::auth::{Principal, Scope};
 use crate::domain::{limits::MAX_RATIONALE_CHARS, validate};
@@ -35,6 +39,16 @@ pub struct BeliefCreated {
 #[derive(Object)]
 pub struct BeliefList {
     pub beliefs: Vec<BeliefView>,
+}
+
+/// A belief after review.
+#[derive(Object)]
+pub struct BeliefReviewed {
+    pub id: String,
+    /// The status now: `active` or `rejected`.
+    pub status: String,
+    /// The status before the review.
+    pub previous: String,
 }
 
 const STATUSES: [&str; 3] = ["proposed", "active", "rejected"];
@@ -110,5 +124,68 @@ impl BeliefsApi {
         )
         .await?;
         Ok(Json(BeliefList { beliefs: list }))
+    }
+
+    /// Approve a proposed belief: it becomes `active`. Approving an active belief changes
+    /// nothing; a rejected one is 409 `invalid_transition`.
+    #[oai(path = "/beliefs/:id/approve", method = "post")]
+    async fn approve(
+        &self,
+        auth: Data<&Principal>,
+        id: Path<String>,
+        project: Query<Option<String>>,
+    ) -> Handled<Json<BeliefReviewed>> {
+        self.review(&auth, &id.0, project.0.as_deref(), &["proposed"], "active")
+            .await
+    }
+
+    /// Reject a proposed (or active) belief. Extraction does not propose it again from the
+    /// same content or the same evidence.
+    #[oai(path = "/beliefs/:id/reject", method = "post")]
+    async fn reject(
+        &self,
+        auth: Data<&Principal>,
+        id: Path<String>,
+        project: Query<Option<String>>,
+    ) -> Handled<Json<BeliefReviewed>> {
+        self.review(
+            &auth,
+            &id.0,
+            project.0.as_deref(),
+            &["proposed", "active"],
+            "rejected",
+        )
+        .await
+    }
+}
+
+impl BeliefsApi {
+    async fn review(
+        &self,
+        auth: &Principal,
+        id: &str,
+        project: Option<&str>,
+        from: &[&str],
+        to: &str,
+    ) -> Handled<Json<BeliefReviewed>> {
+        let project = scoped_project(auth, project, Scope::Write)?
+            .ok_or_else(|| ApiError::missing("project"))?;
+        let id = validate::id("id", id)?;
+        let r = beliefs::set_status(&self.0.store, &project, &id, from, to, &auth.actor())
+            .await?
+            .ok_or_else(|| ApiError::not_found("belief", "id"))?;
+        if r.status != to {
+            return Err(ApiError::Conflict {
+                code: "invalid_transition",
+                message: format!("a {} belief cannot become {to}", r.previous),
+                field: Some("id".into()),
+            }
+            .into());
+        }
+        Ok(Json(BeliefReviewed {
+            id,
+            status: r.status,
+            previous: r.previous,
+        }))
     }
 }

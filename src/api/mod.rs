@@ -4,6 +4,7 @@
 pub mod beliefs;
 pub mod decisions;
 pub mod error;
+pub mod extraction;
 pub mod health;
 pub mod knowledge;
 pub mod memories;
@@ -37,6 +38,8 @@ pub enum ApiTags {
     Knowledge,
     /// Reading memory back: reconstruction, context, the sliding window.
     Recall,
+    /// The pattern-extraction job and its runs.
+    Extraction,
 }
 
 type Apis = (
@@ -48,6 +51,7 @@ type Apis = (
     projects::ProjectsApi,
     knowledge::KnowledgeApi,
     recall::RecallApi,
+    extraction::ExtractionApi,
 );
 
 /// The OpenAPI service (also used to render the spec without a server).
@@ -61,7 +65,8 @@ pub fn service(state: Arc<AppState>) -> OpenApiService<Apis, ()> {
             memories::MemoriesApi(state.clone()),
             projects::ProjectsApi(state.clone()),
             knowledge::KnowledgeApi(state.clone()),
-            recall::RecallApi(state),
+            recall::RecallApi(state.clone()),
+            extraction::ExtractionApi(state),
         ),
         "cairn",
         env!("CARGO_PKG_VERSION"),

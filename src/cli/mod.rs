@@ -5,6 +5,7 @@ pub mod ci;
 pub mod client;
 pub mod context;
 pub mod keys;
+pub mod extract;
 pub mod migrate;
 pub mod serve;
 
@@ -30,7 +31,7 @@ pub enum Command {
     /// Apply cypher/schema*.cypher (constraints, indexes); idempotent.
     Migrate(Neo4jSettings),
     /// Run the pattern-extraction job over finished sessions.
-    Extract(Pending),
+    Extract(Box<extract::ExtractArgs>),
     /// Claude Code command hook: event JSON on stdin, never blocks the agent.
     Hook(Pending),
     /// Backfill sessions from Claude Code transcript files.
@@ -59,7 +60,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::Serve(settings) => serve::run(*settings).await.map(|_| 0),
         Command::Migrate(neo4j) => migrate::run(neo4j).await.map(|_| 0),
-        Command::Extract(_) => not_yet("extract"),
+        Command::Extract(args) => extract::run(*args).await,
         Command::Hook(_) => not_yet("hook"),
         Command::Import(_) => not_yet("import"),
         Command::Context(args) => context::run(args).await,

@@ -123,3 +123,33 @@ pub async fn known(store: &Store, project: &str, ids: &[String]) -> StoreResult<
         .map(|i| i.id)
         .collect())
 }
+
+/// A belief's status before and after a review.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Reviewed {
+    pub previous: String,
+    pub status: String,
+}
+
+/// Moves the belief to `to` when its status is one of `from`; `None` when it does not exist
+/// in the project. The status is unchanged otherwise (the caller compares).
+pub async fn set_status(
+    store: &Store,
+    project: &str,
+    id: &str,
+    from: &[&str],
+    to: &str,
+    actor: &str,
+) -> StoreResult<Option<Reviewed>> {
+    store
+        .fetch_one(
+            statement(include_str!("../../cypher/belief_set_status.cypher"))
+                .param("project", project)
+                .param("id", id)
+                .param("from", param(from)?)
+                .param("to", to)
+                .param("actor", actor)
+                .param("now", now_ms()),
+        )
+        .await
+}

@@ -4,6 +4,7 @@
 
 pub mod beliefs;
 pub mod decisions;
+pub mod extraction;
 pub mod keys;
 pub mod knowledge;
 pub mod memories;

@@ -95,13 +95,25 @@ pub async fn spawn_app() -> TestApp {
     app
 }
 
+/// An app with settings adjusted by `edit` (an LLM endpoint, thresholds).
+pub async fn spawn_app_with(edit: impl FnOnce(&mut Settings)) -> TestApp {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut s = settings(&dir.path().join("spool"), None);
+    edit(&mut s);
+    let mut app = spawn_settings(s).await;
+    app._dir = Some(dir);
+    app
+}
+
 /// An app on a given spool directory and Neo4j URI (a proxy, for fault tests).
 pub async fn spawn_with(spool: &Path, neo4j_uri: Option<&str>) -> TestApp {
+    spawn_settings(settings(spool, neo4j_uri)).await
+}
+
+async fn spawn_settings(settings: Settings) -> TestApp {
     init_tracing();
     schema_once().await;
-    let app = Application::build(settings(spool, neo4j_uri))
-        .await
-        .expect("app builds");
+    let app = Application::build(settings).await.expect("app builds");
     let port = app.port();
     let stopper = app.stopper();
     let handle = tokio::spawn(app.run_until_stopped());

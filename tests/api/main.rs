@@ -1,9 +1,11 @@
 //! One integration-test binary: the real app, the real Neo4j, a project per test.
+#![recursion_limit = "256"]
 
 mod auth;
 mod beliefs;
 mod decisions;
 mod durability;
+mod extraction;
 mod health;
 mod helpers;
 mod knowledge;
