@@ -2,6 +2,8 @@
 // from the session reinforced or weakened each.
 CALL () {
   MATCH (o:Operation {session_id: $session_id, project: $project})-[r:INFORMS]->(b:Belief)
+  USING INDEX o:Operation(session_id, seq)
+  WHERE o.seq >= 0
   RETURN b, r
   UNION ALL
   MATCH (d:Decision {session_id: $session_id, project: $project})-[r:INFORMS]->(b:Belief)

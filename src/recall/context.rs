@@ -167,6 +167,7 @@ fn clip(s: &str, max_chars: usize) -> String {
 
 #[derive(Deserialize)]
 struct OpRow {
+    session_id: String,
     seq: i64,
     #[serde(rename = "type")]
     kind: String,
@@ -259,64 +260,110 @@ fn header_text(s: &ScopeSession) -> String {
     h
 }
 
-/// Fetches history newest-first, session by session, until `want` tokens are in hand.
+/// Rough tokens per operation, to decide how many sessions one query should cover.
+const TOKENS_PER_OP_GUESS: usize = 10;
+
+/// Fetches history newest-first until `want` tokens are in hand: the sessions likely needed
+/// in one query, a further page of one session only when its first page was not enough.
 async fn history(
     store: &Store,
     req: &Request<'_>,
     sessions: &[ScopeSession],
     want: usize,
 ) -> StoreResult<Vec<SessionLines>> {
+    #[derive(Serialize)]
+    struct Page<'a> {
+        id: &'a str,
+        before: i64,
+    }
+    let page = (want / 8).clamp(50, 2_000);
+    let fetch = |pages: Vec<Page<'_>>| {
+        store.fetch::<OpRow>(
+            statement(include_str!(
+                "../../cypher/recall_history_operations.cypher"
+            ))
+            .param("project", req.project)
+            .param("limit", page as i64)
+            .param(
+                "pages",
+                param(&pages).unwrap_or_else(|_| Vec::<i64>::new().into()),
+            ),
+        )
+    };
+    let to_line = |r: OpRow| {
+        let kind = OpType::parse(&r.kind).unwrap_or(OpType::ToolCall);
+        let text = render_line(
+            kind,
+            r.target.as_deref(),
+            &r.summary,
+            r.role.as_deref(),
+            r.content.as_deref(),
+        );
+        let l = if req.encoding == req.stored && r.tokens > 0 {
+            Line {
+                text,
+                cost: r.tokens as usize + 1,
+            }
+        } else {
+            line(req.encoding, text)
+        };
+        (r.seq, l)
+    };
     let mut out = Vec::new();
     let mut have = 0usize;
-    let per_fetch = (want / 2 + 2).min(5_000) as i64;
-    for s in sessions {
-        if have > want {
-            break;
+    let mut next = 0usize;
+    while have <= want && next < sessions.len() {
+        let mut group = Vec::new();
+        let mut guess = 0usize;
+        while next < sessions.len() && (group.is_empty() || have + guess <= want) {
+            guess += 20 + sessions[next].operation_count.max(0) as usize * TOKENS_PER_OP_GUESS;
+            group.push(next);
+            next += 1;
         }
-        let header = line(req.encoding, header_text(s));
-        have += header.cost;
-        let rows: Vec<OpRow> = if s.operation_count > 0 {
-            store
-                .fetch(
-                    statement(include_str!(
-                        "../../cypher/recall_history_operations.cypher"
-                    ))
-                    .param("project", req.project)
-                    .param("session_id", s.id.as_str())
-                    .param("limit", per_fetch),
-                )
-                .await?
-        } else {
-            Vec::new()
-        };
-        let ops: Vec<(i64, Line)> = rows
-            .into_iter()
-            .map(|r| {
-                let kind = OpType::parse(&r.kind).unwrap_or(OpType::ToolCall);
-                let text = render_line(
-                    kind,
-                    r.target.as_deref(),
-                    &r.summary,
-                    r.role.as_deref(),
-                    r.content.as_deref(),
-                );
-                let l = if req.encoding == req.stored && r.tokens > 0 {
-                    Line {
-                        text,
-                        cost: r.tokens as usize + 1,
-                    }
-                } else {
-                    line(req.encoding, text)
-                };
-                (r.seq, l)
+        let pages = group
+            .iter()
+            .filter(|&&i| sessions[i].operation_count > 0)
+            .map(|&i| Page {
+                id: &sessions[i].id,
+                before: i64::MAX,
             })
             .collect();
-        have += ops.iter().map(|(_, l)| l.cost).sum::<usize>();
-        out.push(SessionLines {
-            header,
-            total_ops: (s.operation_count.max(0) as usize).max(ops.len()),
-            ops,
-        });
+        let mut by_session: HashMap<String, Vec<OpRow>> = HashMap::new();
+        for r in fetch(pages).await? {
+            by_session.entry(r.session_id.clone()).or_default().push(r);
+        }
+        for i in group {
+            let s = &sessions[i];
+            let header = line(req.encoding, header_text(s));
+            have += header.cost;
+            let mut ops: Vec<(i64, Line)> = by_session
+                .remove(&s.id)
+                .unwrap_or_default()
+                .into_iter()
+                .map(to_line)
+                .collect();
+            have += ops.iter().map(|(_, l)| l.cost).sum::<usize>();
+            let total = s.operation_count.max(0) as usize;
+            // A long session: page further back only while the share still wants more.
+            while have <= want && ops.len() < total && ops.len() % page == 0 && !ops.is_empty() {
+                let before = ops.last().map_or(i64::MAX, |(seq, _)| *seq);
+                let more: Vec<(i64, Line)> = fetch(vec![Page { id: &s.id, before }])
+                    .await?
+                    .into_iter()
+                    .map(to_line)
+                    .collect();
+                if more.is_empty() {
+                    break;
+                }
+                have += more.iter().map(|(_, l)| l.cost).sum::<usize>();
+                ops.extend(more);
+            }
+            out.push(SessionLines {
+                header,
+                total_ops: total.max(ops.len()),
+                ops,
+            });
+        }
     }
     Ok(out)
 }
@@ -325,8 +372,10 @@ async fn history(
 /// project.
 pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
     let enc = req.encoding;
+    let started = std::time::Instant::now();
     let plan = budget::plan(req.budget, &req.allocation);
     let sessions = scope(store, req).await?;
+    let scope_ms = started.elapsed().as_millis() as u64;
     let ids: Vec<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
 
     let files_q = statement(include_str!("../../cypher/recall_files.cypher"))
@@ -338,6 +387,7 @@ pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
         store.fetch::<FileRow>(files_q),
     );
     let (hist, files) = (hist?, files?);
+    let history_ms = started.elapsed().as_millis() as u64;
     let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
 
     let dec_q = statement(include_str!("../../cypher/recall_decisions.cypher"))
@@ -359,6 +409,7 @@ pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
         store.fetch::<MemoryRow>(mem_q),
     );
     let (decisions, links, beliefs, memories) = (decisions?, links?, beliefs?, memories?);
+    let fetched_ms = started.elapsed().as_millis() as u64;
 
     // Words the long-term memory is matched against: the task and the sessions' tasks.
     let mut words_from = req.task.unwrap_or("").to_string();
@@ -700,6 +751,10 @@ pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
         budget_tokens = req.budget,
         tokens_used = used,
         sessions = sessions.len(),
+        scope_ms,
+        history_ms,
+        fetched_ms,
+        duration_ms = started.elapsed().as_millis() as u64,
         "context assembled"
     );
     Ok(Context {

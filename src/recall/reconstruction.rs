@@ -157,6 +157,7 @@ pub async fn reconstruct(
     filter: Filter,
 ) -> ApiResult<Reconstruction> {
     let sid = head.id.as_str();
+    let started = std::time::Instant::now();
     let ops_q = statement(include_str!(
         "../../cypher/recall_session_operations.cypher"
     ))
@@ -175,6 +176,7 @@ pub async fn reconstruct(
         unfinished(store, project, sid),
     );
     let (ops, decisions, beliefs_affected, unfinished) = (ops?, decisions?, beliefs?, open?);
+    let fetched_ms = started.elapsed().as_millis() as u64;
     let (narrative, narrative_source) = match head.llm_summary.as_deref() {
         Some(s) if !s.trim().is_empty() => (s.to_string(), "llm"),
         _ => (narrate(&head, &ops, &decisions, &unfinished), "graph"),
@@ -190,6 +192,8 @@ pub async fn reconstruct(
         session.id = %sid,
         operations.total = total,
         operations.returned = operations.len(),
+        fetched_ms,
+        duration_ms = started.elapsed().as_millis() as u64,
         "session reconstructed"
     );
     Ok(Reconstruction {

@@ -597,9 +597,13 @@ async fn context_rejects_bad_input_with_the_field() {
 
 /// A random project: sessions (some continuing others), operations of every kind with
 /// unicode and long text, files, decisions, memories.
+/// `(kind index, text, files)`.
+type RandomOp = (u8, String, Vec<String>);
+
 #[derive(Debug, Clone)]
 struct Graph {
-    sessions: Vec<(bool, Vec<(u8, String, Vec<String>)>)>,
+    /// `(continues the previous session, operations)`.
+    sessions: Vec<(bool, Vec<RandomOp>)>,
     memories: Vec<String>,
 }
 
