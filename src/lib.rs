@@ -19,11 +19,14 @@
 //! - [`capture`] — the write path: durable spool (fsync, group commit) and the writer that
 //!   drains it into Neo4j in order.
 //! - [`graph`] — the Neo4j store, one file per aggregate; statements live in `cypher/`.
+//! - [`claude`] — Claude Code: hook event shapes, the one event → capture mapping, secret
+//!   redaction, SessionStart context, transcript parsing, settings merging.
 
 pub mod api;
 pub mod app;
 pub mod auth;
 pub mod capture;
+pub mod claude;
 pub mod cli;
 pub mod config;
 pub mod domain;

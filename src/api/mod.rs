@@ -5,6 +5,7 @@ pub mod beliefs;
 pub mod decisions;
 pub mod error;
 pub mod health;
+pub mod hooks;
 pub mod memories;
 pub mod metrics_mw;
 pub mod projects;
@@ -31,6 +32,8 @@ pub enum ApiTags {
     Memories,
     /// Whole-project administration.
     Projects,
+    /// Agent hooks (Claude Code).
+    Hooks,
 }
 
 type Apis = (
@@ -40,6 +43,7 @@ type Apis = (
     beliefs::BeliefsApi,
     memories::MemoriesApi,
     projects::ProjectsApi,
+    hooks::HooksApi,
 );
 
 /// The OpenAPI service (also used to render the spec without a server).
@@ -51,7 +55,8 @@ pub fn service(state: Arc<AppState>) -> OpenApiService<Apis, ()> {
             decisions::DecisionsApi(state.clone()),
             beliefs::BeliefsApi(state.clone()),
             memories::MemoriesApi(state.clone()),
-            projects::ProjectsApi(state),
+            projects::ProjectsApi(state.clone()),
+            hooks::HooksApi(state),
         ),
         "cairn",
         env!("CARGO_PKG_VERSION"),

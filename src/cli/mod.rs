@@ -1,5 +1,7 @@
 //! The `cairn` command line: one subcommand per file, each with `run`.
 
+pub mod client;
+pub mod hook;
 pub mod migrate;
 pub mod serve;
 
@@ -27,7 +29,7 @@ pub enum Command {
     /// Run the pattern-extraction job over finished sessions.
     Extract(Pending),
     /// Claude Code command hook: event JSON on stdin, never blocks the agent.
-    Hook(Pending),
+    Hook(hook::HookArgs),
     /// Backfill sessions from Claude Code transcript files.
     Import(Pending),
     /// Print token-budgeted context for a session or a task.
@@ -53,7 +55,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Serve(settings) => serve::run(*settings).await.map(|_| 0),
         Command::Migrate(neo4j) => migrate::run(neo4j).await.map(|_| 0),
         Command::Extract(_) => not_yet("extract"),
-        Command::Hook(_) => not_yet("hook"),
+        Command::Hook(args) => hook::run(args).await,
         Command::Import(_) => not_yet("import"),
         Command::Context(_) => not_yet("context"),
         Command::Ci(_) => not_yet("ci"),

@@ -6,6 +6,7 @@ mod decisions;
 mod durability;
 mod health;
 mod helpers;
+mod hooks;
 mod openapi;
 mod operations;
 mod purge;
