@@ -2,6 +2,7 @@
 
 pub mod client;
 pub mod hook;
+pub mod import;
 pub mod migrate;
 pub mod serve;
 
@@ -31,7 +32,7 @@ pub enum Command {
     /// Claude Code command hook: event JSON on stdin, never blocks the agent.
     Hook(hook::HookArgs),
     /// Backfill sessions from Claude Code transcript files.
-    Import(Pending),
+    Import(import::ImportArgs),
     /// Print token-budgeted context for a session or a task.
     Context(Pending),
     /// What is known about the files changed since a git ref, as Markdown.
@@ -56,7 +57,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Migrate(neo4j) => migrate::run(neo4j).await.map(|_| 0),
         Command::Extract(_) => not_yet("extract"),
         Command::Hook(args) => hook::run(args).await,
-        Command::Import(_) => not_yet("import"),
+        Command::Import(args) => import::run(args).await,
         Command::Context(_) => not_yet("context"),
         Command::Ci(_) => not_yet("ci"),
         Command::Keys(_) => not_yet("keys"),

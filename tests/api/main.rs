@@ -7,6 +7,7 @@ mod durability;
 mod health;
 mod helpers;
 mod hooks;
+mod import;
 mod openapi;
 mod operations;
 mod purge;
