@@ -8,6 +8,7 @@ pub mod context;
 pub mod events;
 pub mod mapping;
 pub mod redact;
+pub mod settings;
 pub mod transcript;
 
 use std::path::Path;

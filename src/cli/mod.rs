@@ -5,6 +5,7 @@ pub mod hook;
 pub mod import;
 pub mod migrate;
 pub mod serve;
+pub mod setup;
 
 use clap::{Parser, Subcommand};
 
@@ -40,7 +41,7 @@ pub enum Command {
     /// Create, list or revoke API keys.
     Keys(Pending),
     /// Write cairn's hook and MCP entries into .claude/settings.json.
-    Setup(Pending),
+    Setup(setup::SetupArgs),
 }
 
 /// Arguments of a command that is not built yet (accepted so `--help` stays honest).
@@ -61,7 +62,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Context(_) => not_yet("context"),
         Command::Ci(_) => not_yet("ci"),
         Command::Keys(_) => not_yet("keys"),
-        Command::Setup(_) => not_yet("setup"),
+        Command::Setup(args) => setup::run(args, &mut std::io::stdout().lock()),
     }
 }
 

@@ -492,3 +492,95 @@ async fn command_hook_prints_the_session_start_context_and_flush_reports_what_is
     assert_eq!(code, 1);
     assert!(out.contains("1 left"), "{out}");
 }
+
+#[tokio::test]
+async fn setup_merges_into_an_existing_settings_file_and_print_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let claude = dir.path().join(".claude");
+    std::fs::create_dir_all(&claude).unwrap();
+    let existing = json!({
+        "model": "opus",
+        "hooks": {"PostToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "cargo fmt"}]}]}
+    });
+    std::fs::write(claude.join("settings.json"), existing.to_string()).unwrap();
+    std::fs::write(
+        dir.path().join(".mcp.json"),
+        json!({"mcpServers": {"other": {"command": "x"}}}).to_string(),
+    )
+    .unwrap();
+    let project_dir = dir.path().display().to_string();
+    let setup = |extra: &'static [&'static str]| {
+        let mut argv = vec![
+            "cairn",
+            "setup",
+            "claude-code",
+            "--project-dir",
+            project_dir.as_str(),
+            "--url",
+            "http://127.0.0.1:9999",
+        ];
+        argv.extend_from_slice(extra);
+        let cli = cairn::cli::Cli::try_parse_from(argv).expect("setup arguments");
+        let cairn::cli::Command::Setup(args) = cli.command else {
+            panic!("not setup")
+        };
+        let mut out = Vec::new();
+        let code = cairn::cli::setup::run(args, &mut out).expect("setup ran");
+        (code, String::from_utf8(out).unwrap())
+    };
+    let (code, printed) = setup(&["--print"]);
+    assert_eq!(code, 0);
+    assert!(printed.contains("cairn hook claude-code"), "{printed}");
+    let untouched: Value =
+        serde_json::from_str(&std::fs::read_to_string(claude.join("settings.json")).unwrap())
+            .unwrap();
+    assert_eq!(untouched, existing);
+
+    for _ in 0..2 {
+        let (code, _) = setup(&[]);
+        assert_eq!(code, 0);
+    }
+    let settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(claude.join("settings.json")).unwrap())
+            .unwrap();
+    assert_eq!(settings["model"], "opus");
+    let post = settings["hooks"]["PostToolUse"].as_array().unwrap();
+    assert_eq!(post.len(), 2, "{settings}");
+    assert_eq!(post[0]["hooks"][0]["command"], "cargo fmt");
+    for event in cairn::claude::settings::EVENTS {
+        let n = settings["hooks"][event]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|g| g["hooks"][0]["command"] == "cairn hook claude-code")
+            .count();
+        assert_eq!(n, 1, "{event}: {settings}");
+    }
+    let mcp: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join(".mcp.json")).unwrap())
+            .unwrap();
+    assert_eq!(mcp["mcpServers"]["other"]["command"], "x");
+    assert_eq!(
+        mcp["mcpServers"]["cairn"]["url"],
+        "http://127.0.0.1:9999/mcp"
+    );
+
+    // A broken settings file is reported and left alone.
+    std::fs::write(claude.join("settings.json"), "{ not json").unwrap();
+    let cli = cairn::cli::Cli::try_parse_from([
+        "cairn",
+        "setup",
+        "claude-code",
+        "--project-dir",
+        &project_dir,
+    ])
+    .unwrap();
+    let cairn::cli::Command::Setup(args) = cli.command else {
+        panic!()
+    };
+    assert!(cairn::cli::setup::run(args, &mut Vec::new()).is_err());
+    assert_eq!(
+        std::fs::read_to_string(claude.join("settings.json")).unwrap(),
+        "{ not json"
+    );
+}
