@@ -21,6 +21,7 @@
 //! - [`graph`] — the Neo4j store, one file per aggregate; statements live in `cypher/`.
 //! - [`claude`] — Claude Code: hook event shapes, the one event → capture mapping, secret
 //!   redaction, SessionStart context, transcript parsing, settings merging.
+//! - [`mcp`] — MCP at `/mcp` (rmcp, streamable HTTP): the agent-facing tools.
 
 pub mod api;
 pub mod app;
@@ -32,4 +33,5 @@ pub mod config;
 pub mod domain;
 pub mod error;
 pub mod graph;
+pub mod mcp;
 pub mod telemetry;

@@ -88,6 +88,7 @@ pub fn scoped_project(
 pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint {
     let max_body = state.settings.max_body_bytes;
     let auth = state.auth.clone();
+    let mcp = crate::mcp::McpEndpoint::new(state.clone());
     let api = service(state);
     let spec = api.spec_endpoint();
     let docs = api.swagger_ui();
@@ -95,6 +96,7 @@ pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint {
         .nest("/", api)
         .at("/openapi.json", spec)
         .nest("/docs", docs)
+        .at("/mcp", mcp)
         .with(crate::auth::RequireKey(auth))
         .with(error::JsonErrors { max_body })
         .with(metrics_mw::RequestMetrics)

@@ -8,6 +8,7 @@ mod health;
 mod helpers;
 mod hooks;
 mod import;
+mod mcp;
 mod openapi;
 mod operations;
 mod purge;
