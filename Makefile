@@ -14,8 +14,13 @@ run: neo4j-start
 	@echo "(or serve without keys, loopback only: CAIRN_INSECURE_NO_AUTH=true make run)"
 	./target/release/cairn serve
 
-test: neo4j-start
-	$(CARGO) test --all-targets --no-fail-fast
+test: neo4j-start .venv-test/bin/python
+	CAIRN_TEST_PYTHON=$(CURDIR)/.venv-test/bin/python $(CARGO) test --all-targets --no-fail-fast
+
+# The official MCP Python SDK, for the MCP tests (tests/mcp/client.py).
+.venv-test/bin/python:
+	python3 -m venv .venv-test
+	.venv-test/bin/pip install --quiet "mcp>=1.10,<2"
 
 fmt:
 	$(CARGO) fmt

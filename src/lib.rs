@@ -27,12 +27,16 @@
 //! - [`extract`] — the pattern-extraction job: candidate mining, session digest, versioned
 //!   prompts (`prompts/`), the LLM client, answer validation, applying results in one
 //!   transaction per session; `ExtractionRun` records.
+//! - [`claude`] — Claude Code: hook event shapes, the one event → capture mapping, secret
+//!   redaction, SessionStart context, transcript parsing, settings merging.
+//! - [`mcp`] — MCP at `/mcp` (rmcp, streamable HTTP): the agent-facing tools.
 
 pub mod api;
 pub mod app;
 pub mod auth;
 pub mod bench;
 pub mod capture;
+pub mod claude;
 pub mod cli;
 pub mod config;
 pub mod domain;
@@ -40,5 +44,6 @@ pub mod error;
 pub mod extract;
 pub mod graph;
 pub mod knowledge;
+pub mod mcp;
 pub mod recall;
 pub mod telemetry;

@@ -6,6 +6,7 @@ pub mod decisions;
 pub mod error;
 pub mod extraction;
 pub mod health;
+pub mod hooks;
 pub mod knowledge;
 pub mod memories;
 pub mod metrics_mw;
@@ -40,6 +41,8 @@ pub enum ApiTags {
     Recall,
     /// The pattern-extraction job and its runs.
     Extraction,
+    /// Agent hooks (Claude Code).
+    Hooks,
 }
 
 type Apis = (
@@ -52,6 +55,7 @@ type Apis = (
     knowledge::KnowledgeApi,
     recall::RecallApi,
     extraction::ExtractionApi,
+    hooks::HooksApi,
 );
 
 /// The OpenAPI service (also used to render the spec without a server).
@@ -66,7 +70,8 @@ pub fn service(state: Arc<AppState>) -> OpenApiService<Apis, ()> {
             projects::ProjectsApi(state.clone()),
             knowledge::KnowledgeApi(state.clone()),
             recall::RecallApi(state.clone()),
-            extraction::ExtractionApi(state),
+            extraction::ExtractionApi(state.clone()),
+            hooks::HooksApi(state),
         ),
         "cairn",
         env!("CARGO_PKG_VERSION"),
@@ -98,6 +103,7 @@ pub fn scoped_project(
 pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint {
     let max_body = state.settings.max_body_bytes;
     let auth = state.auth.clone();
+    let mcp = crate::mcp::McpEndpoint::new(state.clone());
     let api = service(state);
     let spec = api.spec_endpoint();
     let docs = api.swagger_ui();
@@ -105,6 +111,7 @@ pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint {
         .nest("/", api)
         .at("/openapi.json", spec)
         .nest("/docs", docs)
+        .at("/mcp", mcp)
         .with(crate::auth::RequireKey(auth))
         .with(error::JsonErrors { max_body })
         .with(metrics_mw::RequestMetrics)

@@ -35,6 +35,8 @@ pub struct Operations {
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "command", rename_all = "snake_case")]
+// Short-lived and serialised to the spool at once: the size of a variant does not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum Command {
     StartSession(StartSession),
     CloseSession(CloseSession),

@@ -18,8 +18,6 @@ use crate::knowledge::KnowledgeReport;
 
 #[derive(Args, Debug)]
 pub struct CiArgs {
-    #[arg(long, env = "CAIRN_PROJECT")]
-    pub project: String,
     /// The ref the change is compared with.
     #[arg(long, default_value = "origin/main")]
     pub base: String,
@@ -78,12 +76,13 @@ pub async fn run(args: CiArgs) -> anyhow::Result<i32> {
         return Ok(0);
     }
     let files: Vec<String> = files.into_iter().take(200).collect();
+    let project = args.client.require_project()?;
     let client = ApiClient::new(&args.client)?;
     let report: KnowledgeReport = client
         .get_json(
             "/v1/knowledge",
             &[
-                ("project", args.project.clone()),
+                ("project", project),
                 ("files", files.join(",")),
                 ("budget_tokens", args.budget_tokens.to_string()),
             ],

@@ -1,5 +1,6 @@
-//! The HTTP client the client-side commands share (`ci`, `context`, `hook`): `CAIRN_URL` and
-//! `CAIRN_API_KEY`, a bounded timeout, and cairn's error bodies turned into readable errors.
+//! What the client commands (`ci`, `context`, `hook`, `import`) share: where cairn is, the key
+//! to use, the project, and an [`ApiClient`] that turns cairn's error bodies into readable
+//! errors.
 
 use std::time::Duration;
 
@@ -7,48 +8,87 @@ use anyhow::{anyhow, Context};
 use clap::Args;
 use serde::de::DeserializeOwned;
 
-#[derive(Args, Debug, Clone)]
+use crate::config::Secret;
+
+#[derive(Args, Clone, Debug)]
 pub struct ClientSettings {
     /// Base URL of the cairn server.
-    #[arg(long, env = "CAIRN_URL", default_value = "http://127.0.0.1:8420")]
+    #[arg(
+        long = "url",
+        env = "CAIRN_URL",
+        default_value = "http://127.0.0.1:8420"
+    )]
     pub url: String,
-    /// API key (`cairn keys create`).
-    #[arg(long, env = "CAIRN_API_KEY", hide_env_values = true)]
-    pub api_key: Option<String>,
-    /// Request timeout in milliseconds.
+    /// API key (`cairn_…`) of the project, write scope.
+    #[arg(
+        long = "api-key",
+        env = "CAIRN_API_KEY",
+        default_value = "",
+        hide_env_values = true,
+        hide_default_value = true
+    )]
+    pub api_key: Secret,
+    /// The project (hooks and import default to the name of the git root of the working
+    /// directory).
+    #[arg(long, env = "CAIRN_PROJECT")]
+    pub project: Option<String>,
+    /// Request timeout in milliseconds (`ci`, `context`).
     #[arg(long, env = "CAIRN_TIMEOUT_MS", default_value_t = 30_000)]
     pub timeout_ms: u64,
+}
+
+impl ClientSettings {
+    pub fn endpoint(&self, path: &str) -> String {
+        format!("{}{path}", self.url.trim_end_matches('/'))
+    }
+
+    /// An HTTP client sending the key, with the given connect timeout.
+    pub fn client(&self, connect_timeout: Duration) -> anyhow::Result<reqwest::Client> {
+        let mut headers = reqwest::header::HeaderMap::new();
+        if !self.api_key.0.is_empty() {
+            let mut value =
+                reqwest::header::HeaderValue::from_str(&format!("Bearer {}", self.api_key.0))
+                    .context("CAIRN_API_KEY is not a valid header value")?;
+            value.set_sensitive(true);
+            headers.insert(reqwest::header::AUTHORIZATION, value);
+        }
+        reqwest::Client::builder()
+            .connect_timeout(connect_timeout)
+            .default_headers(headers)
+            .user_agent(concat!("cairn/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .context("could not build the HTTP client")
+    }
+
+    /// The project, which this command needs.
+    pub fn require_project(&self) -> anyhow::Result<String> {
+        self.project
+            .clone()
+            .filter(|p| !p.trim().is_empty())
+            .context("pass --project or set CAIRN_PROJECT")
+    }
 }
 
 pub struct ApiClient {
     http: reqwest::Client,
     base: String,
-    key: Option<String>,
+    timeout: Duration,
 }
 
 impl ApiClient {
     pub fn new(s: &ClientSettings) -> anyhow::Result<Self> {
+        // The key travels as a default header set by `ClientSettings::client`.
+        let http = s.client(Duration::from_millis(s.timeout_ms.min(5_000)))?;
         Ok(Self {
-            http: reqwest::Client::builder()
-                .timeout(Duration::from_millis(s.timeout_ms))
-                .connect_timeout(Duration::from_millis(s.timeout_ms.min(5_000)))
-                .build()
-                .context("could not build the HTTP client")?,
+            http,
             base: s.url.trim_end_matches('/').to_string(),
-            key: s.api_key.clone(),
+            timeout: Duration::from_millis(s.timeout_ms),
         })
-    }
-
-    fn with_key(&self, req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
-        match &self.key {
-            Some(k) => req.bearer_auth(k),
-            None => req,
-        }
     }
 
     /// GET `path` with `query`; the body as text (JSON or Markdown).
     pub async fn get_text(&self, path: &str, query: &[(&str, String)]) -> anyhow::Result<String> {
-        let req = self.with_key(self.http.get(format!("{}{path}", self.base)).query(query));
+        let req = self.http.get(format!("{}{path}", self.base)).query(query);
         self.send(req, path).await
     }
 
@@ -66,13 +106,13 @@ impl ApiClient {
         path: &str,
         body: &serde_json::Value,
     ) -> anyhow::Result<T> {
-        let req = self.with_key(self.http.post(format!("{}{path}", self.base)).json(body));
+        let req = self.http.post(format!("{}{path}", self.base)).json(body);
         let text = self.send(req, path).await?;
         serde_json::from_str(&text).with_context(|| format!("unexpected answer from {path}"))
     }
 
     async fn send(&self, req: reqwest::RequestBuilder, path: &str) -> anyhow::Result<String> {
-        let resp = req.send().await.with_context(|| {
+        let resp = req.timeout(self.timeout).send().await.with_context(|| {
             format!(
                 "could not reach cairn at {} (is `cairn serve` running? set CAIRN_URL)",
                 self.base

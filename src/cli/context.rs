@@ -13,9 +13,6 @@ use super::client::{ApiClient, ClientSettings};
 pub struct ContextArgs {
     #[command(flatten)]
     pub client: ClientSettings,
-    /// The project.
-    #[arg(long, env = "CAIRN_PROJECT")]
-    pub project: String,
     /// Context for this session (its history and the sessions it continues).
     #[arg(long)]
     pub session: Option<String>,
@@ -34,9 +31,10 @@ pub struct ContextArgs {
 }
 
 pub async fn run(args: ContextArgs) -> anyhow::Result<i32> {
+    let project = args.client.require_project()?;
     let client = ApiClient::new(&args.client)?;
     let body = json!({
-        "project": args.project,
+        "project": project,
         "session_id": args.session,
         "task": args.task,
         "budget_tokens": args.budget,

@@ -4,10 +4,13 @@ pub mod bench;
 pub mod ci;
 pub mod client;
 pub mod context;
-pub mod keys;
 pub mod extract;
+pub mod hook;
+pub mod import;
+pub mod keys;
 pub mod migrate;
 pub mod serve;
+pub mod setup;
 
 use clap::{Parser, Subcommand};
 
@@ -33,26 +36,19 @@ pub enum Command {
     /// Run the pattern-extraction job over finished sessions.
     Extract(Box<extract::ExtractArgs>),
     /// Claude Code command hook: event JSON on stdin, never blocks the agent.
-    Hook(Pending),
+    Hook(hook::HookArgs),
     /// Backfill sessions from Claude Code transcript files.
-    Import(Pending),
+    Import(import::ImportArgs),
     /// Print token-budgeted context for a session or a task.
     Context(context::ContextArgs),
     /// What is known about the files changed since a git ref, as Markdown.
     Ci(ci::CiArgs),
     /// Create, list or revoke API keys (talks to Neo4j directly).
     Keys(keys::KeysArgs),
-    /// Write cairn's hook and MCP entries into .claude/settings.json.
-    Setup(Pending),
+    /// Write cairn's hook and MCP entries into the project's Claude Code settings.
+    Setup(setup::SetupArgs),
     /// Benchmarks against the real Neo4j, each next to a same-run baseline.
     Bench(bench::BenchArgs),
-}
-
-/// Arguments of a command that is not built yet (accepted so `--help` stays honest).
-#[derive(clap::Args, Debug)]
-pub struct Pending {
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
-    pub args: Vec<String>,
 }
 
 /// Runs the parsed command; returns the process exit code.
@@ -61,19 +57,14 @@ pub async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Serve(settings) => serve::run(*settings).await.map(|_| 0),
         Command::Migrate(neo4j) => migrate::run(neo4j).await.map(|_| 0),
         Command::Extract(args) => extract::run(*args).await,
-        Command::Hook(_) => not_yet("hook"),
-        Command::Import(_) => not_yet("import"),
+        Command::Hook(args) => hook::run(args).await,
+        Command::Import(args) => import::run(args).await,
         Command::Context(args) => context::run(args).await,
         Command::Ci(args) => ci::run(args).await,
         Command::Keys(args) => keys::run(args).await,
-        Command::Setup(_) => not_yet("setup"),
+        Command::Setup(args) => setup::run(args, &mut std::io::stdout().lock()),
         Command::Bench(args) => bench::run(args).await,
     }
-}
-
-fn not_yet(name: &str) -> anyhow::Result<i32> {
-    eprintln!("cairn {name}: not available yet");
-    Ok(2)
 }
 
 #[cfg(test)]

@@ -1,0 +1,111 @@
+//! `POST /v1/hooks/claude-code`: Claude Code HTTP hooks post their event JSON here (the
+//! command hook `cairn hook claude-code` posts the same). The event goes through the one
+//! mapping in `claude::mapping`; SessionStart answers with the handover as
+//! `hookSpecificOutput.additionalContext`.
+
+use std::sync::Arc;
+
+use poem::web::Data;
+use poem_openapi::{param::Query, payload::Json, Object, OpenApi};
+
+use super::error::Handled;
+use super::ApiTags;
+use crate::app::AppState;
+use crate::auth::{Principal, Scope};
+use crate::claude::{self, context, mapping};
+use crate::domain::validate;
+use crate::error::ApiError;
+
+pub struct HooksApi(pub Arc<AppState>);
+
+/// Claude Code's hook output: only `hookSpecificOutput` is ever set, so the answer is `{}`
+/// for every event but SessionStart.
+#[derive(Object, Default)]
+pub struct HookReply {
+    #[oai(rename = "hookSpecificOutput", skip_serializing_if_is_none)]
+    pub hook_specific_output: Option<HookSpecificOutput>,
+}
+
+#[derive(Object)]
+pub struct HookSpecificOutput {
+    /// The event answered (`SessionStart`).
+    #[oai(rename = "hookEventName")]
+    pub hook_event_name: String,
+    /// Markdown Claude Code adds to the session's context.
+    #[oai(rename = "additionalContext")]
+    pub additional_context: String,
+}
+
+#[OpenApi(prefix_path = "/v1", tag = "ApiTags::Hooks")]
+impl HooksApi {
+    /// Capture one Claude Code hook event (the body is the event JSON as Claude Code sends
+    /// it; unknown events and fields are accepted and ignored). Secrets in it are redacted
+    /// and `<private>…</private>` dropped before anything is stored; tool responses are
+    /// summarised (at most 1000 characters kept). The project is `project`, else the key's
+    /// project, else the name of the git root of the event's `cwd`. Body at most the
+    /// server's request limit (4 MiB by default).
+    #[oai(path = "/hooks/claude-code", method = "post")]
+    async fn claude_code(
+        &self,
+        auth: Data<&Principal>,
+        /// The project the event belongs to (default: the key's project, else the git root
+        /// name of the event's `cwd`).
+        project: Query<Option<String>>,
+        /// Token budget of the SessionStart context (default 1500, at most 32000; 0: none).
+        budget_tokens: Query<Option<u32>>,
+        body: Json<serde_json::Value>,
+    ) -> Handled<Json<HookReply>> {
+        let event = mapping::parse(body.0)?;
+        let project = project
+            .0
+            .filter(|p| !p.trim().is_empty())
+            .or_else(|| auth.project_scope().map(str::to_string))
+            .or_else(|| event.cwd.as_deref().and_then(claude::project_from_cwd))
+            .ok_or_else(|| ApiError::missing("project"))?;
+        let project = validate::project("project", &project)?;
+        auth.require(&project, Scope::Write)?;
+        let budget = budget_tokens
+            .0
+            .map_or(context::DEFAULT_BUDGET_TOKENS, |b| b as usize);
+        if budget > context::MAX_BUDGET_TOKENS {
+            return Err(
+                ApiError::too_long("budget_tokens", context::MAX_BUDGET_TOKENS, "tokens").into(),
+            );
+        }
+        let plan = mapping::plan(&event, &project)?;
+        let applied = mapping::apply(&self.0.capture, &plan).await?;
+        tracing::debug!(
+            hook.event = %event.hook_event_name,
+            session.id = %plan.session_id,
+            project = %project,
+            operations = plan.operations.len(),
+            applied = ?applied,
+            "claude code hook captured"
+        );
+        if !plan.wants_context || budget == 0 {
+            return Ok(Json(HookReply::default()));
+        }
+        let text = match context::session_start(
+            &self.0.store,
+            &project,
+            &plan.session_id,
+            budget,
+            self.0.capture.encoding(),
+        )
+        .await
+        {
+            Ok(text) => text,
+            Err(err) => {
+                // The session is captured; a missing handover must not fail the hook.
+                tracing::warn!(error = %err, session.id = %plan.session_id, "no SessionStart context");
+                String::new()
+            }
+        };
+        Ok(Json(HookReply {
+            hook_specific_output: (!text.is_empty()).then(|| HookSpecificOutput {
+                hook_event_name: "SessionStart".into(),
+                additional_context: text,
+            }),
+        }))
+    }
+}

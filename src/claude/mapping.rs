@@ -1,0 +1,609 @@
+//! The one mapping from a Claude Code hook event to cairn capture calls. [`plan`] is pure
+//! (event in, session start / operations / close out); [`apply`] hands the plan to the
+//! capture service, the same write path as `POST /v1/sessions…`.
+//!
+//! Tool uses: Read → `read`; Write/Edit/MultiEdit/NotebookEdit → `write` with
+//! `files_modified`; Bash → `tool_call`; Grep/Glob/WebSearch/WebFetch → `search`; TodoWrite →
+//! `todo`; Task and anything else → `tool_call`. `tool_use_id` is the operation id, so Pre- and
+//! PostToolUse of one call, or a resent event, store one node. The tool response is summarised
+//! and bounded ([`RESPONSE_CHARS`]), never stored whole.
+
+use serde_json::{json, Value};
+
+use super::events::{EventKind, HookEvent};
+use super::redact;
+use crate::capture::{Applied, Capture};
+use crate::domain::limits::{
+    MAX_CONTENT_CHARS, MAX_PATH_CHARS, MAX_SUMMARY_CHARS, MAX_TARGET_CHARS, MAX_TODOS,
+    MAX_TODO_CHARS,
+};
+use crate::domain::operation::{OperationInput, Todo};
+use crate::domain::record::{SessionClose, SessionStart};
+use crate::domain::validate;
+use crate::error::{ApiError, ApiResult};
+
+/// The agent name sessions started from hooks and transcripts carry.
+pub const AGENT: &str = "claude-code";
+/// At most this much of a tool response is kept (in the operation's `context.response`).
+pub const RESPONSE_CHARS: usize = 1_000;
+const SUMMARY_CHARS: usize = 300;
+
+/// What one event asks of capture.
+#[derive(Debug)]
+pub struct Plan {
+    pub session_id: String,
+    /// Always present: starting is idempotent, so an event whose SessionStart was missed
+    /// still lands in a session.
+    pub start: SessionStart,
+    pub operations: Vec<OperationInput>,
+    pub close: Option<SessionClose>,
+    /// SessionStart: the reply carries the handover as `additionalContext`.
+    pub wants_context: bool,
+}
+
+/// Maps a (redacted) event of `project` to a plan. Fails only without a usable `session_id`.
+pub fn plan(event: &HookEvent, project: &str) -> ApiResult<Plan> {
+    let session_id = validate::id("session_id", event.session_id.as_deref().unwrap_or(""))?;
+    let cwd = event
+        .cwd
+        .as_deref()
+        .filter(|c| !c.is_empty())
+        .map(|c| clip(c, MAX_PATH_CHARS));
+    let start = SessionStart {
+        project: project.to_string(),
+        session_id: Some(session_id.clone()),
+        agent: Some(AGENT.into()),
+        task: None,
+        continues: None,
+        cwd: cwd.clone(),
+    };
+    let mut plan = Plan {
+        session_id,
+        start,
+        operations: Vec::new(),
+        close: None,
+        wants_context: false,
+    };
+    let event_id = || {
+        event
+            .cairn_event_id
+            .clone()
+            .filter(|s| validate::id("id", s).is_ok())
+    };
+    match event.kind() {
+        EventKind::SessionStart => plan.wants_context = true,
+        EventKind::UserPromptSubmit => {
+            if let Some(p) = event.prompt.as_deref().filter(|p| !p.trim().is_empty()) {
+                plan.operations.push(message(event_id(), "user", p, None));
+            }
+        }
+        EventKind::PreToolUse | EventKind::PostToolUse => {
+            plan.operations
+                .push(tool_operation(event, false, event_id()));
+        }
+        EventKind::PostToolUseFailure => {
+            plan.operations
+                .push(tool_operation(event, true, event_id()));
+        }
+        EventKind::Stop | EventKind::SubagentStop => {
+            if let Some(m) = event
+                .last_assistant_message
+                .as_deref()
+                .filter(|m| !m.trim().is_empty())
+            {
+                let ctx = event
+                    .agent_type
+                    .as_deref()
+                    .map(|a| json!({"subagent": clip(a, 100)}));
+                plan.operations
+                    .push(message(event_id(), "assistant", m, ctx));
+            }
+        }
+        EventKind::SessionEnd => {
+            plan.close = Some(SessionClose {
+                summary: None,
+                next_steps: None,
+                status: Some("closed".into()),
+            })
+        }
+        EventKind::PreCompact => {
+            let trigger = event.trigger.as_deref().unwrap_or("manual");
+            plan.operations.push(OperationInput {
+                id: event_id(),
+                tool: Some("PreCompact".into()),
+                target: Some(clip(trigger, 32)),
+                summary: Some(format!("context compacted ({trigger})")),
+                ..op("tool_call")
+            });
+        }
+        EventKind::Other => {}
+    }
+    Ok(plan)
+}
+
+/// Runs the plan through capture. Operations are queued (durable), not awaited in Neo4j.
+pub async fn apply(capture: &Capture, plan: &Plan) -> ApiResult<Applied> {
+    let project = plan.start.project.as_str();
+    let (_, mut applied) = capture.start_session(&plan.start).await?;
+    if !plan.operations.is_empty() {
+        capture
+            .add_operations(&plan.session_id, Some(project), &plan.operations, false)
+            .await?;
+        applied = Applied::Queued;
+    }
+    if let Some(close) = &plan.close {
+        applied = capture
+            .close_session(&plan.session_id, Some(project), close)
+            .await?;
+    }
+    Ok(applied)
+}
+
+/// Redacts the raw event and parses it. Unknown fields are ignored; a body that is not an
+/// object is `invalid_event`.
+pub fn parse(mut raw: Value) -> ApiResult<HookEvent> {
+    if !raw.is_object() {
+        return Err(ApiError::invalid(
+            "invalid_event",
+            "body",
+            "a hook event is a JSON object",
+        ));
+    }
+    redact::value(&mut raw);
+    serde_json::from_value(raw).map_err(|e| {
+        ApiError::invalid(
+            "invalid_event",
+            "body",
+            format!("the hook event does not have the documented shape: {e}"),
+        )
+    })
+}
+
+/// The operation id of a tool use: `<session>/<tool_use_id>`. Scoped by session because
+/// operation ids are global and a resumed Claude Code session repeats earlier tool uses in
+/// its transcript; hashed when that would pass the id limit.
+pub fn operation_id(session_id: &str, tool_use_id: &str) -> String {
+    let id = format!("{session_id}/{tool_use_id}");
+    if validate::id("id", &id).is_ok() && id.trim() == id {
+        return id;
+    }
+    use sha2::Digest;
+    format!("cc-{}", hex::encode(sha2::Sha256::digest(id.as_bytes())))
+}
+
+fn op(kind: &str) -> OperationInput {
+    OperationInput {
+        id: None,
+        kind: kind.into(),
+        target: None,
+        summary: None,
+        tool: None,
+        files_read: None,
+        files_modified: None,
+        triggered_by: None,
+        informs_belief: None,
+        effect: None,
+        weight: None,
+        rationale: None,
+        role: None,
+        content: None,
+        todos: None,
+        status: None,
+        context: None,
+        at: None,
+    }
+}
+
+/// A conversation turn.
+pub fn message(
+    id: Option<String>,
+    role: &str,
+    text: &str,
+    context: Option<Value>,
+) -> OperationInput {
+    OperationInput {
+        id,
+        role: Some(role.into()),
+        content: Some(clip(text.trim(), MAX_CONTENT_CHARS)),
+        context,
+        ..op("message")
+    }
+}
+
+/// One tool use (from a hook event or a transcript `tool_use` block).
+pub struct ToolUse<'a> {
+    pub id: Option<String>,
+    pub name: &'a str,
+    pub input: &'a Value,
+    pub response: Option<&'a Value>,
+    pub error: Option<&'a str>,
+    pub cwd: Option<&'a str>,
+}
+
+fn tool_operation(e: &HookEvent, failed: bool, fallback_id: Option<String>) -> OperationInput {
+    let error = if failed {
+        Some(e.error.as_deref().unwrap_or("the tool failed"))
+    } else {
+        None
+    };
+    let response = (!e.tool_response.is_null()).then_some(&e.tool_response);
+    tool_use(&ToolUse {
+        id: e
+            .tool_use_id
+            .as_deref()
+            .zip(e.session_id.as_deref())
+            .map(|(t, s)| operation_id(s, t))
+            .or(fallback_id),
+        name: e.tool_name.as_deref().unwrap_or("unknown"),
+        input: &e.tool_input,
+        response,
+        error,
+        cwd: e.cwd.as_deref(),
+    })
+}
+
+/// Maps one tool use to an operation; a failed one is a failed `tool_call`.
+pub fn tool_use(t: &ToolUse<'_>) -> OperationInput {
+    let s = |k: &str| {
+        t.input
+            .get(k)
+            .and_then(Value::as_str)
+            .filter(|v| !v.trim().is_empty())
+    };
+    let path = |k: &str| s(k).filter(|p| p.chars().count() <= MAX_PATH_CHARS);
+    let name = t.name;
+    let mut o = match name {
+        "Read" => OperationInput {
+            target: s("file_path").map(str::to_string),
+            files_read: path("file_path").map(|p| vec![p.to_string()]),
+            summary: Some(format!("read {}", s("file_path").unwrap_or("a file"))),
+            ..op("read")
+        },
+        "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => {
+            let key = if name == "NotebookEdit" {
+                "notebook_path"
+            } else {
+                "file_path"
+            };
+            let verb = match name {
+                "Write" => "wrote".to_string(),
+                "MultiEdit" => {
+                    let n = t
+                        .input
+                        .get("edits")
+                        .and_then(Value::as_array)
+                        .map_or(0, Vec::len);
+                    format!("edited ({n} edits)")
+                }
+                _ => "edited".to_string(),
+            };
+            OperationInput {
+                target: s(key).map(str::to_string),
+                files_modified: path(key).map(|p| vec![p.to_string()]),
+                summary: Some(format!("{verb} {}", s(key).unwrap_or("a file"))),
+                ..op("write")
+            }
+        }
+        "Bash" => {
+            let command = s("command").unwrap_or("");
+            OperationInput {
+                target: Some(command.to_string()).filter(|c| !c.is_empty()),
+                summary: Some(
+                    s("description")
+                        .map(str::to_string)
+                        .unwrap_or_else(|| format!("ran {}", first_line(command))),
+                ),
+                ..op("tool_call")
+            }
+        }
+        "Grep" | "Glob" => {
+            let pattern = s("pattern").unwrap_or("");
+            let scope = s("path")
+                .or(s("glob"))
+                .map(|p| format!(" in {p}"))
+                .unwrap_or_default();
+            OperationInput {
+                target: Some(pattern.to_string()).filter(|p| !p.is_empty()),
+                summary: Some(format!("{} {pattern}{scope}", name.to_lowercase())),
+                ..op("search")
+            }
+        }
+        "WebSearch" => OperationInput {
+            target: s("query").map(str::to_string),
+            summary: Some(format!("web search: {}", s("query").unwrap_or(""))),
+            ..op("search")
+        },
+        "WebFetch" => OperationInput {
+            target: s("url").map(str::to_string),
+            summary: Some(format!("fetched {}", s("url").unwrap_or("a page"))),
+            ..op("search")
+        },
+        "TodoWrite" => {
+            let todos = todos(t.input.get("todos"));
+            OperationInput {
+                todos: Some(todos),
+                ..op("todo")
+            }
+        }
+        "Task" | "Agent" => OperationInput {
+            target: s("subagent_type").map(str::to_string),
+            summary: Some(format!(
+                "subagent: {}",
+                s("description").or(s("prompt")).unwrap_or("task")
+            )),
+            ..op("tool_call")
+        },
+        _ => OperationInput {
+            target: first_string(t.input),
+            summary: Some(format!("{name} call")),
+            ..op("tool_call")
+        },
+    };
+    if let Some(err) = t.error {
+        o.kind = "tool_call".into();
+        o.status = Some("failed".into());
+        o.files_modified = None;
+        o.files_read = None;
+        o.todos = None;
+        o.summary = Some(format!("{name} failed: {}", first_line(err)));
+    }
+    o.id = t.id.clone();
+    o.tool = Some(clip(name, 200));
+    o.target = o.target.map(|v| clip(v.trim(), MAX_TARGET_CHARS));
+    o.summary = o
+        .summary
+        .map(|v| clip(v.trim(), SUMMARY_CHARS.min(MAX_SUMMARY_CHARS)));
+    let mut context = serde_json::Map::new();
+    if let Some(cwd) = t.cwd.filter(|c| !c.is_empty()) {
+        context.insert("cwd".into(), Value::String(clip(cwd, MAX_PATH_CHARS)));
+    }
+    let outcome = t
+        .error
+        .map(|e| clip(e, RESPONSE_CHARS))
+        .or_else(|| t.response.and_then(|r| summarise_response(name, r)));
+    if let Some(r) = outcome {
+        context.insert("response".into(), Value::String(r));
+    }
+    if !context.is_empty() {
+        o.context = Some(Value::Object(context));
+    }
+    o
+}
+
+/// A bounded, one-paragraph digest of a tool response.
+pub fn summarise_response(tool: &str, response: &Value) -> Option<String> {
+    let text = match (tool, response) {
+        (_, Value::Null) => return None,
+        (_, Value::String(s)) => s.clone(),
+        ("Read", r) => {
+            let file = r.get("file").unwrap_or(r);
+            match file.get("numLines").and_then(Value::as_i64) {
+                Some(n) => format!(
+                    "{n} lines{}",
+                    file.get("totalLines")
+                        .and_then(Value::as_i64)
+                        .map(|t| format!(" of {t}"))
+                        .unwrap_or_default()
+                ),
+                None => compact(r),
+            }
+        }
+        ("Bash", r) => {
+            let out = r.get("stdout").and_then(Value::as_str).unwrap_or("");
+            let err = r.get("stderr").and_then(Value::as_str).unwrap_or("");
+            let mut s = String::new();
+            if r.get("interrupted").and_then(Value::as_bool) == Some(true) {
+                s.push_str("(interrupted) ");
+            }
+            if !out.trim().is_empty() {
+                s.push_str(&format!("stdout: {}", clip(out.trim(), RESPONSE_CHARS / 2)));
+            }
+            if !err.trim().is_empty() {
+                s.push_str(&format!(
+                    " stderr: {}",
+                    clip(err.trim(), RESPONSE_CHARS / 2)
+                ));
+            }
+            if s.is_empty() {
+                compact(r)
+            } else {
+                s
+            }
+        }
+        ("Write" | "Edit" | "MultiEdit" | "NotebookEdit", r) => {
+            match r.get("type").and_then(Value::as_str) {
+                Some(t) => t.to_string(),
+                None => "ok".to_string(),
+            }
+        }
+        ("Grep" | "Glob", r) => match r.get("numFiles").and_then(Value::as_i64) {
+            Some(n) => format!("{n} files"),
+            None => compact(r),
+        },
+        ("TodoWrite", _) => return None,
+        (_, r) => compact(r),
+    };
+    let text = text.trim();
+    (!text.is_empty()).then(|| clip(text, RESPONSE_CHARS))
+}
+
+fn compact(v: &Value) -> String {
+    let s = v.to_string();
+    clip(&s, RESPONSE_CHARS)
+}
+
+/// The agent's todo list, bounded; unknown statuses read as `pending`.
+pub fn todos(v: Option<&Value>) -> Vec<Todo> {
+    v.and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|t| {
+                    let content = t.get("content").and_then(Value::as_str)?.trim();
+                    if content.is_empty() {
+                        return None;
+                    }
+                    let status = match t.get("status").and_then(Value::as_str) {
+                        Some(s @ ("pending" | "in_progress" | "completed")) => s.to_string(),
+                        _ => "pending".to_string(),
+                    };
+                    Some(Todo {
+                        content: clip(content, MAX_TODO_CHARS),
+                        status,
+                        id: t.get("id").and_then(Value::as_str).map(|i| clip(i, 200)),
+                    })
+                })
+                .take(MAX_TODOS)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn first_string(v: &Value) -> Option<String> {
+    v.as_object()?
+        .values()
+        .find_map(|x| x.as_str().filter(|s| !s.trim().is_empty()))
+        .map(|s| first_line(s).to_string())
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim()
+}
+
+/// At most `max` characters of `s`, cut on a char boundary with `…` when shortened.
+pub fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(v: Value) -> HookEvent {
+        parse(v).unwrap()
+    }
+
+    #[test]
+    fn tools_map_to_the_documented_operation_types() {
+        let cases = [
+            ("Read", json!({"file_path": "/r/src/a.rs"}), "read"),
+            (
+                "Write",
+                json!({"file_path": "/r/a", "content": "x"}),
+                "write",
+            ),
+            (
+                "Edit",
+                json!({"file_path": "/r/a", "old_string": "a", "new_string": "b"}),
+                "write",
+            ),
+            (
+                "MultiEdit",
+                json!({"file_path": "/r/a", "edits": []}),
+                "write",
+            ),
+            (
+                "NotebookEdit",
+                json!({"notebook_path": "/r/n.ipynb", "new_source": ""}),
+                "write",
+            ),
+            ("Bash", json!({"command": "ls"}), "tool_call"),
+            ("Grep", json!({"pattern": "fn main"}), "search"),
+            ("Glob", json!({"pattern": "**/*.rs"}), "search"),
+            ("WebSearch", json!({"query": "neo4j"}), "search"),
+            (
+                "WebFetch",
+                json!({"url": "https://x", "prompt": "p"}),
+                "search",
+            ),
+            (
+                "TodoWrite",
+                json!({"todos": [{"content": "a", "status": "pending", "activeForm": "A"}]}),
+                "todo",
+            ),
+            (
+                "Task",
+                json!({"description": "d", "prompt": "p", "subagent_type": "general"}),
+                "tool_call",
+            ),
+            ("mcp__github__list", json!({"repo": "r"}), "tool_call"),
+        ];
+        for (tool, input, kind) in cases {
+            let e = event(json!({
+                "hook_event_name": "PostToolUse", "session_id": "s", "cwd": "/r",
+                "tool_name": tool, "tool_input": input, "tool_response": {"ok": true},
+                "tool_use_id": format!("toolu_{tool}")
+            }));
+            let p = plan(&e, "p").unwrap();
+            assert_eq!(p.operations.len(), 1, "{tool}");
+            let o = &p.operations[0];
+            assert_eq!(o.kind, kind, "{tool}");
+            assert_eq!(o.id.as_deref(), Some(format!("s/toolu_{tool}").as_str()));
+            assert_eq!(o.tool.as_deref(), Some(tool));
+            if kind == "write" {
+                assert_eq!(o.files_modified.as_ref().map(Vec::len), Some(1), "{tool}");
+            }
+        }
+    }
+
+    #[test]
+    fn failures_are_failed_tool_calls_and_responses_are_bounded() {
+        let e = event(json!({
+            "hook_event_name": "PostToolUseFailure", "session_id": "s",
+            "tool_name": "Edit", "tool_input": {"file_path": "/a"}, "tool_use_id": "t1",
+            "error": "old_string not found"
+        }));
+        let o = &plan(&e, "p").unwrap().operations[0];
+        assert_eq!(
+            (o.kind.as_str(), o.status.as_deref()),
+            ("tool_call", Some("failed"))
+        );
+        assert!(o.files_modified.is_none());
+        let big = "y".repeat(100_000);
+        let e = event(json!({
+            "hook_event_name": "PostToolUse", "session_id": "s", "tool_name": "Bash",
+            "tool_input": {"command": "cat big"}, "tool_use_id": "t2",
+            "tool_response": {"stdout": big, "stderr": "", "interrupted": false}
+        }));
+        let o = &plan(&e, "p").unwrap().operations[0];
+        let ctx = o.context.as_ref().unwrap().to_string();
+        assert!(ctx.len() < RESPONSE_CHARS + 200, "{}", ctx.len());
+    }
+
+    #[test]
+    fn lifecycle_events_map_to_turns_close_and_markers() {
+        let ev = |name: &str, extra: Value| {
+            let mut v = json!({"hook_event_name": name, "session_id": "s"});
+            v.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            plan(&event(v), "p").unwrap()
+        };
+        assert!(ev("SessionStart", json!({"source": "startup"})).wants_context);
+        let p = ev("UserPromptSubmit", json!({"prompt": "fix it"}));
+        assert_eq!(p.operations[0].role.as_deref(), Some("user"));
+        let p = ev("Stop", json!({"last_assistant_message": "done"}));
+        assert_eq!(p.operations[0].role.as_deref(), Some("assistant"));
+        assert!(ev("Stop", json!({"stop_hook_active": false}))
+            .operations
+            .is_empty());
+        assert!(ev("SessionEnd", json!({"reason": "logout"}))
+            .close
+            .is_some());
+        assert_eq!(
+            ev("PreCompact", json!({"trigger": "auto"})).operations[0].kind,
+            "tool_call"
+        );
+        let p = ev("Notification", json!({"message": "hi"}));
+        assert!(p.operations.is_empty() && p.close.is_none() && !p.wants_context);
+        assert!(plan(&event(json!({"hook_event_name": "Stop"})), "p").is_err());
+    }
+}

@@ -1,0 +1,69 @@
+//! Claude Code integration: the hook event shapes ([`events`]), the one mapping from an event
+//! to capture calls ([`mapping`]), secret redaction ([`redact`]), the SessionStart context
+//! ([`context`]), the transcript parser ([`transcript`]) and `.claude/settings.json` merging
+//! ([`settings`]). The HTTP route is `api::hooks`; the command hook, import and set-up are in
+//! `cli`.
+
+pub mod context;
+pub mod events;
+pub mod mapping;
+pub mod redact;
+pub mod settings;
+pub mod transcript;
+
+use std::path::Path;
+
+use crate::domain::limits::MAX_PROJECT_CHARS;
+
+/// The project of a working directory: the name of its git root (the nearest ancestor with
+/// `.git`), else of the directory itself, reduced to the characters project ids allow.
+pub fn project_from_cwd(cwd: &str) -> Option<String> {
+    let dir = Path::new(cwd);
+    let root = dir
+        .ancestors()
+        .find(|d| d.join(".git").exists())
+        .unwrap_or(dir);
+    let name = root.file_name()?.to_string_lossy();
+    let id: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(MAX_PROJECT_CHARS)
+        .collect();
+    let id = id.trim_matches('-').to_string();
+    (!id.is_empty()).then_some(id)
+}
+
+/// `CAIRN_PROJECT` when set, else the git root name of `cwd`.
+pub fn project_for(explicit: Option<&str>, cwd: Option<&str>) -> Option<String> {
+    explicit
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .or_else(|| cwd.and_then(project_from_cwd))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn project_is_the_git_root_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("my repo");
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(root.join("src/deep")).unwrap();
+        let cwd = root.join("src/deep");
+        assert_eq!(
+            super::project_from_cwd(cwd.to_str().unwrap()).as_deref(),
+            Some("my-repo")
+        );
+        assert_eq!(
+            super::project_for(Some("explicit"), cwd.to_str()).as_deref(),
+            Some("explicit")
+        );
+    }
+}

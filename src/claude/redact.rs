@@ -1,0 +1,184 @@
+//! Secrets never reach storage: every string of a hook event or transcript line passes through
+//! [`text`] (or [`value`]) before it is mapped to operations. `<private>…</private>` spans are
+//! dropped whole; env assignments of secret-looking names, bearer tokens, private key blocks
+//! and the common API key shapes are replaced by `[REDACTED]`.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+pub const MARK: &str = "[REDACTED]";
+
+/// `<private>` up to its closing tag, or to the end when it is never closed.
+static PRIVATE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?is)<private>.*?(?:</private>|\z)").expect("private regex"));
+
+static PRIVATE_KEY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\z)")
+        .expect("private key regex")
+});
+
+static BEARER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(bearer)(\s+)[A-Za-z0-9._~+/=-]{8,}").expect("bearer regex")
+});
+
+/// `NAME=value` / `NAME: value` / `"name": "value"` where the name says it holds a secret.
+static ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r#"(?i)(["']?\b[A-Z0-9_.-]*(?:SECRET|TOKEN|PASSWORD|PASSWD|API[_-]?KEY|ACCESS[_-]?KEY|PRIVATE[_-]?KEY|CREDENTIALS?)[A-Z0-9_]*["']?\s*[=:]\s*)("[^"\n]*"|'[^'\n]*'|[^\s"',;&|]+)"#,
+    )
+    .expect("assignment regex")
+});
+
+/// Well-known key shapes, whatever surrounds them.
+static KEY_SHAPES: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"\b(?:",
+        r"sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}",
+        r"|AKIA[0-9A-Z]{16}",
+        r"|ASIA[0-9A-Z]{16}",
+        r"|gh[pousr]_[A-Za-z0-9]{30,}",
+        r"|github_pat_[A-Za-z0-9_]{22,}",
+        r"|glpat-[A-Za-z0-9_-]{20,}",
+        r"|xox[abposr]-[A-Za-z0-9-]{10,}",
+        r"|AIza[0-9A-Za-z_-]{35}",
+        r"|sk_live_[0-9A-Za-z]{20,}",
+        r"|rk_live_[0-9A-Za-z]{20,}",
+        r"|npm_[A-Za-z0-9]{36}",
+        r"|cairn_[0-9a-f]{16}_[0-9a-f]{64}",
+        r"|eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
+        r")"
+    ))
+    .expect("key shapes regex")
+});
+
+/// `text` with private spans dropped and secrets replaced.
+pub fn text(input: &str) -> String {
+    let mut out = PRIVATE.replace_all(input, "").into_owned();
+    if out.contains("PRIVATE KEY") {
+        out = PRIVATE_KEY
+            .replace_all(&out, "[REDACTED PRIVATE KEY]")
+            .into_owned();
+    }
+    out = BEARER
+        .replace_all(&out, |c: &regex::Captures| {
+            format!("{}{}{MARK}", &c[1], &c[2])
+        })
+        .into_owned();
+    out = ASSIGNMENT
+        .replace_all(&out, |c: &regex::Captures| {
+            if c[2].contains(MARK) {
+                c[0].to_string()
+            } else {
+                format!("{}{MARK}", &c[1])
+            }
+        })
+        .into_owned();
+    KEY_SHAPES.replace_all(&out, MARK).into_owned()
+}
+
+/// Redacts every string (and object key's value) inside `v`, in place.
+pub fn value(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::String(s) => {
+            let r = text(s);
+            if r != *s {
+                *s = r;
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(value),
+        serde_json::Value::Object(map) => {
+            for (k, child) in map.iter_mut() {
+                if child.is_string() && secret_name(k) {
+                    *child = serde_json::Value::String(MARK.into());
+                } else {
+                    value(child);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Object keys whose value is a secret whatever it looks like (`{"api_key": "…"}`, env maps).
+fn secret_name(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    [
+        "secret",
+        "token",
+        "password",
+        "passwd",
+        "api_key",
+        "apikey",
+        "api-key",
+        "access_key",
+        "private_key",
+        "credential",
+        "authorization",
+    ]
+    .iter()
+    .any(|s| k.contains(s))
+        && !k.ends_with("_count")
+        && !k.ends_with("tokens")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_assignments_of_secret_names_are_redacted() {
+        let r = text("OPENAI_API_KEY=abc123 DB_PASSWORD='p w' RUST_LOG=debug cargo run");
+        assert!(!r.contains("abc123"), "{r}");
+        assert!(!r.contains("p w"), "{r}");
+        assert!(r.contains("RUST_LOG=debug"), "{r}");
+        assert!(r.contains("OPENAI_API_KEY=[REDACTED]"), "{r}");
+        let r = text("export GITHUB_TOKEN=\"ghs_x\" && gh pr list");
+        assert!(!r.contains("ghs_x"), "{r}");
+        assert!(r.contains("gh pr list"), "{r}");
+    }
+
+    #[test]
+    fn bearer_tokens_and_key_shapes_are_redacted() {
+        let r = text("curl -H 'Authorization: Bearer abcdefghijklmnop1234' https://x");
+        assert!(!r.contains("abcdefghijklmnop1234"), "{r}");
+        for secret in [
+            "sk-ant-api03-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+            "AKIAABCDEFGHIJKLMNOP",
+            "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            "xoxb-1234567890-abcdefghij",
+            "AIzaSyA1234567890abcdefghijklmnopqrstuv",
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        ] {
+            let r = text(&format!("the key is {secret} ok"));
+            assert_eq!(r, format!("the key is {MARK} ok"), "{secret}");
+        }
+    }
+
+    #[test]
+    fn private_key_blocks_and_private_tags_are_removed() {
+        let pem = "before\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA\n-----END OPENSSH PRIVATE KEY-----\nafter";
+        let r = text(pem);
+        assert!(!r.contains("b3BlbnNzaC1rZXktdjEAAAA"), "{r}");
+        assert!(r.contains("before") && r.contains("after"));
+        let r = text("keep <private>my diary\nline 2</private> this <PRIVATE>and never closed");
+        assert_eq!(r, "keep  this ");
+    }
+
+    #[test]
+    fn values_are_redacted_recursively_and_by_key_name() {
+        let mut v = serde_json::json!({
+            "command": "TOKEN=abc123xyz make deploy",
+            "env": {"API_KEY": "plain", "HOME": "/root"},
+            "input_tokens": 5,
+            "nested": ["Bearer abcdefghijklmnopq"]
+        });
+        value(&mut v);
+        let s = v.to_string();
+        assert!(
+            !s.contains("abc123xyz") && !s.contains("plain") && !s.contains("abcdefghijklmnopq"),
+            "{s}"
+        );
+        assert!(s.contains("/root") && s.contains("make deploy"), "{s}");
+    }
+}

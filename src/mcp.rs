@@ -1,0 +1,359 @@
+//! MCP at `/mcp`: the official `rmcp` SDK's streamable HTTP server (stateless, JSON answers),
+//! bridged into the poem route tree by [`McpEndpoint`]. Authentication is the API's: the
+//! `RequireKey` middleware checks the key on `/mcp` and leaves the [`Principal`] in the
+//! request, which each tool reads back and checks exactly like the HTTP routes do.
+//!
+//! Tools call the services the HTTP routes call (`capture` for writes, `graph` for reads).
+//! Tools whose backing is not in this build (reconstruct_session, search_sessions,
+//! get_context, get_knowledge) are not offered rather than faked.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::TryStreamExt;
+use http_body_util::{BodyDataStream, Full};
+use poem::{Endpoint, IntoResponse, Request, Response};
+use rmcp::{
+    handler::server::{common::Extension, router::tool::ToolRouter, wrapper::Parameters},
+    model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig},
+    tool, tool_handler, tool_router,
+    transport::streamable_http_server::{
+        session::local::LocalSessionManager, StreamableHttpServerConfig, StreamableHttpService,
+    },
+    ErrorData, ServerHandler,
+};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::app::AppState;
+use crate::auth::{Principal, Scope};
+use crate::claude::context;
+use crate::domain::record::{DecisionInput, MemoryInput};
+use crate::error::{ApiError, ApiResult};
+
+/// The MCP server: one per request (stateless), sharing the application state.
+#[derive(Clone)]
+pub struct CairnMcp {
+    state: Arc<AppState>,
+    tool_router: ToolRouter<Self>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RecordDecision {
+    /// Project id. Optional when the API key belongs to one project.
+    pub project: Option<String>,
+    /// The session the decision was made in (the Claude Code session id), if any.
+    pub session_id: Option<String>,
+    /// What was decided about, in a few words ("database engine", "retry policy"). A later
+    /// decision on the same subject supersedes this one. At most 512 characters.
+    pub subject: String,
+    /// What was chosen. At most 4096 characters.
+    pub choice: String,
+    /// Why: the reasoning a future reader needs. At most 16384 characters.
+    pub rationale: String,
+    /// Alternatives considered and rejected (at most 50).
+    pub alternatives: Option<Vec<String>>,
+    /// How sure you are, 0..1 (default 0.7).
+    pub confidence: Option<f64>,
+    /// Files the decision concerns (at most 200).
+    pub files: Option<Vec<String>>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Remember {
+    /// Project id. Optional when the API key belongs to one project.
+    pub project: Option<String>,
+    /// The current session id, if any.
+    pub session_id: Option<String>,
+    /// `fact`, `assumption`, `lesson` or `discovery`.
+    pub kind: String,
+    /// What to remember, self-contained. At most 16384 characters.
+    pub content: String,
+    /// 0..1 (default 0.8).
+    pub confidence: Option<f64>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ListBeliefs {
+    /// Project id. Optional when the API key belongs to one project.
+    pub project: Option<String>,
+    /// `proposed`, `active` or `rejected`; all when absent.
+    pub status: Option<String>,
+    /// At most this many (default 50, at most 500).
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct GetHandover {
+    /// Project id. Optional when the API key belongs to one project.
+    pub project: Option<String>,
+    /// The current session, left out of the handover.
+    pub session_id: Option<String>,
+    /// Token budget of the answer (default 1500, at most 32000).
+    pub budget_tokens: Option<u32>,
+}
+
+fn principal(parts: &http::request::Parts) -> Result<Principal, ErrorData> {
+    parts
+        .extensions
+        .get::<Principal>()
+        .cloned()
+        .ok_or_else(|| ErrorData::invalid_request("not authenticated", None))
+}
+
+/// The project a tool call touches: the one named, else the key's; checked against the key.
+fn project_of(p: &Principal, named: Option<&str>, scope: Scope) -> ApiResult<String> {
+    let project = named
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .or(p.project_scope())
+        .ok_or_else(|| ApiError::missing("project"))?;
+    let project = crate::domain::validate::project("project", project)?;
+    p.require(&project, scope)?;
+    Ok(project)
+}
+
+/// Tool failures are results the agent reads (with the stable code), not protocol errors.
+fn answer(result: ApiResult<serde_json::Value>) -> Result<CallToolResult, ErrorData> {
+    Ok(match result {
+        Ok(v) => CallToolResult::success(vec![ContentBlock::text(
+            serde_json::to_string_pretty(&v).unwrap_or_default(),
+        )]),
+        Err(err) => {
+            if let ApiError::Internal(detail) = &err {
+                tracing::error!(error.detail = %detail, "mcp tool failed");
+            }
+            let body = err.body();
+            CallToolResult::error(vec![ContentBlock::text(format!(
+                "{} ({}{})",
+                body.error.message,
+                body.error.code,
+                body.error
+                    .field
+                    .map(|f| format!(", field `{f}`"))
+                    .unwrap_or_default()
+            ))])
+        }
+    })
+}
+
+#[tool_router]
+impl CairnMcp {
+    pub fn new(state: Arc<AppState>) -> Self {
+        Self {
+            state,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    #[tool(
+        description = "Record a decision you (or the user) made, with its rationale and the alternatives rejected, so later sessions know what was chosen and why. A later decision on the same subject supersedes the earlier one. Use it for choices a future reader would otherwise have to rediscover: libraries, designs, conventions, trade-offs."
+    )]
+    async fn record_decision(
+        &self,
+        Extension(parts): Extension<http::request::Parts>,
+        Parameters(p): Parameters<RecordDecision>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let who = principal(&parts)?;
+        answer(
+            async {
+                let project = project_of(&who, p.project.as_deref(), Scope::Write)?;
+                let (id, applied) = self
+                    .state
+                    .capture
+                    .record_decision(&DecisionInput {
+                        project,
+                        session_id: p.session_id,
+                        subject: p.subject,
+                        choice: p.choice,
+                        rationale: p.rationale,
+                        alternatives: p.alternatives,
+                        confidence: p.confidence,
+                        affects_beliefs: None,
+                        files: p.files,
+                    })
+                    .await?;
+                Ok(serde_json::json!({"decision_id": id, "applied": applied == crate::capture::Applied::Yes}))
+            }
+            .await,
+        )
+    }
+
+    #[tool(
+        description = "Remember something worth knowing in later sessions of this project: a fact, an assumption, a lesson learned or a discovery. Write it self-contained (it will be read without this conversation)."
+    )]
+    async fn remember(
+        &self,
+        Extension(parts): Extension<http::request::Parts>,
+        Parameters(p): Parameters<Remember>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let who = principal(&parts)?;
+        answer(
+            async {
+                let project = project_of(&who, p.project.as_deref(), Scope::Write)?;
+                let (id, applied) = self
+                    .state
+                    .capture
+                    .remember(&MemoryInput {
+                        project,
+                        session_id: p.session_id,
+                        kind: p.kind,
+                        content: p.content,
+                        confidence: p.confidence,
+                    })
+                    .await?;
+                Ok(serde_json::json!({"memory_id": id, "applied": applied == crate::capture::Applied::Yes}))
+            }
+            .await,
+        )
+    }
+
+    #[tool(
+        description = "List what the project believes to be true (its beliefs), each with its conviction (0..1), status (proposed, active, rejected) and how much evidence supports or contradicts it. Check it before acting on an assumption about the codebase or the team's conventions."
+    )]
+    async fn list_beliefs(
+        &self,
+        Extension(parts): Extension<http::request::Parts>,
+        Parameters(p): Parameters<ListBeliefs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let who = principal(&parts)?;
+        answer(
+            async {
+                let project = project_of(&who, p.project.as_deref(), Scope::Read)?;
+                let status = match p.status.as_deref().map(str::trim) {
+                    None | Some("") => None,
+                    Some(s @ ("proposed" | "active" | "rejected")) => Some(s.to_string()),
+                    Some(_) => {
+                        return Err(ApiError::invalid(
+                            "invalid_status",
+                            "status",
+                            "status is `proposed`, `active` or `rejected`",
+                        ))
+                    }
+                };
+                let limit = i64::from(p.limit.unwrap_or(50).clamp(1, 500));
+                let beliefs = crate::graph::beliefs::list(
+                    &self.state.store,
+                    &project,
+                    status.as_deref(),
+                    self.state.settings.belief_half_life_ms(),
+                    limit,
+                )
+                .await?;
+                Ok(serde_json::json!({ "beliefs": beliefs }))
+            }
+            .await,
+        )
+    }
+
+    #[tool(
+        description = "Get the handover for this project as Markdown: what the latest sessions did and left (summary, next steps, open todos) and the decisions in force. Call it when you start work or lose track of where things stand."
+    )]
+    async fn get_handover(
+        &self,
+        Extension(parts): Extension<http::request::Parts>,
+        Parameters(p): Parameters<GetHandover>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let who = principal(&parts)?;
+        answer(
+            async {
+                let project = project_of(&who, p.project.as_deref(), Scope::Read)?;
+                let budget = p
+                    .budget_tokens
+                    .map_or(context::DEFAULT_BUDGET_TOKENS, |b| b as usize);
+                if budget > context::MAX_BUDGET_TOKENS {
+                    return Err(ApiError::too_long(
+                        "budget_tokens",
+                        context::MAX_BUDGET_TOKENS,
+                        "tokens",
+                    ));
+                }
+                let markdown = context::session_start(
+                    &self.state.store,
+                    &project,
+                    p.session_id.as_deref().unwrap_or(""),
+                    budget,
+                    self.state.capture.encoding(),
+                )
+                .await?;
+                Ok(serde_json::json!({ "project": project, "markdown": markdown }))
+            }
+            .await,
+        )
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for CairnMcp {
+    fn get_info(&self) -> ServerConfig {
+        let mut info = ServerConfig::default();
+        info.capabilities = ServerCapabilities::builder().enable_tools().build();
+        info.server_info = Implementation::new("cairn", env!("CARGO_PKG_VERSION"));
+        info.instructions = Some(
+            "cairn is this project's long-term memory: decisions with their rationale, \
+             beliefs with evidence, and what earlier sessions did. Call get_handover when you \
+             start, record_decision when a choice is made, remember for facts and lessons."
+                .into(),
+        );
+        info
+    }
+}
+
+/// `/mcp` as a poem endpoint around rmcp's tower service.
+pub struct McpEndpoint {
+    service: StreamableHttpService<CairnMcp, LocalSessionManager>,
+}
+
+impl McpEndpoint {
+    pub fn new(state: Arc<AppState>) -> Self {
+        // Stateless with JSON answers: every request stands alone, which suits keys checked
+        // per request. Host checks are off: every call carries an API key, so a rebinding
+        // page cannot use it.
+        let mut config = StreamableHttpServerConfig::default().disable_allowed_hosts();
+        config.legacy_session_mode = false;
+        config.json_response = true;
+        let service = StreamableHttpService::new(
+            move || Ok(CairnMcp::new(state.clone())),
+            Arc::new(LocalSessionManager::default()),
+            config,
+        );
+        Self { service }
+    }
+}
+
+impl Endpoint for McpEndpoint {
+    type Output = Response;
+
+    async fn call(&self, req: Request) -> poem::Result<Response> {
+        let principal = req.extensions().get::<Principal>().cloned();
+        let (parts, body) = req.into_parts();
+        let bytes = body.into_bytes().await?;
+        let mut builder = http::Request::builder()
+            .method(parts.method)
+            .uri(parts.uri)
+            .version(parts.version);
+        if let Some(headers) = builder.headers_mut() {
+            *headers = parts.headers;
+        }
+        let mut http_req = builder
+            .body(Full::new(bytes))
+            .map_err(poem::error::InternalServerError)?;
+        if let Some(p) = principal {
+            http_req.extensions_mut().insert(p);
+        }
+        let mut service = self.service.clone();
+        let resp = tower_service::Service::call(&mut service, http_req)
+            .await
+            .unwrap_or_else(|never| match never {});
+        let (head, body) = resp.into_parts();
+        let stream = BodyDataStream::new(body).map_err(|never| match never {});
+        let mut out =
+            poem::Response::builder()
+                .status(head.status)
+                .body(poem::Body::from_bytes_stream::<_, Bytes, std::io::Error>(
+                    stream,
+                ));
+        *out.headers_mut() = head.headers;
+        Ok(out.into_response())
+    }
+}

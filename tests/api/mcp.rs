@@ -1,0 +1,118 @@
+//! MCP at /mcp, driven by the official Python `mcp` SDK (tests/mcp/client.py) over
+//! streamable HTTP with the API's keys. `make test` installs the SDK in `.venv-test`; the
+//! interpreter is `CAIRN_TEST_PYTHON`, else `.venv-test/bin/python`, else `python3`.
+
+use serde_json::{json, Value};
+
+use crate::helpers::{count, eventually, spawn_app};
+
+fn python() -> String {
+    if let Ok(p) = std::env::var("CAIRN_TEST_PYTHON") {
+        return p;
+    }
+    let venv = concat!(env!("CARGO_MANIFEST_DIR"), "/.venv-test/bin/python");
+    if std::path::Path::new(venv).exists() {
+        return venv.to_string();
+    }
+    "python3".to_string()
+}
+
+#[tokio::test]
+async fn an_mcp_client_lists_and_calls_the_tools_with_the_api_key() {
+    let app = spawn_app().await;
+    let key = crate::helpers::mint_key(&app.project, "write").await;
+    let session = app.session().await;
+    let out = tokio::process::Command::new(python())
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/client.py"))
+        .arg(app.url("/mcp"))
+        .arg(&key)
+        .arg(&app.project)
+        .arg(&session)
+        .output()
+        .await
+        .expect("run the Python MCP client (pip install mcp)");
+    assert!(
+        out.status.success(),
+        "MCP client failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: Value = serde_json::from_slice(&out.stdout).expect("client output");
+    assert_eq!(seen["server"], "cairn");
+    let tools = seen["tools"].as_object().unwrap();
+    for name in [
+        "record_decision",
+        "remember",
+        "list_beliefs",
+        "get_handover",
+    ] {
+        let t = &tools[name];
+        assert!(
+            t["description"].as_str().unwrap().len() > 60,
+            "{name} needs a description for agents"
+        );
+        assert_eq!(t["schema"]["type"], "object", "{name}");
+    }
+    assert_eq!(
+        tools["record_decision"]["schema"]["required"],
+        json!(["subject", "choice", "rationale"])
+    );
+    assert_eq!(seen["record_decision"]["is_error"], false, "{seen}");
+    assert_eq!(seen["remember"]["is_error"], false, "{seen}");
+    assert_eq!(seen["bad_remember"]["is_error"], true, "{seen}");
+    assert!(
+        seen["bad_remember"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("kind"),
+        "{seen}"
+    );
+    assert_eq!(seen["other_project"]["is_error"], true, "{seen}");
+    assert!(seen["other_project"]["text"]
+        .as_str()
+        .unwrap()
+        .contains("forbidden"));
+    assert_eq!(seen["list_beliefs"]["is_error"], false, "{seen}");
+    assert_eq!(seen["get_handover"]["is_error"], false, "{seen}");
+    assert!(
+        seen["get_handover"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("reqwest"),
+        "the handover names the decision just recorded: {seen}"
+    );
+
+    let project = app.project.clone();
+    eventually(10, "decision and memory in Neo4j", || {
+        let project = project.clone();
+        async move {
+            count(
+                "MATCH (d:Decision {project: $project, subject: 'http client'}) RETURN count(d) AS n",
+                &project,
+            )
+            .await
+                == 1
+                && count(
+                    "MATCH (m:Memory {project: $project, kind: 'lesson'}) RETURN count(m) AS n",
+                    &project,
+                )
+                .await
+                    == 1
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn mcp_needs_an_api_key() {
+    let app = spawn_app().await;
+    let r = reqwest::Client::new()
+        .post(app.url("/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+}
