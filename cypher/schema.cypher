@@ -44,3 +44,12 @@ ON EACH [n.task, n.summary, n.search_doc, n.content, n.subject, n.choice, n.rati
 CREATE VECTOR INDEX session_embedding IF NOT EXISTS
 FOR (n:Session) ON (n.embedding)
 OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, `vector.similarity_function`: 'cosine'}};
+
+// Search and handover: the per-session search document (BM25, English stemming; the
+// project is indexed too so a query is narrowed to one project inside Lucene), and the
+// background indexer's work queues.
+CREATE FULLTEXT INDEX session_search IF NOT EXISTS
+FOR (n:Session) ON EACH [n.search_doc, n.project]
+OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}};
+CREATE INDEX session_search_dirty IF NOT EXISTS FOR (n:Session) ON (n.search_dirty);
+CREATE INDEX session_embed_pending IF NOT EXISTS FOR (n:Session) ON (n.embed_pending);

@@ -19,6 +19,9 @@
 //! - [`capture`] — the write path: durable spool (fsync, group commit) and the writer that
 //!   drains it into Neo4j in order.
 //! - [`graph`] — the Neo4j store, one file per aggregate; statements live in `cypher/`.
+//! - [`recall`] — the read path: `search` (hybrid BM25 + embeddings, fused and re-ranked),
+//!   `index` (background search documents and embeddings), `handover` (wake-up briefing).
+//! - [`embed`] — the embeddings client (OpenAI-compatible `/embeddings`), batched, retried.
 
 pub mod api;
 pub mod app;
@@ -27,6 +30,8 @@ pub mod capture;
 pub mod cli;
 pub mod config;
 pub mod domain;
+pub mod embed;
 pub mod error;
 pub mod graph;
+pub mod recall;
 pub mod telemetry;

@@ -8,6 +8,7 @@ pub mod health;
 pub mod memories;
 pub mod metrics_mw;
 pub mod projects;
+pub mod search;
 pub mod sessions;
 
 use std::sync::Arc;
@@ -31,6 +32,8 @@ pub enum ApiTags {
     Memories,
     /// Whole-project administration.
     Projects,
+    /// Related sessions and the wake-up handover.
+    Search,
 }
 
 type Apis = (
@@ -40,6 +43,7 @@ type Apis = (
     beliefs::BeliefsApi,
     memories::MemoriesApi,
     projects::ProjectsApi,
+    search::SearchApi,
 );
 
 /// The OpenAPI service (also used to render the spec without a server).
@@ -51,7 +55,8 @@ pub fn service(state: Arc<AppState>) -> OpenApiService<Apis, ()> {
             decisions::DecisionsApi(state.clone()),
             beliefs::BeliefsApi(state.clone()),
             memories::MemoriesApi(state.clone()),
-            projects::ProjectsApi(state),
+            projects::ProjectsApi(state.clone()),
+            search::SearchApi(state),
         ),
         "cairn",
         env!("CARGO_PKG_VERSION"),

@@ -240,7 +240,11 @@ async fn apply(tx: &mut graph::Tx, cmd: &Command) -> Result<(), StoreError> {
             if let (Some(op), Some(sid)) = (&d.operation, &d.session_id) {
                 graph::operations::append(tx, &d.project, sid, std::slice::from_ref(op)).await?;
             }
-            graph::decisions::create(tx, d).await
+            graph::decisions::create(tx, d).await?;
+            match &d.session_id {
+                Some(sid) => graph::search::mark_dirty(tx, &d.project, sid).await,
+                None => Ok(()),
+            }
         }
         Command::Memory(m) => graph::memories::create(tx, m).await,
         Command::PurgeSession {

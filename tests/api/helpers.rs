@@ -95,13 +95,27 @@ pub async fn spawn_app() -> TestApp {
     app
 }
 
+/// An app whose settings `configure` adjusts (an embeddings endpoint, weights…).
+pub async fn spawn_app_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
+    init_tracing();
+    schema_once().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut s = settings(&dir.path().join("spool"), None);
+    configure(&mut s);
+    let mut app = start(s).await;
+    app._dir = Some(dir);
+    app
+}
+
 /// An app on a given spool directory and Neo4j URI (a proxy, for fault tests).
 pub async fn spawn_with(spool: &Path, neo4j_uri: Option<&str>) -> TestApp {
     init_tracing();
     schema_once().await;
-    let app = Application::build(settings(spool, neo4j_uri))
-        .await
-        .expect("app builds");
+    start(settings(spool, neo4j_uri)).await
+}
+
+async fn start(settings: Settings) -> TestApp {
+    let app = Application::build(settings).await.expect("app builds");
     let port = app.port();
     let stopper = app.stopper();
     let handle = tokio::spawn(app.run_until_stopped());

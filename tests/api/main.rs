@@ -9,4 +9,5 @@ mod helpers;
 mod openapi;
 mod operations;
 mod purge;
+mod search;
 mod sessions;
