@@ -15,12 +15,15 @@
 //! - [`api`] — one `#[OpenApi]` struct per resource, JSON errors, request metrics.
 //! - [`cli`] — one file per `cairn` subcommand.
 //! - [`domain`] — operations, decisions, memories; validation and size limits; paths;
-//!   token counting (tiktoken); conviction math.
+//!   token counting (tiktoken); conviction math; context budgets (`domain::budget`).
 //! - [`capture`] — the write path: durable spool (fsync, group commit) and the writer that
 //!   drains it into Neo4j in order.
+//! - [`knowledge`] — the CI report: what is known about a set of files, as JSON and Markdown.
+//! - [`recall`] — the read path: session reconstruction (narrative, unfinished work),
+//!   token-budgeted context with long-term memory, the sliding window, hybrid session search
+//!   (`search`; documents and embeddings kept by `index`), the wake-up `handover`. Budget
+//!   arithmetic is pure, in `domain::budget`.
 //! - [`graph`] — the Neo4j store, one file per aggregate; statements live in `cypher/`.
-//! - [`recall`] — the read path: `search` (hybrid BM25 + embeddings, fused and re-ranked),
-//!   `index` (background search documents and embeddings), `handover` (wake-up briefing).
 //! - [`embed`] — the embeddings client (OpenAI-compatible `/embeddings`), batched, retried.
 
 pub mod api;
@@ -33,5 +36,6 @@ pub mod domain;
 pub mod embed;
 pub mod error;
 pub mod graph;
+pub mod knowledge;
 pub mod recall;
 pub mod telemetry;

@@ -3,7 +3,7 @@ use clap::Parser;
 #[tokio::main]
 async fn main() {
     let cli = cairn::cli::Cli::parse();
-    cairn::telemetry::init_logging("info");
+    cairn::telemetry::init_logging("info,neo4rs=warn");
     match cairn::cli::run(cli).await {
         Ok(code) => std::process::exit(code),
         Err(err) => {

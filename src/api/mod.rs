@@ -5,9 +5,11 @@ pub mod beliefs;
 pub mod decisions;
 pub mod error;
 pub mod health;
+pub mod knowledge;
 pub mod memories;
 pub mod metrics_mw;
 pub mod projects;
+pub mod recall;
 pub mod search;
 pub mod sessions;
 
@@ -32,6 +34,10 @@ pub enum ApiTags {
     Memories,
     /// Whole-project administration.
     Projects,
+    /// What is known about files (for CI).
+    Knowledge,
+    /// Reading memory back: reconstruction, context, the sliding window.
+    Recall,
     /// Related sessions and the wake-up handover.
     Search,
 }
@@ -43,6 +49,8 @@ type Apis = (
     beliefs::BeliefsApi,
     memories::MemoriesApi,
     projects::ProjectsApi,
+    knowledge::KnowledgeApi,
+    recall::RecallApi,
     search::SearchApi,
 );
 
@@ -56,6 +64,8 @@ pub fn service(state: Arc<AppState>) -> OpenApiService<Apis, ()> {
             beliefs::BeliefsApi(state.clone()),
             memories::MemoriesApi(state.clone()),
             projects::ProjectsApi(state.clone()),
+            knowledge::KnowledgeApi(state.clone()),
+            recall::RecallApi(state.clone()),
             search::SearchApi(state),
         ),
         "cairn",

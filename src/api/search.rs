@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use poem::web::Data;
-use poem_openapi::{payload::Json, Object, OpenApi};
+use poem_openapi::{param::Query, payload::Json, Object, OpenApi};
 
 use super::error::Handled;
 use super::ApiTags;
@@ -11,6 +11,7 @@ use crate::app::AppState;
 use crate::auth::{Principal, Scope};
 use crate::domain::validate;
 use crate::error::ApiError;
+use crate::recall::handover::{self, Handover};
 use crate::recall::search::{self, Hit, Mode, Weights};
 
 pub struct SearchApi(pub Arc<AppState>);
@@ -86,5 +87,62 @@ impl SearchApi {
             sessions: found.hits,
             degraded: found.degraded,
         }))
+    }
+
+    /// The wake-up handover for a new session: the last session's summary and unfinished
+    /// work, related past sessions with relevance, patterns (active beliefs, files iterated
+    /// on in ≥ 3 related sessions) and suggested next steps — as JSON and as a Markdown block
+    /// of at most `budget_tokens` tokens.
+    #[oai(path = "/handover", method = "get")]
+    async fn handover(
+        &self,
+        auth: Data<&Principal>,
+        /// Project id (at most 128 characters).
+        project: Query<String>,
+        /// The session waking up (its task says what is related); optional.
+        session_id: Query<Option<String>>,
+        /// Token budget of `markdown`: 50 to 20000, default 1500.
+        budget_tokens: Query<Option<u32>>,
+    ) -> Handled<Json<Handover>> {
+        let project = validate::project("project", &project.0)?;
+        auth.require(&project, Scope::Read)?;
+        let session_id = match session_id.0.as_deref() {
+            Some(id) => Some(validate::id("session_id", id)?),
+            None => None,
+        };
+        let budget = match budget_tokens.0 {
+            None => handover::DEFAULT_BUDGET,
+            Some(n) if (handover::MIN_BUDGET..=handover::MAX_BUDGET).contains(&(n as usize)) => {
+                n as usize
+            }
+            Some(_) => {
+                return Err(ApiError::invalid(
+                    "invalid_budget",
+                    "budget_tokens",
+                    format!(
+                        "`budget_tokens` must be between {} and {}",
+                        handover::MIN_BUDGET,
+                        handover::MAX_BUDGET
+                    ),
+                )
+                .into())
+            }
+        };
+        let inputs = handover::Inputs {
+            embedder: self.0.embedder.as_deref(),
+            weights: Weights::from(&self.0.settings.search),
+            encoding: self.0.settings.tokenizer,
+        };
+        let started = std::time::Instant::now();
+        let out = handover::build(
+            &self.0.store,
+            &inputs,
+            &project,
+            session_id.as_deref(),
+            budget,
+        )
+        .await?;
+        tracing::debug!(project = %project, related = out.related.len(), tokens = out.tokens_used, duration_ms = started.elapsed().as_millis() as u64, "handover built");
+        Ok(Json(out))
     }
 }

@@ -1,5 +1,10 @@
 //! The `cairn` command line: one subcommand per file, each with `run`.
 
+pub mod bench;
+pub mod ci;
+pub mod client;
+pub mod context;
+pub mod keys;
 pub mod migrate;
 pub mod serve;
 
@@ -31,13 +36,15 @@ pub enum Command {
     /// Backfill sessions from Claude Code transcript files.
     Import(Pending),
     /// Print token-budgeted context for a session or a task.
-    Context(Pending),
+    Context(context::ContextArgs),
     /// What is known about the files changed since a git ref, as Markdown.
-    Ci(Pending),
-    /// Create, list or revoke API keys.
-    Keys(Pending),
+    Ci(ci::CiArgs),
+    /// Create, list or revoke API keys (talks to Neo4j directly).
+    Keys(keys::KeysArgs),
     /// Write cairn's hook and MCP entries into .claude/settings.json.
     Setup(Pending),
+    /// Benchmarks against a real Neo4j (`bench recall`: the read path's latency).
+    Bench(bench::BenchArgs),
 }
 
 /// Arguments of a command that is not built yet (accepted so `--help` stays honest).
@@ -55,10 +62,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Extract(_) => not_yet("extract"),
         Command::Hook(_) => not_yet("hook"),
         Command::Import(_) => not_yet("import"),
-        Command::Context(_) => not_yet("context"),
-        Command::Ci(_) => not_yet("ci"),
-        Command::Keys(_) => not_yet("keys"),
+        Command::Context(args) => context::run(args).await,
+        Command::Ci(args) => ci::run(args).await,
+        Command::Keys(args) => keys::run(args).await,
         Command::Setup(_) => not_yet("setup"),
+        Command::Bench(args) => bench::run(args).await,
     }
 }
 

@@ -1,6 +1,7 @@
 //! Types and pure rules: what an operation, a decision or a memory is, the limits on input,
 //! path normalisation and token counting. Nothing here touches the network or the database.
 
+pub mod budget;
 pub mod conviction;
 pub mod limits;
 pub mod operation;

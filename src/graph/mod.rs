@@ -5,6 +5,7 @@
 pub mod beliefs;
 pub mod decisions;
 pub mod keys;
+pub mod knowledge;
 pub mod memories;
 pub mod operations;
 pub mod purge;

@@ -1,5 +1,50 @@
-//! The read path: what cairn gives back to agents. Reads the graph through `graph` and
-//! `Store`; never writes captured data (the indexer only writes derived search fields).
+//! The read path: what cairn hands back. [`reconstruction`] rebuilds one session (narrative,
+//! operations, decisions, beliefs affected, what was left unfinished); [`context`] assembles
+//! token-budgeted context for a session or a task, long-term memory included; [`window`] is
+//! the sliding window of a session's recent turns; [`search`] finds related sessions (hybrid
+//! BM25 + embeddings); [`handover`] is the wake-up briefing for a new session. Budget
+//! arithmetic is pure and lives in [`crate::domain::budget`]. Nothing here knows HTTP; the
+//! only writer is [`index`], which keeps derived search fields (documents, embeddings).
 
+pub mod context;
+pub mod handover;
 pub mod index;
+pub mod reconstruction;
 pub mod search;
+pub mod window;
+
+use serde::Deserialize;
+
+use crate::error::{ApiError, ApiResult};
+use crate::graph::{statement, Store};
+
+/// A session as the read path sees it.
+#[derive(Clone, Debug, Deserialize)]
+pub struct SessionHead {
+    pub id: String,
+    pub agent: Option<String>,
+    pub task: Option<String>,
+    pub status: String,
+    pub summary: Option<String>,
+    /// The summary the extraction job wrote with an LLM, when it has run.
+    pub llm_summary: Option<String>,
+    #[serde(default)]
+    pub next_steps: Vec<String>,
+    pub started_at: i64,
+    pub closed_at: Option<i64>,
+    pub last_activity_at: i64,
+    pub operation_count: i64,
+    pub continues: Option<String>,
+}
+
+/// The session `id` of `project`, or `session_not_found` (also for another project's).
+pub async fn session(store: &Store, project: &str, id: &str) -> ApiResult<SessionHead> {
+    store
+        .fetch_one::<SessionHead>(
+            statement(include_str!("../../cypher/recall_session.cypher"))
+                .param("project", project)
+                .param("session_id", id),
+        )
+        .await?
+        .ok_or_else(|| ApiError::not_found("session", "id"))
+}

@@ -379,3 +379,172 @@ async fn embeddings_fail_then_recover_and_hybrid_finds_by_meaning() {
     assert_eq!(ids(&body), vec![db.clone()], "{body}");
     app.stop().await;
 }
+
+async fn handover(app: &TestApp, query: &str) -> (u16, Value) {
+    app.get(&format!("/v1/handover?project={}{query}", app.project))
+        .await
+}
+
+#[tokio::test]
+async fn handover_brings_the_last_session_related_work_patterns_and_next_steps() {
+    let app = spawn_app().await;
+    let mut related = Vec::new();
+    for (i, task) in [
+        "Fix login cookie refresh",
+        "Login cookie expires too early",
+        "Harden login cookie flags",
+    ]
+    .iter()
+    .enumerate()
+    {
+        related.push(
+            worked(
+                &app,
+                task,
+                &format!("login cookie change {i}"),
+                "src/auth/session.rs",
+            )
+            .await,
+        );
+    }
+    let unrelated = worked(
+        &app,
+        "Render the billing PDF",
+        "PDF margins fixed",
+        "src/pdf.rs",
+    )
+    .await;
+    // The last session: a todo list, a decision whose file was not changed since, a write
+    // without a test, closed with next steps.
+    let (_, body) = app
+        .post(
+            "/v1/sessions",
+            &json!({"project": app.project, "task": "Rotate login cookie signing keys"}),
+        )
+        .await;
+    let last = body["session_id"].as_str().unwrap().to_string();
+    app.ops_sync(
+        &last,
+        json!([
+            {"type": "write", "summary": "new key ring", "files_modified": ["src/auth/keys.rs"]},
+            {"type": "todo", "summary": "plan", "todos": [
+                {"content": "wire key ring into the cookie signer", "status": "pending"},
+                {"content": "new key ring", "status": "completed"}]}
+        ]),
+    )
+    .await;
+    let (status, body) = app
+        .post(
+            "/v1/decisions",
+            &json!({"project": app.project, "session_id": last, "subject": "key rotation",
+                    "choice": "rotate weekly", "rationale": "limits exposure",
+                    "files": ["src/auth/rotation.rs"]}),
+        )
+        .await;
+    assert!(status == 201 || status == 202, "{status} {body}");
+    let (status, _) = app
+        .post(
+            &format!("/v1/sessions/{last}/close"),
+            &json!({"summary": "key ring in place", "next_steps": ["document the rotation"]}),
+        )
+        .await;
+    assert!(status == 201 || status == 202);
+    let (status, body) = app
+        .post(
+            "/v1/beliefs",
+            &json!({"project": app.project, "content": "cookie changes need a browser test",
+                    "status": "active"}),
+        )
+        .await;
+    assert!((200..300).contains(&status), "{status} {body}");
+    let (_, body) = app
+        .post(
+            "/v1/sessions",
+            &json!({"project": app.project, "task": "login cookie is dropped after refresh"}),
+        )
+        .await;
+    let now = body["session_id"].as_str().unwrap().to_string();
+
+    let mut body = Value::Null;
+    for _ in 0..100 {
+        let (status, b) = handover(&app, &format!("&session_id={now}")).await;
+        assert_eq!(status, 200, "{b}");
+        body = b;
+        if body["related"].as_array().is_some_and(|r| r.len() >= 3)
+            && !body["patterns"]["hot_files"].as_array().unwrap().is_empty()
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(body["last_session"]["session_id"], last, "{body}");
+    let unfinished = body["last_session"]["unfinished"].to_string();
+    assert!(unfinished.contains("wire key ring"), "{body}");
+    assert!(unfinished.contains("document the rotation"), "{body}");
+    assert!(!unfinished.contains("\"new key ring\""), "{body}");
+    let rel: Vec<&str> = body["related"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["session_id"].as_str().unwrap())
+        .collect();
+    for id in &related {
+        assert!(rel.contains(&id.as_str()), "{id} missing: {body}");
+    }
+    assert!(
+        !rel.contains(&unrelated.as_str()) && !rel.contains(&now.as_str()),
+        "{body}"
+    );
+    assert!(body["related"][0]["relevance_pct"].as_u64().unwrap() > 0);
+    assert_eq!(
+        body["patterns"]["hot_files"],
+        json!([{"path": "src/auth/session.rs", "sessions": 3}])
+    );
+    assert!(
+        body["patterns"]["beliefs"]
+            .to_string()
+            .contains("browser test"),
+        "{body}"
+    );
+    let steps = body["next_steps"].to_string();
+    assert!(
+        steps.contains("decision_follow_up") && steps.contains("src/auth/rotation.rs"),
+        "{body}"
+    );
+    assert!(
+        steps.contains("untested_change") && steps.contains("src/auth/keys.rs"),
+        "{body}"
+    );
+    let md = body["markdown"].as_str().unwrap();
+    assert!(
+        md.starts_with("## Handover") && md.contains("### Related past sessions"),
+        "{md}"
+    );
+    assert!(body["tokens_used"].as_u64().unwrap() <= 1500);
+
+    // A small budget keeps the most important part and stays within it.
+    let (_, small) = handover(&app, &format!("&session_id={now}&budget_tokens=60")).await;
+    assert!(small["tokens_used"].as_u64().unwrap() <= 60, "{small}");
+    assert!(
+        small["markdown"]
+            .as_str()
+            .unwrap()
+            .contains("### Last session"),
+        "{small}"
+    );
+    let (status, bad) = handover(&app, "&budget_tokens=10").await;
+    assert_eq!(status, 400);
+    assert_eq!(bad["error"]["field"], "budget_tokens");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn handover_of_an_empty_project_is_empty_not_an_error() {
+    let app = spawn_app().await;
+    let (status, body) = handover(&app, "").await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body["last_session"].is_null());
+    assert_eq!(body["related"], json!([]));
+    assert_eq!(body["markdown"], "## Handover\n");
+    app.stop().await;
+}

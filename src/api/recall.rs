@@ -1,0 +1,252 @@
+//! The read path over HTTP: session reconstruction, the sliding window, and token-budgeted
+//! context. Validation and scoping here; the work is in [`crate::recall`].
+
+use std::sync::Arc;
+
+use poem::web::Data;
+use poem_openapi::{
+    param::{Path, Query},
+    payload::Json,
+    Object, OpenApi,
+};
+
+use super::error::Handled;
+use super::{scoped_project, ApiTags};
+use crate::app::AppState;
+use crate::auth::{Principal, Scope};
+use crate::config::Encoding;
+use crate::domain::budget::{self, Allocation};
+use crate::domain::validate;
+use crate::error::{ApiError, ApiResult};
+use crate::recall::{
+    self,
+    context::{self, Context, MAX_TASK_CHARS},
+    reconstruction::{self, Filter, Reconstruction, MAX_OPERATIONS},
+    window::{self, Window, MAX_TOKEN_LIMIT},
+    SessionHead,
+};
+
+pub struct RecallApi(pub Arc<AppState>);
+
+/// How the budget is split; every field optional (defaults: the seed design). `content`,
+/// `response` and `overhead` are fractions of the budget (0..1, summing to at most 1);
+/// `history`, `files` and `metadata` are relative weights within the content share (0..1).
+#[derive(Object, Default)]
+pub struct AllocationInput {
+    /// Share of the budget for content (default 0.6).
+    pub content: Option<f64>,
+    /// Share kept free for the model's response (default 0.2).
+    pub response: Option<f64>,
+    /// Share for framing: title and headings (default 0.2).
+    pub overhead: Option<f64>,
+    /// Weight of session history within content (default 0.5).
+    pub history: Option<f64>,
+    /// Weight of file references within content (default 0.2).
+    pub files: Option<f64>,
+    /// Weight of decisions, beliefs and memories within content (default 0.3).
+    pub metadata: Option<f64>,
+}
+
+/// A context request: `session_id` (that session and the sessions it continues) or `task`
+/// (related sessions of the project), or both.
+#[derive(Object)]
+pub struct ContextBody {
+    pub project: String,
+    /// Context for this session (≤ 200 characters).
+    pub session_id: Option<String>,
+    /// Context for this task (≤ 4096 characters).
+    pub task: Option<String>,
+    /// Token budget, 16 to 1,000,000. `tokens_used` never exceeds it.
+    pub budget_tokens: i64,
+    /// `o200k_base` or `cl100k_base`; default: the server's tokenizer.
+    pub encoding: Option<String>,
+    pub allocation: Option<AllocationInput>,
+}
+
+impl AllocationInput {
+    fn resolve(&self) -> ApiResult<Allocation> {
+        let d = Allocation::default();
+        let a = Allocation {
+            content: self.content.unwrap_or(d.content),
+            response: self.response.unwrap_or(d.response),
+            overhead: self.overhead.unwrap_or(d.overhead),
+            history: self.history.unwrap_or(d.history),
+            files: self.files.unwrap_or(d.files),
+            metadata: self.metadata.unwrap_or(d.metadata),
+        };
+        a.check().map_err(|e| {
+            ApiError::invalid(
+                "invalid_allocation",
+                format!("allocation.{}", e.field),
+                e.message,
+            )
+        })?;
+        Ok(a)
+    }
+}
+
+fn parse_encoding(value: Option<&str>, default: Encoding) -> ApiResult<Encoding> {
+    match value.map(str::trim) {
+        None | Some("") => Ok(default),
+        Some("o200k_base") => Ok(Encoding::O200kBase),
+        Some("cl100k_base") => Ok(Encoding::Cl100kBase),
+        Some(_) => Err(ApiError::invalid(
+            "invalid_encoding",
+            "encoding",
+            "encoding is `o200k_base` or `cl100k_base`",
+        )),
+    }
+}
+
+impl RecallApi {
+    /// The session addressed by `id`, in the key's project (or the one asked for).
+    async fn addressed(
+        &self,
+        auth: &Principal,
+        id: &str,
+        project: Option<&str>,
+    ) -> ApiResult<(String, SessionHead)> {
+        let scoped = scoped_project(auth, project, Scope::Read)?;
+        let id = validate::id("id", id)?;
+        let project = match scoped {
+            Some(p) => p,
+            None => {
+                crate::graph::sessions::get(&self.0.store, &id)
+                    .await?
+                    .ok_or_else(|| ApiError::not_found("session", "id"))?
+                    .project
+            }
+        };
+        let head = recall::session(&self.0.store, &project, &id).await?;
+        Ok((project, head))
+    }
+}
+
+#[OpenApi(prefix_path = "/v1", tag = "ApiTags::Recall")]
+impl RecallApi {
+    /// Reconstruct a session: its narrative, operations (seq order), decisions, the beliefs
+    /// it informed and what it left unfinished. When `max_operations` cuts, the most
+    /// important are kept (decisions > writes > tool calls > todos > searches > messages >
+    /// reads; newer first within a kind).
+    #[oai(path = "/sessions/:id/reconstruction", method = "get")]
+    #[allow(clippy::too_many_arguments)] // one per query parameter of the contract
+    async fn reconstruction(
+        &self,
+        auth: Data<&Principal>,
+        id: Path<String>,
+        project: Query<Option<String>>,
+        /// Include decision operations and the decisions list (default true).
+        include_decisions: Query<Option<bool>>,
+        /// Include `read` operations (default true).
+        include_reads: Query<Option<bool>>,
+        /// Include `write` operations (default true).
+        include_writes: Query<Option<bool>>,
+        /// At most this many operations, 0 to 5000 (default 1000).
+        max_operations: Query<Option<i64>>,
+    ) -> Handled<Json<Reconstruction>> {
+        let max = max_operations.0.unwrap_or(1_000);
+        if !(0..=MAX_OPERATIONS as i64).contains(&max) {
+            return Err(ApiError::invalid(
+                "invalid_max_operations",
+                "max_operations",
+                format!("max_operations is between 0 and {MAX_OPERATIONS}"),
+            )
+            .into());
+        }
+        let (project, head) = self.addressed(&auth, &id.0, project.0.as_deref()).await?;
+        let filter = Filter {
+            decisions: include_decisions.0.unwrap_or(true),
+            reads: include_reads.0.unwrap_or(true),
+            writes: include_writes.0.unwrap_or(true),
+            max_operations: max as usize,
+        };
+        Ok(Json(
+            reconstruction::reconstruct(&self.0.store, &project, head, filter).await?,
+        ))
+    }
+
+    /// The sliding window: the newest conversation turns that fit `token_limit`, at least
+    /// one (the newest, cut to the limit when it alone is longer), oldest first.
+    #[oai(path = "/sessions/:id/window", method = "get")]
+    async fn window(
+        &self,
+        auth: Data<&Principal>,
+        id: Path<String>,
+        project: Query<Option<String>>,
+        /// Token limit, 1 to 200,000.
+        token_limit: Query<i64>,
+    ) -> Handled<Json<Window>> {
+        if !(1..=MAX_TOKEN_LIMIT as i64).contains(&token_limit.0) {
+            return Err(ApiError::invalid(
+                "invalid_token_limit",
+                "token_limit",
+                format!("token_limit is between 1 and {MAX_TOKEN_LIMIT}"),
+            )
+            .into());
+        }
+        let (project, head) = self.addressed(&auth, &id.0, project.0.as_deref()).await?;
+        Ok(Json(
+            window::window(
+                &self.0.store,
+                &project,
+                &head.id,
+                token_limit.0 as usize,
+                self.0.settings.tokenizer,
+            )
+            .await?,
+        ))
+    }
+
+    /// Token-budgeted context for a session or a task. Of the budget, by default 60 % goes
+    /// to content, 20 % stays free for the response and 20 % covers framing; content is split
+    /// between history, file references and metadata (decisions, beliefs, memories), a share
+    /// one section does not need flowing to the others. Each section collects newest-first
+    /// and presents oldest-first; the newest history item is always there (cut to fit).
+    /// `tokens_used` is exactly the token count of `text` and never exceeds `budget_tokens`.
+    #[oai(path = "/context", method = "post")]
+    async fn context(
+        &self,
+        auth: Data<&Principal>,
+        body: Json<ContextBody>,
+    ) -> Handled<Json<Context>> {
+        let b = body.0;
+        auth.require(b.project.trim(), Scope::Read)?;
+        let project = validate::project("project", &b.project)?;
+        let session_id = b
+            .session_id
+            .as_deref()
+            .map(|s| validate::id("session_id", s))
+            .transpose()?;
+        let task = validate::opt_text("task", b.task.as_deref(), MAX_TASK_CHARS)?;
+        if session_id.is_none() && task.is_none() {
+            return Err(ApiError::invalid(
+                "missing_field",
+                "session_id",
+                "give `session_id` (context for a session) or `task` (context for a task)",
+            )
+            .into());
+        }
+        let lo = budget::MIN_BUDGET_TOKENS as i64;
+        let hi = budget::MAX_BUDGET_TOKENS as i64;
+        if !(lo..=hi).contains(&b.budget_tokens) {
+            return Err(ApiError::invalid(
+                "invalid_budget",
+                "budget_tokens",
+                format!("budget_tokens is between {lo} and {hi}"),
+            )
+            .into());
+        }
+        let stored = self.0.settings.tokenizer;
+        let req = context::Request {
+            project: &project,
+            session_id: session_id.as_deref(),
+            task: task.as_deref(),
+            budget: b.budget_tokens as usize,
+            encoding: parse_encoding(b.encoding.as_deref(), stored)?,
+            stored,
+            allocation: b.allocation.unwrap_or_default().resolve()?,
+            half_life_ms: self.0.settings.belief_half_life_ms(),
+        };
+        Ok(Json(context::assemble(&self.0.store, &req).await?))
+    }
+}

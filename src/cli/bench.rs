@@ -1,0 +1,412 @@
+//! `cairn bench recall`: seeds a project of configurable size straight into Neo4j (UNWIND
+//! batches, no capture path), then starts cairn in-process on a free port and measures the
+//! read path through the real HTTP API: reconstruction of a 1000-operation session, context
+//! with an 8k budget, and the sliding window. Prints p50/p95/max per route.
+
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use clap::{Args, Subcommand};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::app::Application;
+use crate::config::Settings;
+use crate::domain::operation::{render_line, OpType};
+use crate::domain::tokens;
+use crate::graph::{self, param, statement, Store};
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    pub what: BenchCommand,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum BenchCommand {
+    /// Seed a graph and measure reconstruction, context and window latency over HTTP.
+    Recall(Box<RecallBench>),
+}
+
+#[derive(Args, Debug)]
+pub struct RecallBench {
+    #[command(flatten)]
+    pub settings: Settings,
+    /// Sessions to seed.
+    #[arg(long, default_value_t = 10_000)]
+    pub sessions: usize,
+    /// Operations to seed in all (one session gets `--big-session-ops` of them).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub operations: usize,
+    /// Operations of the session that is reconstructed.
+    #[arg(long, default_value_t = 1_000)]
+    pub big_session_ops: usize,
+    /// Timed requests per route (after 10 warm-up requests).
+    #[arg(long, default_value_t = 200)]
+    pub iterations: usize,
+    /// Project to seed; reused without seeding when it already holds the requested size.
+    #[arg(long)]
+    pub project: Option<String>,
+    /// Context budget in tokens.
+    #[arg(long, default_value_t = 8_000)]
+    pub budget: usize,
+    /// Window token limit.
+    #[arg(long, default_value_t = 2_000)]
+    pub window_tokens: usize,
+}
+
+pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
+    match args.what {
+        BenchCommand::Recall(b) => recall(*b).await.map(|_| 0),
+    }
+}
+
+#[derive(Serialize)]
+struct OpProps {
+    id: String,
+    seq: i64,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    target: Option<String>,
+    summary: String,
+    tool: Option<&'static str>,
+    files_read: Vec<String>,
+    files_modified: Vec<String>,
+    role: Option<&'static str>,
+    content: Option<String>,
+    status: &'static str,
+    effect: &'static str,
+    weight: f64,
+    at: i64,
+    tokens: i64,
+}
+
+#[derive(Serialize)]
+struct OpRow {
+    props: OpProps,
+    touch: Vec<String>,
+    mode: &'static str,
+}
+
+#[derive(Serialize)]
+struct SessionRow {
+    id: String,
+    task: String,
+    summary: String,
+    next_steps: Vec<String>,
+    started_at: i64,
+    last_activity_at: i64,
+    ops: Vec<OpRow>,
+}
+
+const WORDS: &[&str] = &[
+    "parser", "lexer", "cache", "index", "schema", "router", "handler", "budget", "token",
+    "session", "graph", "query", "writer", "spool", "config", "metrics", "auth", "window",
+];
+
+/// A deterministic pseudo-random stream (no dependency; the bench needs variety, not quality).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[(self.next() % xs.len() as u64) as usize]
+    }
+}
+
+fn session_row(n: usize, ops: usize, base: i64, rng: &mut Rng, project: &str) -> SessionRow {
+    let id = format!("{project}-s{n:06}");
+    let started = base + (n as i64) * 60_000;
+    let kinds = [
+        OpType::Read,
+        OpType::Read,
+        OpType::Write,
+        OpType::ToolCall,
+        OpType::Search,
+        OpType::Message,
+        OpType::Message,
+    ];
+    let rows = (0..ops)
+        .map(|i| {
+            let kind = kinds[(rng.next() % kinds.len() as u64) as usize];
+            let (w1, w2) = (rng.pick(WORDS), rng.pick(WORDS));
+            let path = format!("src/{w1}/{w2}_{}.rs", rng.next() % 100);
+            let summary = format!("{} the {w1} {w2} code in step {i}", kind.as_str());
+            let (role, content) = match kind {
+                OpType::Message if i % 2 == 0 => (
+                    Some("user"),
+                    Some(format!("please look at the {w1} and the {w2}")),
+                ),
+                OpType::Message => (
+                    Some("assistant"),
+                    Some(format!("I changed the {w1} {w2} logic and ran the tests")),
+                ),
+                _ => (None, None),
+            };
+            let target = matches!(kind, OpType::Read | OpType::Write).then(|| path.clone());
+            let line = render_line(kind, target.as_deref(), &summary, role, content.as_deref());
+            let (files_read, files_modified, mode) = match kind {
+                OpType::Read => (vec![path.clone()], vec![], "read"),
+                OpType::Write => (vec![], vec![path.clone()], "write"),
+                _ => (vec![], vec![], "read"),
+            };
+            let touch = files_read.iter().chain(&files_modified).cloned().collect();
+            OpRow {
+                props: OpProps {
+                    id: format!("{id}-o{i}"),
+                    seq: i as i64 + 1,
+                    kind: kind.as_str(),
+                    target,
+                    tokens: tokens::count(crate::config::Encoding::O200kBase, &line) as i64,
+                    summary,
+                    tool: (kind == OpType::ToolCall).then_some("Bash"),
+                    files_read,
+                    files_modified,
+                    role,
+                    content,
+                    status: "ok",
+                    effect: "supports",
+                    weight: 1.0,
+                    at: started + i as i64 * 1_000,
+                },
+                touch,
+                mode,
+            }
+        })
+        .collect();
+    SessionRow {
+        task: format!("work on the {} {}", rng.pick(WORDS), rng.pick(WORDS)),
+        summary: format!("changed the {} module", rng.pick(WORDS)),
+        next_steps: vec![format!("review the {}", rng.pick(WORDS))],
+        started_at: started,
+        last_activity_at: started + ops as i64 * 1_000,
+        id,
+        ops: rows,
+    }
+}
+
+async fn seed(store: &Store, b: &RecallBench, project: &str) -> anyhow::Result<String> {
+    #[derive(Deserialize)]
+    struct Size {
+        sessions: i64,
+        operations: i64,
+    }
+    let big_id = format!("{project}-s{:06}", b.sessions - 1);
+    let size = store
+        .fetch_one::<Size>(
+            statement(include_str!("../../cypher/bench_project_size.cypher"))
+                .param("project", project),
+        )
+        .await?;
+    if let Some(s) = size {
+        if s.sessions as usize == b.sessions && s.operations as usize == b.operations {
+            tracing::info!(project, "bench project already seeded; reusing it");
+            return Ok(big_id);
+        }
+        if s.sessions > 0 {
+            anyhow::bail!(
+                "project {project} holds {} sessions / {} operations, not the requested size; pick another --project",
+                s.sessions,
+                s.operations
+            );
+        }
+    }
+    let started = Instant::now();
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let small = b.sessions.saturating_sub(1).max(1);
+    let rest = b.operations.saturating_sub(b.big_session_ops);
+    let base = graph::now_ms() - (b.sessions as i64 + 10) * 60_000;
+    let mut batch: Vec<SessionRow> = Vec::new();
+    let mut batch_ops = 0usize;
+    let mut links = Vec::new();
+    for n in 0..b.sessions {
+        // The big session is the newest, so context and window read it first.
+        let ops = if n == b.sessions - 1 {
+            b.big_session_ops
+        } else {
+            rest / small + usize::from(n < rest % small)
+        };
+        let row = session_row(n, ops, base, &mut rng, project);
+        if n > 0 && n % 5 == 0 {
+            links.push(json!({"id": row.id, "prev": format!("{project}-s{:06}", n - 1)}));
+        }
+        batch_ops += ops;
+        batch.push(row);
+        if batch_ops >= 20_000 || n == b.sessions - 1 {
+            store
+                .run(
+                    statement(include_str!("../../cypher/bench_seed_sessions.cypher"))
+                        .param("project", project)
+                        .param("now", graph::now_ms())
+                        .param("sessions", param(&batch)?),
+                )
+                .await
+                .context("seeding sessions")?;
+            batch.clear();
+            batch_ops = 0;
+            tracing::info!(
+                sessions = n + 1,
+                elapsed_s = started.elapsed().as_secs(),
+                "seeding"
+            );
+        }
+    }
+    for chunk in links.chunks(5_000) {
+        store
+            .run(
+                statement(include_str!("../../cypher/bench_seed_links.cypher"))
+                    .param("project", project)
+                    .param("links", param(chunk)?),
+            )
+            .await?;
+    }
+    let memories: Vec<_> = (0..200)
+        .map(|i| {
+            let content = format!(
+                "the {} must stay fast under load ({i})",
+                rng.pick(WORDS)
+            );
+            json!({"id": format!("{project}-m{i}"), "session_id": format!("{project}-s{:06}", i * 7 % b.sessions),
+                   "content": content, "confidence": 0.5 + (i % 5) as f64 / 10.0,
+                   "tokens": tokens::count(crate::config::Encoding::O200kBase, &format!("- (lesson) {content}")),
+                   "at": base + i as i64})
+        })
+        .collect();
+    let beliefs: Vec<_> = (0..50)
+        .map(|i| json!({"id": format!("{project}-b{i}"), "content": format!("the {} is the bottleneck", rng.pick(WORDS)), "at": base + i as i64}))
+        .collect();
+    store
+        .run(
+            statement(include_str!("../../cypher/bench_seed_memory.cypher"))
+                .param("project", project)
+                .param("memories", param(&memories)?)
+                .param("beliefs", param(&beliefs)?),
+        )
+        .await?;
+    println!(
+        "seeded {} sessions / {} operations in {:.1}s",
+        b.sessions,
+        b.operations,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(big_id)
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[idx].as_secs_f64() * 1000.0
+}
+
+async fn recall(mut b: RecallBench) -> anyhow::Result<()> {
+    anyhow::ensure!(b.sessions >= 2, "--sessions must be at least 2");
+    anyhow::ensure!(
+        b.operations >= b.big_session_ops,
+        "--operations must be at least --big-session-ops"
+    );
+    let project = b
+        .project
+        .clone()
+        .unwrap_or_else(|| format!("bench-recall-{}-{}", b.sessions, b.operations));
+    let store = Store::connect(&b.settings.neo4j)?;
+    graph::schema::apply(&store, b.settings.neo4j.embed_dimensions)
+        .await
+        .context("applying the schema")?;
+    let big = seed(&store, &b, &project).await?;
+
+    let spool = std::env::temp_dir().join(format!("cairn-bench-{}", std::process::id()));
+    b.settings.bind = "127.0.0.1:0".parse().context("bind address")?;
+    b.settings.spool_dir = spool.clone();
+    b.settings.rate_limit_per_sec = 0;
+    let app = Application::build(b.settings.clone()).await?;
+    let port = app.port();
+    let stopper = app.stopper();
+    let server = tokio::spawn(app.run_until_stopped());
+    let key = crate::auth::mint();
+    graph::keys::create(
+        &store,
+        &graph::keys::NewKey {
+            id: &key.id,
+            project: &project,
+            scope: "read",
+            hash: &key.hash,
+            label: Some("bench"),
+            actor: "bench",
+        },
+    )
+    .await?;
+    let http = reqwest::Client::new();
+    let base = format!("http://127.0.0.1:{port}");
+    let routes: Vec<(&str, reqwest::RequestBuilder)> = vec![
+        (
+            "reconstruction (1000-op session)",
+            http.get(format!(
+                "{base}/v1/sessions/{big}/reconstruction?max_operations=1000"
+            )),
+        ),
+        (
+            "context (session, 8k budget)",
+            http.post(format!("{base}/v1/context")).json(
+                &json!({"project": project, "session_id": big, "budget_tokens": b.budget}),
+            ),
+        ),
+        (
+            "context (task, 8k budget)",
+            http.post(format!("{base}/v1/context")).json(
+                &json!({"project": project, "task": "fix the parser cache", "budget_tokens": b.budget}),
+            ),
+        ),
+        (
+            "window",
+            http.get(format!(
+                "{base}/v1/sessions/{big}/window?token_limit={}",
+                b.window_tokens
+            )),
+        ),
+    ];
+    println!(
+        "project {project}: {} sessions, {} operations; {} timed requests per route",
+        b.sessions, b.operations, b.iterations
+    );
+    println!(
+        "{:<36} {:>9} {:>9} {:>9}",
+        "route", "p50 ms", "p95 ms", "max ms"
+    );
+    for (name, req) in routes {
+        let mut times = Vec::with_capacity(b.iterations);
+        for i in 0..b.iterations + 10 {
+            let r = req.try_clone().context("request")?.bearer_auth(&key.token);
+            let t = Instant::now();
+            let resp = r.send().await?;
+            let status = resp.status();
+            let body = resp.bytes().await?;
+            let took = t.elapsed();
+            anyhow::ensure!(
+                status.is_success(),
+                "{name} answered {status}: {}",
+                String::from_utf8_lossy(&body)
+            );
+            if i >= 10 {
+                times.push(took);
+            }
+        }
+        times.sort();
+        println!(
+            "{:<36} {:>9.2} {:>9.2} {:>9.2}",
+            name,
+            percentile(&times, 0.50),
+            percentile(&times, 0.95),
+            percentile(&times, 1.0)
+        );
+    }
+    stopper.send_replace(true);
+    server.await??;
+    let _ = std::fs::remove_dir_all(&spool);
+    Ok(())
+}

@@ -1,0 +1,737 @@
+//! Token-budgeted context for a session (its history and the sessions it continues) or a
+//! task (related sessions). The budget is split per [`Allocation`]; each section collects
+//! newest-first until its share is spent and presents oldest-first; the newest history item
+//! is always present (cut to fit); files are listed once with the sessions that touched them;
+//! long-term memory (active beliefs, memories) is ranked by relevance × conviction/confidence.
+//! Stored per-operation token counts drive selection; framing is tokenised per request and
+//! the final text is counted once, so `tokens_used` is exact and never above the budget.
+
+use std::collections::{HashMap, HashSet};
+
+use poem_openapi::Object;
+use serde::{Deserialize, Serialize};
+
+use crate::config::Encoding;
+use crate::domain::budget::{self, Allocation};
+use crate::domain::operation::{render_line, OpType};
+use crate::domain::tokens;
+use crate::error::{ApiError, ApiResult};
+use crate::graph::{self, param, statement, Store, StoreResult};
+
+/// Most sessions a context draws on.
+pub const MAX_SESSIONS: usize = 20;
+/// Longest `task` accepted, in characters.
+pub const MAX_TASK_CHARS: usize = 4_096;
+
+/// What to assemble.
+#[derive(Clone, Debug)]
+pub struct Request<'a> {
+    pub project: &'a str,
+    pub session_id: Option<&'a str>,
+    pub task: Option<&'a str>,
+    pub budget: usize,
+    /// The encoding the answer is counted in.
+    pub encoding: Encoding,
+    /// The encoding stored operation counts are in (the server's).
+    pub stored: Encoding,
+    pub allocation: Allocation,
+    pub half_life_ms: i64,
+}
+
+/// One section of the assembled text.
+#[derive(Clone, Debug, Serialize, Object)]
+pub struct Section {
+    /// `history`, `files`, `decisions`, `beliefs` or `memories`.
+    pub name: String,
+    /// Tokens the section was granted by the allocation.
+    pub share_tokens: u64,
+    /// Tokens its items were estimated at (stored counts plus framing).
+    pub tokens: u64,
+    pub items: u64,
+    /// Candidates left out.
+    pub omitted: u64,
+}
+
+/// The assembled context.
+#[derive(Clone, Debug, Serialize, Object)]
+pub struct Context {
+    pub text: String,
+    /// Exactly the token count of `text` in `encoding`; never above `budget_tokens`.
+    pub tokens_used: u64,
+    pub budget_tokens: u64,
+    pub encoding: String,
+    /// The sessions drawn on, newest first.
+    pub sessions: Vec<String>,
+    pub sections: Vec<Section>,
+    /// Everything left out, in words ("4 older sessions excluded").
+    pub warnings: Vec<String>,
+}
+
+/// A session the context may draw on.
+#[derive(Clone, Debug, Deserialize)]
+pub struct ScopeSession {
+    pub id: String,
+    pub task: Option<String>,
+    pub status: String,
+    pub summary: Option<String>,
+    pub llm_summary: Option<String>,
+    pub started_at: i64,
+    pub last_activity_at: i64,
+    pub operation_count: i64,
+}
+
+/// The sessions a task context draws on: the project's sessions whose text matches the
+/// task's words (BM25 over `cairn_text`), else the most recent ones. The one place to switch
+/// to hybrid search.
+pub async fn candidate_sessions(
+    store: &Store,
+    project: &str,
+    task: &str,
+    limit: usize,
+) -> StoreResult<Vec<ScopeSession>> {
+    let words = terms(task);
+    if !words.is_empty() {
+        let query = words.join(" OR ");
+        let found: Vec<ScopeSession> = store
+            .fetch(
+                statement(include_str!("../../cypher/recall_sessions_text.cypher"))
+                    .param("project", project)
+                    .param("query", query)
+                    .param("scan", 500i64)
+                    .param("limit", limit as i64),
+            )
+            .await?;
+        if !found.is_empty() {
+            return Ok(found);
+        }
+    }
+    store
+        .fetch(
+            statement(include_str!("../../cypher/recall_sessions_recent.cypher"))
+                .param("project", project)
+                .param("limit", limit as i64),
+        )
+        .await
+}
+
+const STOPWORDS: &[&str] = &[
+    "the", "and", "for", "are", "was", "not", "but", "you", "all", "its", "our", "with", "that",
+    "this", "from", "into", "have", "what", "when", "where", "which", "there", "their", "then",
+    "than", "them", "they", "will", "would", "should", "could", "about", "after", "before", "also",
+    "just", "make", "some", "more", "most", "only", "over", "such",
+];
+
+/// The distinct content words of `text` (lower case, letters and digits, 3+ characters),
+/// at most 20: safe to hand to Lucene and to match against stored text.
+pub fn terms(text: &str) -> Vec<String> {
+    let mut seen = HashSet::new();
+    text.split(|c: char| !c.is_alphanumeric())
+        .map(str::to_lowercase)
+        .filter(|w| w.chars().count() >= 3 && !STOPWORDS.contains(&w.as_str()))
+        .filter(|w| seen.insert(w.clone()))
+        .take(20)
+        .collect()
+}
+
+/// Share of `terms` (at most five counted) found in `text`, 0..1.
+fn text_score(text: &str, terms: &[String]) -> f64 {
+    if terms.is_empty() {
+        return 0.0;
+    }
+    let lower = text.to_lowercase();
+    let hits = terms.iter().filter(|t| lower.contains(t.as_str())).count();
+    (hits as f64 / terms.len().min(5) as f64).min(1.0)
+}
+
+/// A candidate line with its estimated cost (tokens of the line plus its newline).
+#[derive(Clone, Debug)]
+struct Line {
+    text: String,
+    cost: usize,
+}
+
+fn line(encoding: Encoding, text: String) -> Line {
+    let cost = tokens::count(encoding, &text) + 1;
+    Line { text, cost }
+}
+
+fn clip(s: &str, max_chars: usize) -> String {
+    let s = s.trim().replace('\n', " ");
+    if s.chars().count() <= max_chars {
+        return s;
+    }
+    let mut out: String = s.chars().take(max_chars).collect();
+    out.push('…');
+    out
+}
+
+#[derive(Deserialize)]
+struct OpRow {
+    seq: i64,
+    #[serde(rename = "type")]
+    kind: String,
+    target: Option<String>,
+    summary: String,
+    role: Option<String>,
+    content: Option<String>,
+    tokens: i64,
+}
+
+#[derive(Deserialize)]
+struct FileRow {
+    path: String,
+    mode: Option<String>,
+    sessions: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct DecisionRow {
+    subject: String,
+    choice: String,
+    rationale: Option<String>,
+    superseded_by: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct LinkRow {
+    id: String,
+    links: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct MemoryRow {
+    kind: String,
+    content: String,
+    confidence: Option<f64>,
+    session_id: Option<String>,
+    tokens: i64,
+}
+
+/// One session's slice of the history: its header and its operations newest first.
+struct SessionLines {
+    header: Line,
+    /// `(seq, line)`, newest first.
+    ops: Vec<(i64, Line)>,
+    total_ops: usize,
+}
+
+/// The sessions of the request, newest first, or `session_not_found`.
+async fn scope(store: &Store, req: &Request<'_>) -> ApiResult<Vec<ScopeSession>> {
+    let mut sessions = match req.session_id {
+        Some(sid) => {
+            let chain: Vec<ScopeSession> = store
+                .fetch(
+                    statement(include_str!("../../cypher/recall_session_chain.cypher"))
+                        .param("project", req.project)
+                        .param("session_id", sid),
+                )
+                .await?;
+            if chain.is_empty() {
+                return Err(ApiError::not_found("session", "session_id"));
+            }
+            chain
+        }
+        None => {
+            candidate_sessions(store, req.project, req.task.unwrap_or(""), MAX_SESSIONS).await?
+        }
+    };
+    sessions.truncate(MAX_SESSIONS);
+    sessions.sort_by(|a, b| {
+        b.last_activity_at
+            .cmp(&a.last_activity_at)
+            .then_with(|| a.id.cmp(&b.id))
+    });
+    Ok(sessions)
+}
+
+fn header_text(s: &ScopeSession) -> String {
+    let when = chrono::DateTime::from_timestamp_millis(s.started_at)
+        .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
+        .unwrap_or_default();
+    let mut h = format!("### {when} session {} ({})", s.id, s.status);
+    if let Some(t) = s.task.as_deref().filter(|t| !t.trim().is_empty()) {
+        h.push_str(&format!(": {}", clip(t, 200)));
+    }
+    let summary = s.llm_summary.as_deref().or(s.summary.as_deref());
+    if let Some(sum) = summary.filter(|t| !t.trim().is_empty()) {
+        h.push_str(&format!("\nSummary: {}", clip(sum, 400)));
+    }
+    h
+}
+
+/// Fetches history newest-first, session by session, until `want` tokens are in hand.
+async fn history(
+    store: &Store,
+    req: &Request<'_>,
+    sessions: &[ScopeSession],
+    want: usize,
+) -> StoreResult<Vec<SessionLines>> {
+    let mut out = Vec::new();
+    let mut have = 0usize;
+    let per_fetch = (want / 2 + 2).min(5_000) as i64;
+    for s in sessions {
+        if have > want {
+            break;
+        }
+        let header = line(req.encoding, header_text(s));
+        have += header.cost;
+        let rows: Vec<OpRow> = if s.operation_count > 0 {
+            store
+                .fetch(
+                    statement(include_str!(
+                        "../../cypher/recall_history_operations.cypher"
+                    ))
+                    .param("project", req.project)
+                    .param("session_id", s.id.as_str())
+                    .param("limit", per_fetch),
+                )
+                .await?
+        } else {
+            Vec::new()
+        };
+        let ops: Vec<(i64, Line)> = rows
+            .into_iter()
+            .map(|r| {
+                let kind = OpType::parse(&r.kind).unwrap_or(OpType::ToolCall);
+                let text = render_line(
+                    kind,
+                    r.target.as_deref(),
+                    &r.summary,
+                    r.role.as_deref(),
+                    r.content.as_deref(),
+                );
+                let l = if req.encoding == req.stored && r.tokens > 0 {
+                    Line {
+                        text,
+                        cost: r.tokens as usize + 1,
+                    }
+                } else {
+                    line(req.encoding, text)
+                };
+                (r.seq, l)
+            })
+            .collect();
+        have += ops.iter().map(|(_, l)| l.cost).sum::<usize>();
+        out.push(SessionLines {
+            header,
+            total_ops: (s.operation_count.max(0) as usize).max(ops.len()),
+            ops,
+        });
+    }
+    Ok(out)
+}
+
+/// Assembles the context. `session_not_found` when `session_id` names no session of the
+/// project.
+pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
+    let enc = req.encoding;
+    let plan = budget::plan(req.budget, &req.allocation);
+    let sessions = scope(store, req).await?;
+    let ids: Vec<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
+
+    let files_q = statement(include_str!("../../cypher/recall_files.cypher"))
+        .param("project", req.project)
+        .param("sessions", param(&ids)?)
+        .param("limit", 500i64);
+    let (hist, files) = tokio::join!(
+        history(store, req, &sessions, plan.content),
+        store.fetch::<FileRow>(files_q),
+    );
+    let (hist, files) = (hist?, files?);
+    let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+
+    let dec_q = statement(include_str!("../../cypher/recall_decisions.cypher"))
+        .param("project", req.project)
+        .param("sessions", param(&ids)?)
+        .param("files", param(&paths)?)
+        .param("limit", 100i64);
+    let link_q = statement(include_str!("../../cypher/recall_beliefs_linked.cypher"))
+        .param("project", req.project)
+        .param("sessions", param(&ids)?)
+        .param("files", param(&paths)?);
+    let mem_q = statement(include_str!("../../cypher/recall_memories.cypher"))
+        .param("project", req.project)
+        .param("limit", 500i64);
+    let (decisions, links, beliefs, memories) = tokio::join!(
+        store.fetch::<DecisionRow>(dec_q),
+        store.fetch::<LinkRow>(link_q),
+        graph::beliefs::list(store, req.project, Some("active"), req.half_life_ms, 500),
+        store.fetch::<MemoryRow>(mem_q),
+    );
+    let (decisions, links, beliefs, memories) = (decisions?, links?, beliefs?, memories?);
+
+    // Words the long-term memory is matched against: the task and the sessions' tasks.
+    let mut words_from = req.task.unwrap_or("").to_string();
+    for s in &sessions {
+        if let Some(t) = &s.task {
+            words_from.push(' ');
+            words_from.push_str(t);
+        }
+    }
+    let words = terms(&words_from);
+    let in_scope: HashSet<&str> = ids.iter().copied().collect();
+
+    // Candidates, in selection order.
+    let file_lines: Vec<Line> = files
+        .iter()
+        .map(|f| {
+            let mode = f.mode.as_deref().unwrap_or("touched");
+            line(
+                enc,
+                format!("- {} ({mode}; sessions: {})", f.path, f.sessions.join(", ")),
+            )
+        })
+        .collect();
+    let decision_lines: Vec<Line> = decisions
+        .iter()
+        .map(|d| {
+            let mut t = format!("- {}: {}", clip(&d.subject, 200), clip(&d.choice, 300));
+            if let Some(r) = d.rationale.as_deref().filter(|r| !r.trim().is_empty()) {
+                t.push_str(&format!(" — {}", clip(r, 300)));
+            }
+            if d.superseded_by.is_some() {
+                t.push_str(" (superseded)");
+            }
+            line(enc, t)
+        })
+        .collect();
+    let linked: HashMap<&str, &Vec<String>> =
+        links.iter().map(|l| (l.id.as_str(), &l.links)).collect();
+    let mut ranked_beliefs: Vec<(f64, Line)> = beliefs
+        .iter()
+        .filter_map(|b| {
+            let relevance = match linked.get(b.id.as_str()) {
+                Some(l) if l.iter().any(|x| x == "session") => 1.0,
+                Some(_) => 0.6,
+                None => 0.5 * text_score(&b.content, &words),
+            };
+            (relevance > 0.0).then(|| {
+                (
+                    relevance * b.conviction,
+                    line(
+                        enc,
+                        format!("- ({:.2}) {}", b.conviction, clip(&b.content, 600)),
+                    ),
+                )
+            })
+        })
+        .collect();
+    ranked_beliefs.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut ranked_memories: Vec<(f64, Line)> = memories
+        .iter()
+        .filter_map(|m| {
+            let relevance = if m
+                .session_id
+                .as_deref()
+                .is_some_and(|s| in_scope.contains(s))
+            {
+                1.0
+            } else if paths.iter().any(|p| m.content.contains(p)) {
+                0.7
+            } else {
+                0.5 * text_score(&m.content, &words)
+            };
+            (relevance > 0.0).then(|| {
+                let text = format!("- ({}) {}", m.kind, m.content);
+                let l = if enc == req.stored && m.tokens > 0 {
+                    Line {
+                        text,
+                        cost: m.tokens as usize + 1,
+                    }
+                } else {
+                    line(enc, text)
+                };
+                (relevance * m.confidence.unwrap_or(0.5), l)
+            })
+        })
+        .collect();
+    ranked_memories.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let belief_lines: Vec<Line> = ranked_beliefs.into_iter().map(|(_, l)| l).collect();
+    let memory_lines: Vec<Line> = ranked_memories.into_iter().map(|(_, l)| l).collect();
+
+    // History flattened newest-first; a session's header is paid with its newest item.
+    let mut flat: Vec<(usize, Option<usize>, usize)> = Vec::new(); // (session, op index, cost)
+    for (si, s) in hist.iter().enumerate() {
+        if s.ops.is_empty() {
+            flat.push((si, None, s.header.cost));
+        }
+        for (oi, (_, l)) in s.ops.iter().enumerate() {
+            let extra = if oi == 0 { s.header.cost } else { 0 };
+            flat.push((si, Some(oi), l.cost + extra));
+        }
+    }
+
+    // Framing: a title and one heading per section that has candidates. Tiny budgets drop
+    // framing altogether so the content itself fits.
+    let title = match (req.session_id, req.task) {
+        (Some(sid), _) => format!("# Context for session {sid}"),
+        (None, Some(t)) => format!("# Context for task: {}", clip(t, 120)),
+        (None, None) => "# Context".to_string(),
+    };
+    let names = ["history", "files", "decisions", "beliefs", "memories"];
+    let headings = [
+        "## History",
+        "## Files",
+        "## Decisions",
+        "## Beliefs",
+        "## Memories",
+    ];
+    let counts = [
+        flat.len(),
+        file_lines.len(),
+        decision_lines.len(),
+        belief_lines.len(),
+        memory_lines.len(),
+    ];
+    let mut framing = tokens::count(enc, &title) + 1;
+    for (i, h) in headings.iter().enumerate() {
+        if counts[i] > 0 {
+            framing += tokens::count(enc, h) + 1;
+        }
+    }
+    let framed = framing <= plan.text / 2;
+    let content = if framed {
+        plan.content.min(plan.text.saturating_sub(framing))
+    } else {
+        plan.content.min(plan.text)
+    };
+
+    let sum = |ls: &[Line]| ls.iter().map(|l| l.cost).sum::<usize>();
+    let mut history_demand: usize = flat.iter().map(|f| f.2).sum();
+    if hist.iter().any(|s| s.ops.len() < s.total_ops) || hist.len() < sessions.len() {
+        history_demand = history_demand.max(content);
+    }
+    let a = &req.allocation;
+    let shares = budget::distribute(
+        content,
+        &[
+            a.history,
+            a.files,
+            a.metadata / 3.0,
+            a.metadata / 3.0,
+            a.metadata / 3.0,
+        ],
+        &[
+            history_demand,
+            sum(&file_lines),
+            sum(&decision_lines),
+            sum(&belief_lines),
+            sum(&memory_lines),
+        ],
+    );
+
+    let mut warnings = Vec::new();
+    // History: newest-first selection, at least the newest item.
+    let flat_costs: Vec<usize> = flat.iter().map(|f| f.2).collect();
+    let taken = budget::take_newest(&flat_costs, shares[0]);
+    let mut chosen: Vec<Vec<usize>> = vec![Vec::new(); hist.len()];
+    let mut shown_sessions: Vec<bool> = vec![false; hist.len()];
+    let mut cut_newest: Option<Line> = None;
+    for &(si, oi, _) in &flat[..taken] {
+        shown_sessions[si] = true;
+        if let Some(oi) = oi {
+            chosen[si].push(oi);
+        }
+    }
+    let mut history_tokens: usize = flat_costs[..taken].iter().sum();
+    if taken == 0 {
+        if let Some(&(si, oi, _)) = flat.first() {
+            let newest = match oi {
+                Some(oi) => &hist[si].ops[oi].1,
+                None => &hist[si].header,
+            };
+            let room = shares[0].max(2) - 1;
+            let text = tokens::truncate(enc, &newest.text, room);
+            if !text.is_empty() {
+                warnings.push("the newest history item was cut to fit the budget".to_string());
+                cut_newest = Some(line(enc, text));
+                history_tokens = cut_newest.as_ref().map_or(0, |l| l.cost);
+                shown_sessions[si] = true;
+            }
+        }
+    }
+
+    let take_files = budget::take_newest(
+        &file_lines.iter().map(|l| l.cost).collect::<Vec<_>>(),
+        shares[1],
+    );
+    let take_decisions = budget::take_newest(
+        &decision_lines.iter().map(|l| l.cost).collect::<Vec<_>>(),
+        shares[2],
+    );
+    let belief_idx = budget::take_ranked(
+        &belief_lines.iter().map(|l| l.cost).collect::<Vec<_>>(),
+        shares[3],
+    );
+    let memory_idx = budget::take_ranked(
+        &memory_lines.iter().map(|l| l.cost).collect::<Vec<_>>(),
+        shares[4],
+    );
+
+    // Presentation: oldest first for history, files and decisions; rank order for the rest.
+    let mut out: Vec<String> = Vec::new();
+    if framed {
+        out.push(title);
+    }
+    let mut history_block: Vec<String> = Vec::new();
+    if let Some(l) = &cut_newest {
+        history_block.push(l.text.clone());
+    } else {
+        for si in (0..hist.len()).rev() {
+            if !shown_sessions[si] {
+                continue;
+            }
+            history_block.push(hist[si].header.text.clone());
+            let mut ops: Vec<&(i64, Line)> =
+                chosen[si].iter().map(|&oi| &hist[si].ops[oi]).collect();
+            ops.sort_by_key(|(seq, _)| *seq);
+            history_block.extend(ops.into_iter().map(|(_, l)| l.text.clone()));
+        }
+    }
+    let files_block: Vec<String> = file_lines[..take_files]
+        .iter()
+        .rev()
+        .map(|l| l.text.clone())
+        .collect();
+    let decisions_block: Vec<String> = decision_lines[..take_decisions]
+        .iter()
+        .rev()
+        .map(|l| l.text.clone())
+        .collect();
+    let beliefs_block: Vec<String> = belief_idx
+        .iter()
+        .map(|&i| belief_lines[i].text.clone())
+        .collect();
+    let memories_block: Vec<String> = memory_idx
+        .iter()
+        .map(|&i| memory_lines[i].text.clone())
+        .collect();
+    let blocks = [
+        &history_block,
+        &files_block,
+        &decisions_block,
+        &beliefs_block,
+        &memories_block,
+    ];
+    for (i, block) in blocks.iter().enumerate() {
+        if block.is_empty() {
+            continue;
+        }
+        if framed {
+            out.push(headings[i].to_string());
+        }
+        out.extend(block.iter().cloned());
+    }
+
+    // Warnings for everything left out.
+    let shown_ops: usize = chosen.iter().map(Vec::len).sum::<usize>() + cut_newest.iter().count();
+    let excluded_sessions = sessions.len() - shown_sessions.iter().filter(|s| **s).count();
+    if excluded_sessions > 0 {
+        warnings.push(format!("{excluded_sessions} older sessions excluded"));
+    }
+    let ops_in_shown: usize = hist
+        .iter()
+        .zip(&shown_sessions)
+        .filter(|(_, shown)| **shown)
+        .map(|(s, _)| s.total_ops)
+        .sum();
+    if ops_in_shown > shown_ops {
+        warnings.push(format!(
+            "{} older operations excluded",
+            ops_in_shown - shown_ops
+        ));
+    }
+    let all_ops: usize = sessions
+        .iter()
+        .map(|s| s.operation_count.max(0) as usize)
+        .sum();
+    let omitted = [
+        all_ops.saturating_sub(shown_ops),
+        file_lines.len() - take_files,
+        decision_lines.len() - take_decisions,
+        belief_lines.len() - belief_idx.len(),
+        memory_lines.len() - memory_idx.len(),
+    ];
+    for (i, what) in [
+        (1, "files"),
+        (2, "decisions"),
+        (3, "beliefs"),
+        (4, "memories"),
+    ] {
+        if omitted[i] > 0 {
+            warnings.push(format!("{} {what} not listed", omitted[i]));
+        }
+    }
+
+    let items = [
+        shown_ops,
+        take_files,
+        take_decisions,
+        belief_idx.len(),
+        memory_idx.len(),
+    ];
+    let estimated = [
+        history_tokens,
+        sum(&file_lines[..take_files]),
+        sum(&decision_lines[..take_decisions]),
+        belief_idx.iter().map(|&i| belief_lines[i].cost).sum(),
+        memory_idx.iter().map(|&i| memory_lines[i].cost).sum(),
+    ];
+    let sections = (0..names.len())
+        .map(|i| Section {
+            name: names[i].to_string(),
+            share_tokens: shares[i] as u64,
+            tokens: estimated[i] as u64,
+            items: items[i] as u64,
+            omitted: omitted[i] as u64,
+        })
+        .collect();
+
+    let mut text = out.join("\n");
+    let mut used = tokens::count(enc, &text);
+    if used > req.budget {
+        // The estimate was short (a join tokenised longer than its parts): cut the text.
+        text = tokens::truncate(enc, &text, req.budget);
+        used = tokens::count(enc, &text);
+        warnings.push("the text was cut at the end to fit the budget".to_string());
+    }
+    tracing::debug!(
+        project = %req.project,
+        budget_tokens = req.budget,
+        tokens_used = used,
+        sessions = sessions.len(),
+        "context assembled"
+    );
+    Ok(Context {
+        text,
+        tokens_used: used as u64,
+        budget_tokens: req.budget as u64,
+        encoding: encoding_name(enc).to_string(),
+        sessions: ids.iter().map(|s| s.to_string()).collect(),
+        sections,
+        warnings,
+    })
+}
+
+/// The wire name of an encoding.
+pub fn encoding_name(e: Encoding) -> &'static str {
+    match e {
+        Encoding::O200kBase => "o200k_base",
+        Encoding::Cl100kBase => "cl100k_base",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terms_are_lucene_safe_content_words() {
+        assert_eq!(
+            terms("Fix the parser: (AND) parser* with \"quotes\" — déjà"),
+            vec!["fix", "parser", "quotes", "déjà"]
+        );
+        assert!(text_score("the Parser broke", &terms("parser")) > 0.99);
+        assert_eq!(text_score("x", &[]), 0.0);
+    }
+}

@@ -1,0 +1,718 @@
+//! The read path against the real Neo4j: reconstruction (filters, cuts, unfinished work,
+//! narrative), the sliding window, and token-budgeted context (newest-first selection with
+//! chronological presentation, at least one item, file dedup, exclusion warnings, long-term
+//! memory) with a property test of the budget guarantee over random graphs and budgets.
+
+use cairn::config::Encoding;
+use cairn::domain::tokens;
+use proptest::{
+    prelude::*,
+    strategy::ValueTree,
+    test_runner::{Config, TestRunner},
+};
+use serde_json::{json, Value};
+
+use crate::helpers::{spawn_app, store, TestApp};
+
+async fn start(app: &TestApp, task: &str, continues: Option<&str>) -> String {
+    let (s, b) = app
+        .post(
+            "/v1/sessions",
+            &json!({"project": app.project, "agent": "test", "task": task, "continues": continues}),
+        )
+        .await;
+    assert_eq!(s, 201, "{b}");
+    b["session_id"].as_str().unwrap().to_string()
+}
+
+async fn close(app: &TestApp, sid: &str, summary: &str, next: Value) {
+    let (s, b) = app
+        .post(
+            &format!("/v1/sessions/{sid}/close"),
+            &json!({"summary": summary, "next_steps": next}),
+        )
+        .await;
+    assert_eq!(s, 201, "{b}");
+}
+
+async fn context(app: &TestApp, body: Value) -> Value {
+    let (s, b) = app.post("/v1/context", &body).await;
+    assert_eq!(s, 200, "{b}");
+    check_guarantee(&b);
+    b
+}
+
+/// `tokens_used` is the token count of `text` in the encoding, and within the budget.
+fn check_guarantee(b: &Value) {
+    let enc = match b["encoding"].as_str().unwrap() {
+        "cl100k_base" => Encoding::Cl100kBase,
+        _ => Encoding::O200kBase,
+    };
+    let text = b["text"].as_str().unwrap();
+    let used = b["tokens_used"].as_u64().unwrap();
+    assert_eq!(used as usize, tokens::count(enc, text), "{b}");
+    assert!(used <= b["budget_tokens"].as_u64().unwrap(), "{b}");
+}
+
+fn texts(ops: &Value) -> Vec<String> {
+    ops.as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["type"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn reconstruction_filters_cuts_and_narrates() {
+    let app = spawn_app().await;
+    let sid = app.session().await;
+    let (_, belief) = app
+        .post(
+            "/v1/beliefs",
+            &json!({"project": app.project, "content": "the parser is fragile"}),
+        )
+        .await;
+    let bid = belief["id"].as_str().unwrap();
+    app.ops_sync(
+        &sid,
+        json!([
+            {"type": "read", "target": "src/parser.rs", "summary": "read the parser", "files_read": ["src/parser.rs"]},
+            {"type": "search", "summary": "searched for tokenize", "target": "tokenize"},
+            {"type": "tool_call", "tool": "Bash", "summary": "ran the tests: 3 failed", "status": "failed",
+             "informs_belief": bid},
+            {"type": "write", "summary": "fixed the tokenizer", "files_modified": ["src/parser.rs"],
+             "informs_belief": bid, "effect": "contradicts"},
+            {"type": "read", "summary": "read the lexer", "files_read": ["src/lexer.rs"]},
+            {"type": "todo", "todos": [{"content": "fix tokenizer", "status": "completed"},
+                                        {"content": "add fuzz tests", "status": "pending"}]},
+        ]),
+    )
+    .await;
+    let (s, d) = app
+        .post(
+            "/v1/decisions",
+            &json!({"project": app.project, "session_id": sid, "subject": "lexer strategy",
+                    "choice": "hand-written", "rationale": "clearer errors",
+                    "affects_beliefs": [bid]}),
+        )
+        .await;
+    assert_eq!(s, 201, "{d}");
+    close(&app, &sid, "parser fixed", json!(["profile the lexer"])).await;
+
+    let (s, r) = app.get(&format!("/v1/sessions/{sid}/reconstruction")).await;
+    assert_eq!(s, 200, "{r}");
+    assert_eq!(r["narrative_source"], "graph");
+    assert_eq!(r["operations_total"], 7);
+    assert_eq!(
+        texts(&r["operations"]),
+        vec![
+            "read",
+            "search",
+            "tool_call",
+            "write",
+            "read",
+            "todo",
+            "decision"
+        ]
+    );
+    let seqs: Vec<i64> = r["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["seq"].as_i64().unwrap())
+        .collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
+    assert_eq!(r["decisions"][0]["choice"], "hand-written");
+    let narrative = r["narrative"].as_str().unwrap();
+    for part in [
+        "src/parser.rs",
+        "src/lexer.rs",
+        "lexer strategy → hand-written",
+        "It wrote 1 file(s): src/parser.rs",
+        "Left open: add fuzz tests; profile the lexer",
+        "1 operation(s) failed",
+    ] {
+        assert!(narrative.contains(part), "missing {part:?} in {narrative}");
+    }
+    assert_eq!(
+        r["unfinished"],
+        json!([
+            {"content": "add fuzz tests", "source": "todo", "status": "pending"},
+            {"content": "profile the lexer", "source": "next_step"}
+        ])
+    );
+    let b = &r["beliefs_affected"][0];
+    assert_eq!(b["id"], bid);
+    assert_eq!(
+        b["reinforced"], 2,
+        "the tool call and the decision support it"
+    );
+    assert_eq!(b["weakened"], 1);
+
+    // Filters.
+    let (_, r) = app
+        .get(&format!(
+            "/v1/sessions/{sid}/reconstruction?include_reads=false&include_decisions=false"
+        ))
+        .await;
+    assert_eq!(
+        texts(&r["operations"]),
+        vec!["search", "tool_call", "write", "todo"]
+    );
+    assert_eq!(r["decisions"], json!([]));
+    let (_, r) = app
+        .get(&format!(
+            "/v1/sessions/{sid}/reconstruction?include_writes=false"
+        ))
+        .await;
+    assert!(!texts(&r["operations"]).contains(&"write".to_string()));
+
+    // The cut keeps the most important, presented in seq order.
+    let (_, r) = app
+        .get(&format!(
+            "/v1/sessions/{sid}/reconstruction?max_operations=3"
+        ))
+        .await;
+    assert_eq!(
+        texts(&r["operations"]),
+        vec!["tool_call", "write", "decision"]
+    );
+    assert_eq!(r["operations_omitted"], 4);
+
+    // A stored LLM summary replaces the built narrative.
+    store()
+        .run(
+            neo4rs::query(
+                "MATCH (s:Session {id: $id}) SET s.llm_summary = 'LLM: fixed the parser.'",
+            )
+            .param("id", sid.as_str()),
+        )
+        .await
+        .unwrap();
+    let (_, r) = app.get(&format!("/v1/sessions/{sid}/reconstruction")).await;
+    assert_eq!(r["narrative"], "LLM: fixed the parser.");
+    assert_eq!(r["narrative_source"], "llm");
+
+    // Bad input and scoping.
+    let (s, e) = app
+        .get(&format!(
+            "/v1/sessions/{sid}/reconstruction?max_operations=-1"
+        ))
+        .await;
+    assert_eq!(s, 400);
+    assert_eq!(e["error"]["field"], "max_operations");
+    let (s, e) = app.get("/v1/sessions/nope/reconstruction").await;
+    assert_eq!(s, 404);
+    assert_eq!(e["error"]["code"], "session_not_found");
+    let other = app.client_for("test-other-recall", "read").await;
+    let r = other
+        .get(app.url(&format!("/v1/sessions/{sid}/reconstruction")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        r.status().as_u16(),
+        404,
+        "another project's session is not found"
+    );
+}
+
+#[tokio::test]
+async fn unfinished_uses_only_the_last_todo_list_and_next_steps() {
+    let app = spawn_app().await;
+    let sid = app.session().await;
+    app.ops_sync(
+        &sid,
+        json!([
+            {"type": "todo", "todos": [{"content": "old item", "status": "pending"}]},
+            {"type": "todo", "todos": [{"content": "a", "status": "completed"},
+                                        {"content": "b", "status": "in_progress"}]},
+        ]),
+    )
+    .await;
+    let got = cairn::recall::reconstruction::unfinished(&store(), &app.project, &sid)
+        .await
+        .unwrap();
+    let contents: Vec<&str> = got.iter().map(|u| u.content.as_str()).collect();
+    assert_eq!(contents, vec!["b"], "the earlier list is superseded");
+    close(&app, &sid, "done", json!(["B", "deploy"])).await;
+    let got = cairn::recall::reconstruction::unfinished(&store(), &app.project, &sid)
+        .await
+        .unwrap();
+    let contents: Vec<&str> = got.iter().map(|u| u.content.as_str()).collect();
+    assert_eq!(
+        contents,
+        vec!["b", "deploy"],
+        "a next step already a todo is not repeated"
+    );
+    // Another project sees nothing.
+    let none = cairn::recall::reconstruction::unfinished(&store(), "test-elsewhere", &sid)
+        .await
+        .unwrap();
+    assert!(none.is_empty());
+}
+
+#[tokio::test]
+async fn window_keeps_the_newest_turns_that_fit_oldest_first() {
+    let app = spawn_app().await;
+    let sid = app.session().await;
+    let mut ops = Vec::new();
+    for i in 0..10 {
+        let role = if i % 2 == 0 { "user" } else { "assistant" };
+        ops.push(json!({"type": "message", "role": role, "content": format!("turn number {i} about the parser")}));
+        ops.push(json!({"type": "read", "summary": format!("read file {i}")}));
+    }
+    app.ops_sync(&sid, json!(ops)).await;
+    let line_tokens = tokens::count(Encoding::O200kBase, "User: turn number 9 about the parser");
+
+    let (s, w) = app
+        .get(&format!(
+            "/v1/sessions/{sid}/window?token_limit={}",
+            3 * line_tokens + 3
+        ))
+        .await;
+    assert_eq!(s, 200, "{w}");
+    let turns = w["turns"].as_array().unwrap();
+    assert_eq!(turns.len(), 3, "{w}");
+    assert_eq!(
+        turns[0]["text"],
+        "Assistant: turn number 7 about the parser"
+    );
+    assert_eq!(turns[1]["text"], "User: turn number 8 about the parser");
+    assert_eq!(
+        turns[2]["text"],
+        "Assistant: turn number 9 about the parser"
+    );
+    assert_eq!(w["omitted"], 7);
+    let text = w["text"].as_str().unwrap();
+    assert!(text.starts_with("Assistant: turn number 7"));
+    assert_eq!(
+        w["tokens_used"].as_u64().unwrap() as usize,
+        tokens::count(Encoding::O200kBase, text)
+    );
+    assert!(w["tokens_used"].as_u64().unwrap() <= w["token_limit"].as_u64().unwrap());
+
+    // At least one turn, cut to fit.
+    let (_, w) = app
+        .get(&format!("/v1/sessions/{sid}/window?token_limit=3"))
+        .await;
+    let turns = w["turns"].as_array().unwrap();
+    assert_eq!(turns.len(), 1);
+    assert_eq!(turns[0]["seq"], 19);
+    assert_eq!(turns[0]["truncated"], true);
+    assert!(w["tokens_used"].as_u64().unwrap() <= 3);
+
+    let (s, e) = app
+        .get(&format!("/v1/sessions/{sid}/window?token_limit=0"))
+        .await;
+    assert_eq!(s, 400);
+    assert_eq!(e["error"]["field"], "token_limit");
+}
+
+/// Three sessions in a chain, each with files and operations, for the context tests.
+async fn chain(app: &TestApp) -> (String, String, String) {
+    let a = start(app, "set up the parser", None).await;
+    app.ops_sync(
+        &a,
+        json!([
+            {"type": "read", "summary": "alpha read the grammar", "files_read": ["grammar.md"]},
+            {"type": "write", "summary": "alpha wrote the parser", "files_modified": ["src/parser.rs"]},
+        ]),
+    )
+    .await;
+    close(app, &a, "parser set up", json!([])).await;
+    let b = start(app, "extend the parser", Some(&a)).await;
+    app.ops_sync(
+        &b,
+        json!([
+            {"type": "read", "summary": "beta read the parser", "files_read": ["src/parser.rs"]},
+            {"type": "write", "summary": "beta wrote the lexer", "files_modified": ["src/lexer.rs"]},
+        ]),
+    )
+    .await;
+    let c = start(app, "finish the parser", Some(&b)).await;
+    let mut ops = Vec::new();
+    for i in 0..30 {
+        ops.push(json!({"type": "tool_call", "tool": "Bash", "summary": format!("gamma step {i:02} ran cargo test in the workspace")}));
+    }
+    ops.push(json!({"type": "write", "summary": "gamma wrote the parser again", "files_modified": ["src/parser.rs"]}));
+    app.ops_sync(&c, json!(ops)).await;
+    (a, b, c)
+}
+
+#[tokio::test]
+async fn context_selects_newest_first_and_presents_chronologically() {
+    let app = spawn_app().await;
+    let (a, b, c) = chain(&app).await;
+
+    // A roomy budget: all three sessions, oldest first, each session's ops in seq order.
+    let r = context(
+        &app,
+        json!({"project": app.project, "session_id": c, "budget_tokens": 8000}),
+    )
+    .await;
+    let text = r["text"].as_str().unwrap();
+    assert_eq!(r["sessions"], json!([c, b, a]), "newest first");
+    let pa = text.find("alpha read the grammar").unwrap();
+    let pb = text.find("beta wrote the lexer").unwrap();
+    let pc0 = text.find("gamma step 00").unwrap();
+    let pc1 = text.find("gamma wrote the parser again").unwrap();
+    assert!(pa < pb && pb < pc0 && pc0 < pc1, "{text}");
+    // Files listed once, the newest reference winning, with every session that touched it.
+    assert_eq!(text.matches("- src/parser.rs").count(), 1, "{text}");
+    let parser_line = text
+        .lines()
+        .find(|l| l.starts_with("- src/parser.rs"))
+        .unwrap();
+    assert!(parser_line.contains("(write;"), "{parser_line}");
+    for s in [&a, &b, &c] {
+        assert!(parser_line.contains(s.as_str()), "{parser_line}");
+    }
+    assert!(r["warnings"].as_array().unwrap().is_empty(), "{r}");
+
+    // A tight budget: the newest operations only, still in chronological order, and a
+    // warning for what was left out.
+    let r = context(
+        &app,
+        json!({"project": app.project, "session_id": c, "budget_tokens": 300}),
+    )
+    .await;
+    let text = r["text"].as_str().unwrap();
+    assert!(text.contains("gamma wrote the parser again"), "{text}");
+    assert!(!text.contains("alpha read"), "{text}");
+    assert!(!text.contains("gamma step 00"), "{text}");
+    let steps: Vec<usize> = (0..30)
+        .filter_map(|i| text.find(&format!("gamma step {i:02}")))
+        .collect();
+    assert!(!steps.is_empty(), "{text}");
+    assert!(
+        steps.windows(2).all(|w| w[0] < w[1]),
+        "chronological: {text}"
+    );
+    let warnings: Vec<&str> = r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert!(
+        warnings.contains(&"2 older sessions excluded"),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.ends_with("older operations excluded")),
+        "{warnings:?}"
+    );
+
+    // The smallest budget still carries the newest item, cut to fit.
+    let r = context(
+        &app,
+        json!({"project": app.project, "session_id": c, "budget_tokens": 16}),
+    )
+    .await;
+    assert!(r["text"].as_str().unwrap().contains("gamma"), "{r}");
+    assert!(r["tokens_used"].as_u64().unwrap() <= 16);
+
+    // Files not listed are counted.
+    let r = context(
+        &app,
+        json!({"project": app.project, "session_id": c, "budget_tokens": 400,
+               "allocation": {"files": 0.0001, "history": 1.0, "metadata": 0.0}}),
+    )
+    .await;
+    let warnings = r["warnings"].to_string();
+    assert!(warnings.contains("files not listed"), "{r}");
+
+    // The other encoding is counted in that encoding.
+    let r = context(
+        &app,
+        json!({"project": app.project, "session_id": c, "budget_tokens": 500, "encoding": "cl100k_base"}),
+    )
+    .await;
+    assert_eq!(r["encoding"], "cl100k_base");
+}
+
+#[tokio::test]
+async fn context_for_a_task_finds_related_sessions_and_long_term_memory() {
+    let app = spawn_app().await;
+    let (a, _b, c) = chain(&app).await;
+    let unrelated = start(&app, "write the release notes", None).await;
+    app.ops_sync(
+        &unrelated,
+        json!([{"type": "write", "summary": "drafted notes", "files_modified": ["NOTES.md"]}]),
+    )
+    .await;
+    // Long-term memory: a memory of a session in scope, one naming a file, one unrelated.
+    for (content, conf, sid) in [
+        (
+            "the parser must stay allocation-free",
+            0.9,
+            Some(a.as_str()),
+        ),
+        (
+            "src/lexer.rs is generated; edit grammar.md instead",
+            0.6,
+            None,
+        ),
+        ("the office coffee machine is broken", 0.99, None),
+    ] {
+        let (s, m) = app
+            .post(
+                "/v1/memories",
+                &json!({"project": app.project, "kind": "lesson", "content": content,
+                        "confidence": conf, "session_id": sid}),
+            )
+            .await;
+        assert_eq!(s, 201, "{m}");
+    }
+    let (_, belief) = app
+        .post(
+            "/v1/beliefs",
+            &json!({"project": app.project, "content": "parser changes need fuzzing"}),
+        )
+        .await;
+    let (_, other_belief) = app
+        .post(
+            "/v1/beliefs",
+            &json!({"project": app.project, "content": "mondays are slow"}),
+        )
+        .await;
+    assert!(other_belief["id"].is_string());
+    app.ops_sync(
+        &c,
+        json!([{"type": "tool_call", "summary": "fuzzed", "informs_belief": belief["id"]}]),
+    )
+    .await;
+    let (s, _) = app
+        .post(
+            "/v1/decisions",
+            &json!({"project": app.project, "session_id": c, "subject": "parser style",
+                    "choice": "recursive descent", "rationale": "readable", "files": ["src/parser.rs"]}),
+        )
+        .await;
+    assert_eq!(s, 201);
+
+    let r = context(
+        &app,
+        json!({"project": app.project, "task": "extend the parser grammar", "budget_tokens": 4000}),
+    )
+    .await;
+    let text = r["text"].as_str().unwrap();
+    let sessions = r["sessions"].to_string();
+    assert!(
+        !sessions.contains(&unrelated),
+        "text match excludes it: {r}"
+    );
+    assert!(text.contains("## Memories"), "{text}");
+    assert!(text.contains("allocation-free"), "{text}");
+    assert!(text.contains("edit grammar.md instead"), "{text}");
+    assert!(
+        !text.contains("coffee"),
+        "irrelevant memory left out: {text}"
+    );
+    assert!(
+        text.find("allocation-free").unwrap() < text.find("edit grammar.md").unwrap(),
+        "relevance × confidence orders memories"
+    );
+    assert!(text.contains("parser changes need fuzzing"), "{text}");
+    assert!(!text.contains("mondays"), "{text}");
+    assert!(
+        text.contains("- parser style: recursive descent — readable"),
+        "{text}"
+    );
+
+    // No text match: the project's most recent sessions.
+    let r = context(
+        &app,
+        json!({"project": app.project, "task": "zzzz qqqq", "budget_tokens": 2000}),
+    )
+    .await;
+    assert_eq!(
+        r["sessions"][0],
+        c.as_str(),
+        "the most recently active first: {r}"
+    );
+    assert!(r["sessions"].to_string().contains(&unrelated), "{r}");
+}
+
+#[tokio::test]
+async fn context_rejects_bad_input_with_the_field() {
+    let app = spawn_app().await;
+    let sid = app.session().await;
+    let p = &app.project;
+    for (body, field, code) in [
+        (
+            json!({"project": p, "session_id": sid, "budget_tokens": 15}),
+            "budget_tokens",
+            "invalid_budget",
+        ),
+        (
+            json!({"project": p, "session_id": sid, "budget_tokens": 2_000_000}),
+            "budget_tokens",
+            "invalid_budget",
+        ),
+        (
+            json!({"project": p, "budget_tokens": 100}),
+            "session_id",
+            "missing_field",
+        ),
+        (
+            json!({"project": p, "session_id": sid, "budget_tokens": 100, "encoding": "p50k"}),
+            "encoding",
+            "invalid_encoding",
+        ),
+        (
+            json!({"project": p, "session_id": sid, "budget_tokens": 100, "allocation": {"content": 0.9}}),
+            "allocation.content",
+            "invalid_allocation",
+        ),
+        (
+            json!({"project": p, "task": "x".repeat(5000), "budget_tokens": 100}),
+            "task",
+            "field_too_large",
+        ),
+    ] {
+        let (s, e) = app.post("/v1/context", &body).await;
+        assert_eq!(s, 400, "{e}");
+        assert_eq!(e["error"]["field"], field, "{e}");
+        assert_eq!(e["error"]["code"], code, "{e}");
+    }
+    let (s, e) = app
+        .post(
+            "/v1/context",
+            &json!({"project": p, "session_id": "missing", "budget_tokens": 100}),
+        )
+        .await;
+    assert_eq!(s, 404, "{e}");
+    let (s, _) = app
+        .post(
+            "/v1/context",
+            &json!({"project": "test-someone-else", "task": "x", "budget_tokens": 100}),
+        )
+        .await;
+    assert_eq!(s, 403);
+}
+
+/// A random project: sessions (some continuing others), operations of every kind with
+/// unicode and long text, files, decisions, memories.
+#[derive(Debug, Clone)]
+struct Graph {
+    sessions: Vec<(bool, Vec<(u8, String, Vec<String>)>)>,
+    memories: Vec<String>,
+}
+
+fn graph_strategy() -> impl Strategy<Value = Graph> {
+    let text = prop_oneof![
+        "[a-z][a-z ]{0,40}",
+        "[a-zA-Z][a-zA-Z0-9 .,;:()\\[\\]{}\n]{0,200}",
+        "[a-z]\\PC{0,80}",
+        Just("🙂🙂🙂 déjà vu 東京 — ".repeat(20)),
+    ];
+    let op = (
+        0u8..6,
+        text.clone(),
+        proptest::collection::vec("[a-c]/[a-d]\\.rs", 0..3),
+    );
+    let session = (any::<bool>(), proptest::collection::vec(op, 0..25));
+    (
+        proptest::collection::vec(session, 1..5),
+        proptest::collection::vec(text, 0..4),
+    )
+        .prop_map(|(sessions, memories)| Graph { sessions, memories })
+}
+
+async fn seed(app: &TestApp, g: &Graph) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    for (continues, ops) in &g.sessions {
+        let prev = if *continues {
+            ids.last().cloned()
+        } else {
+            None
+        };
+        let sid = start(app, "random work on the parser", prev.as_deref()).await;
+        let kinds = [
+            "read",
+            "write",
+            "tool_call",
+            "search",
+            "message",
+            "decision",
+        ];
+        let ops: Vec<Value> = ops
+            .iter()
+            .map(|(k, text, files)| {
+                let kind = kinds[*k as usize];
+                match kind {
+                    "message" => json!({"type": "message", "role": if text.len() % 2 == 0 {"user"} else {"assistant"}, "content": text}),
+                    "write" => json!({"type": kind, "summary": text, "files_modified": files}),
+                    _ => json!({"type": kind, "summary": text, "target": files.first(), "files_read": files}),
+                }
+            })
+            .collect();
+        if !ops.is_empty() {
+            app.ops_sync(&sid, json!(ops)).await;
+        }
+        ids.push(sid);
+    }
+    for m in &g.memories {
+        let (s, b) = app
+            .post(
+                "/v1/memories",
+                &json!({"project": app.project, "kind": "fact", "content": m, "session_id": ids[0]}),
+            )
+            .await;
+        assert_eq!(s, 201, "{b}");
+    }
+    ids
+}
+
+#[tokio::test]
+async fn context_never_overflows_over_random_graphs_and_budgets() {
+    let mut runner = TestRunner::new(Config {
+        rng_algorithm: proptest::test_runner::RngAlgorithm::ChaCha,
+        ..Config::default()
+    });
+    let budgets = (
+        prop_oneof![16usize..64, 16usize..600, 16usize..20_000],
+        any::<bool>(),
+        0.05f64..0.9,
+        0.0f64..1.0,
+    );
+    for _graph in 0..4 {
+        let g = graph_strategy()
+            .new_tree(&mut runner)
+            .expect("graph")
+            .current();
+        let app = spawn_app().await;
+        let ids = seed(&app, &g).await;
+        for _ in 0..25 {
+            let (budget, cl100k, content, files) =
+                budgets.new_tree(&mut runner).expect("budget").current();
+            let session = ids[budget % ids.len()].clone();
+            let body = json!({
+                "project": app.project,
+                "session_id": if budget % 3 == 0 { Value::Null } else { json!(session) },
+                "task": "parser work",
+                "budget_tokens": budget,
+                "encoding": if cl100k { "cl100k_base" } else { "o200k_base" },
+                "allocation": {"content": content, "response": 0.0, "overhead": 1.0 - content, "files": files},
+            });
+            let (s, r) = app.post("/v1/context", &body).await;
+            assert_eq!(s, 200, "{r} for {body} over {g:?}");
+            check_guarantee(&r);
+            let has_history = g.sessions.iter().any(|(_, ops)| !ops.is_empty());
+            if has_history && body["session_id"].is_string() {
+                let sid = body["session_id"].as_str().unwrap();
+                let idx = ids.iter().position(|i| i == sid).unwrap();
+                if !g.sessions[idx].1.is_empty() {
+                    assert!(
+                        !r["text"].as_str().unwrap().is_empty(),
+                        "at least the newest item: {r} for {body}"
+                    );
+                }
+            }
+        }
+    }
+}
