@@ -26,6 +26,9 @@ pub struct BenchArgs {
 pub enum BenchCommand {
     /// Seed a graph and measure reconstruction, context and window latency over HTTP.
     Recall(Box<RecallBench>),
+    /// Labelled synthetic histories: recall@5 and MRR of fulltext-only and hybrid search
+    /// (with a local embedding stub over HTTP), and search latency.
+    Search(Box<super::bench_search::SearchBench>),
 }
 
 #[derive(Args, Debug)]
@@ -58,6 +61,7 @@ pub struct RecallBench {
 pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
     match args.what {
         BenchCommand::Recall(b) => recall(*b).await.map(|_| 0),
+        BenchCommand::Search(b) => super::bench_search::run(*b).await.map(|_| 0),
     }
 }
 

@@ -1,6 +1,7 @@
 //! The `cairn` command line: one subcommand per file, each with `run`.
 
 pub mod bench;
+pub mod bench_search;
 pub mod ci;
 pub mod client;
 pub mod context;

@@ -217,13 +217,6 @@ pub async fn embed_pending(
         id: &'a str,
         project: &'a str,
     }
-    #[derive(Serialize)]
-    struct Stored<'a> {
-        id: &'a str,
-        project: &'a str,
-        hash: &'a str,
-        vector: Vec<f32>,
-    }
     let pending: Vec<Pending> = store
         .fetch(
             statement(include_str!("../../cypher/search_embed_pending.cypher"))
@@ -247,14 +240,7 @@ pub async fn embed_pending(
                     vector,
                 })
                 .collect();
-            store
-                .run(
-                    statement(include_str!("../../cypher/search_store_embeddings.cypher"))
-                        .param("rows", param(&rows)?)
-                        .param("now", now_ms()),
-                )
-                .await?;
-            metrics::counter!("cairn_embeddings_stored_total").increment(rows.len() as u64);
+            store_embeddings(store, &rows).await?;
             Ok(Embedded {
                 stored: rows.len(),
                 failed: 0,
@@ -284,6 +270,28 @@ pub async fn embed_pending(
             })
         }
     }
+}
+
+/// An embedding for the document with `hash` of a session.
+#[derive(Serialize)]
+pub struct Stored<'a> {
+    pub id: &'a str,
+    pub project: &'a str,
+    pub hash: &'a str,
+    pub vector: Vec<f32>,
+}
+
+/// Stores embeddings (skipping sessions whose document changed meanwhile).
+pub async fn store_embeddings(store: &Store, rows: &[Stored<'_>]) -> StoreResult<()> {
+    store
+        .run(
+            statement(include_str!("../../cypher/search_store_embeddings.cypher"))
+                .param("rows", param(rows)?)
+                .param("now", now_ms()),
+        )
+        .await?;
+    metrics::counter!("cairn_embeddings_stored_total").increment(rows.len() as u64);
+    Ok(())
 }
 
 /// What one indexer pass did.
