@@ -49,3 +49,11 @@ OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, `vector.similarity_func
 CREATE INDEX pattern_evidence_key IF NOT EXISTS FOR (n:Pattern) ON (n.project, n.evidence_key);
 CREATE INDEX belief_content_key IF NOT EXISTS FOR (n:Belief) ON (n.project, n.content_key);
 CREATE INDEX extraction_run_started IF NOT EXISTS FOR (n:ExtractionRun) ON (n.project, n.started_at);
+// Search and handover: the per-session search document (BM25, English stemming; the
+// project is indexed too so a query is narrowed to one project inside Lucene), and the
+// background indexer's work queues.
+CREATE FULLTEXT INDEX session_search IF NOT EXISTS
+FOR (n:Session) ON EACH [n.search_doc, n.project]
+OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}};
+CREATE INDEX session_search_dirty IF NOT EXISTS FOR (n:Session) ON (n.search_dirty);
+CREATE INDEX session_embed_pending IF NOT EXISTS FOR (n:Session) ON (n.embed_pending);

@@ -7,7 +7,8 @@ MERGE (p:Project {id: $project})
 MERGE (s:Session {id: $id})
   ON CREATE SET s.project = $project, s.agent = $agent, s.task = $task, s.cwd = $cwd,
                 s.status = 'active', s.started_at = $at, s.last_activity_at = $at,
-                s.last_seq = 0, s.op_count = 0, s.tokens = 0
+                s.last_seq = 0, s.op_count = 0, s.tokens = 0,
+                s.search_dirty = true, s.search_rev = 1
 MERGE (s)-[:IN]->(p)
 WITH s
 OPTIONAL MATCH (prev:Session {id: $continues, project: $project})

@@ -1,5 +1,5 @@
 //! The running service: [`Application::build`] binds the port and wires the store, the capture
-//! path and the routes; [`Application::run_until_stopped`] serves until SIGINT/SIGTERM (or
+//! path, the embeddings client and the routes; [`Application::run_until_stopped`] serves until SIGINT/SIGTERM (or
 //! [`Application::stopper`]), then lets the writer drain the spool before returning.
 
 use std::{sync::Arc, time::Duration};
@@ -19,6 +19,8 @@ pub struct AppState {
     pub store: Store,
     pub capture: Capture,
     pub auth: Arc<Authenticator>,
+    /// The embeddings endpoint, when configured; search is fulltext-only without it.
+    pub embedder: Option<Arc<crate::embed::Embedder>>,
 }
 
 pub struct Application {
@@ -67,6 +69,9 @@ impl Application {
             .first()
             .and_then(|a| a.as_socket_addr().map(|s| s.port()))
             .context("the listener has no socket address")?;
+        let embedder =
+            crate::embed::Embedder::from_settings(&settings.embed, settings.neo4j.embed_dimensions)
+                .map(Arc::new);
         crate::telemetry::metrics_handle();
         let (stop_tx, _) = watch::channel(false);
         Ok(Self {
@@ -77,6 +82,7 @@ impl Application {
                 store,
                 capture,
                 auth,
+                embedder,
             }),
             writer,
             stop_tx,
@@ -127,6 +133,12 @@ impl Application {
         let writer_task = tokio::spawn(writer.run(stop_tx.subscribe()));
         let schema_task = tokio::spawn(ensure_schema(state.clone(), stop_tx.subscribe()));
         let sweep_task = tokio::spawn(abandon_sweep(state.clone(), stop_tx.subscribe()));
+        let index_task = tokio::spawn(crate::recall::index::run(
+            state.store.clone(),
+            state.embedder.clone(),
+            Duration::from_millis(settings.search.index_every_ms.max(10)),
+            stop_tx.subscribe(),
+        ));
 
         let mut stop_rx = stop_tx.subscribe();
         let server = poem::Server::new_with_acceptor(acceptor).run_with_graceful_shutdown(
@@ -144,6 +156,7 @@ impl Application {
         }
         schema_task.abort();
         sweep_task.abort();
+        index_task.abort();
         signals.abort();
         tracing::info!(
             spool.bytes = state.capture.spool().used_bytes(),

@@ -83,11 +83,120 @@ impl Neo4jSettings {
     }
 }
 
+/// The embeddings endpoint (OpenAI-compatible `/embeddings`). Without a base URL, search
+/// runs on fulltext alone.
+#[derive(Args, Clone, Debug, Default)]
+pub struct EmbedSettings {
+    /// Base URL of an OpenAI-compatible API (`https://api.openai.com/v1`, a local server…).
+    #[arg(
+        id = "embed_base_url",
+        long = "embed-base-url",
+        env = "CAIRN_EMBED_BASE_URL"
+    )]
+    pub base_url: Option<String>,
+    /// Embedding model name.
+    #[arg(
+        id = "embed_model",
+        long = "embed-model",
+        env = "CAIRN_EMBED_MODEL",
+        default_value = "text-embedding-3-small"
+    )]
+    pub model: String,
+    /// API key for the embeddings endpoint; `CAIRN_LLM_API_KEY` is used when this is empty.
+    #[arg(
+        id = "embed_api_key",
+        long = "embed-api-key",
+        env = "CAIRN_EMBED_API_KEY",
+        default_value = "",
+        hide_env_values = true,
+        hide_default_value = true
+    )]
+    pub api_key: Secret,
+    /// Deadline of one embeddings request.
+    #[arg(
+        id = "embed_timeout_ms",
+        long = "embed-timeout-ms",
+        env = "CAIRN_EMBED_TIMEOUT_MS",
+        default_value_t = 10_000
+    )]
+    pub timeout_ms: u64,
+    /// Attempts per embeddings request before the batch is left for a later retry.
+    #[arg(
+        id = "embed_attempts",
+        long = "embed-attempts",
+        env = "CAIRN_EMBED_ATTEMPTS",
+        default_value_t = 3
+    )]
+    pub attempts: u32,
+    /// Texts per embeddings request.
+    #[arg(
+        id = "embed_batch",
+        long = "embed-batch",
+        env = "CAIRN_EMBED_BATCH",
+        default_value_t = 32
+    )]
+    pub batch: usize,
+}
+
+/// Search documents and ranking.
+#[derive(Args, Clone, Debug)]
+pub struct SearchSettings {
+    /// How often the background indexer looks for changed sessions.
+    #[arg(
+        id = "search_index_every_ms",
+        long = "search-index-every-ms",
+        env = "CAIRN_SEARCH_INDEX_EVERY_MS",
+        default_value_t = 500
+    )]
+    pub index_every_ms: u64,
+    /// Weight of similarity in the re-ranking score.
+    #[arg(
+        id = "search_weight_similarity",
+        long = "search-weight-similarity",
+        env = "CAIRN_SEARCH_WEIGHT_SIMILARITY",
+        default_value_t = 0.6
+    )]
+    pub weight_similarity: f64,
+    /// Weight of recency (1/(1+days/30)) in the re-ranking score.
+    #[arg(
+        id = "search_weight_recency",
+        long = "search-weight-recency",
+        env = "CAIRN_SEARCH_WEIGHT_RECENCY",
+        default_value_t = 0.3
+    )]
+    pub weight_recency: f64,
+    /// Weight of importance (decisions and progress, capped at 1) in the re-ranking score.
+    #[arg(
+        id = "search_weight_importance",
+        long = "search-weight-importance",
+        env = "CAIRN_SEARCH_WEIGHT_IMPORTANCE",
+        default_value_t = 0.1
+    )]
+    pub weight_importance: f64,
+}
+
+impl Default for SearchSettings {
+    fn default() -> Self {
+        Self {
+            index_every_ms: 500,
+            weight_similarity: 0.6,
+            weight_recency: 0.3,
+            weight_importance: 0.1,
+        }
+    }
+}
+
 /// Everything `cairn serve` needs.
 #[derive(Args, Clone, Debug)]
 pub struct Settings {
     #[command(flatten)]
     pub neo4j: Neo4jSettings,
+
+    #[command(flatten)]
+    pub embed: EmbedSettings,
+
+    #[command(flatten)]
+    pub search: SearchSettings,
 
     /// Address to listen on; port 0 picks a free port.
     #[arg(long, env = "CAIRN_BIND", default_value = "127.0.0.1:8420")]

@@ -21,8 +21,9 @@
 //! - [`bench`] — `cairn bench …`: ingest (and more) against the real Neo4j with same-run baselines.
 //! - [`knowledge`] — the CI report: what is known about a set of files, as JSON and Markdown.
 //! - [`recall`] — the read path: session reconstruction (narrative, unfinished work),
-//!   token-budgeted context with long-term memory, the sliding window. Budget arithmetic is
-//!   pure, in `domain::budget`.
+//!   token-budgeted context with long-term memory, the sliding window, hybrid session search
+//!   (`search`; documents and embeddings kept by `index`), the wake-up `handover`. Budget
+//!   arithmetic is pure, in `domain::budget`.
 //! - [`graph`] — the Neo4j store, one file per aggregate; statements live in `cypher/`.
 //! - [`extract`] — the pattern-extraction job: candidate mining, session digest, versioned
 //!   prompts (`prompts/`), the LLM client, answer validation, applying results in one
@@ -30,6 +31,7 @@
 //! - [`claude`] — Claude Code: hook event shapes, the one event → capture mapping, secret
 //!   redaction, SessionStart context, transcript parsing, settings merging.
 //! - [`mcp`] — MCP at `/mcp` (rmcp, streamable HTTP): the agent-facing tools.
+//! - [`embed`] — the embeddings client (OpenAI-compatible `/embeddings`), batched, retried.
 
 pub mod api;
 pub mod app;
@@ -40,6 +42,7 @@ pub mod claude;
 pub mod cli;
 pub mod config;
 pub mod domain;
+pub mod embed;
 pub mod error;
 pub mod extract;
 pub mod graph;

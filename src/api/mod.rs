@@ -12,6 +12,7 @@ pub mod memories;
 pub mod metrics_mw;
 pub mod projects;
 pub mod recall;
+pub mod search;
 pub mod sessions;
 
 use std::sync::Arc;
@@ -43,6 +44,8 @@ pub enum ApiTags {
     Extraction,
     /// Agent hooks (Claude Code).
     Hooks,
+    /// Related sessions and the wake-up handover.
+    Search,
 }
 
 type Apis = (
@@ -56,6 +59,7 @@ type Apis = (
     recall::RecallApi,
     extraction::ExtractionApi,
     hooks::HooksApi,
+    search::SearchApi,
 );
 
 /// The OpenAPI service (also used to render the spec without a server).
@@ -71,7 +75,8 @@ pub fn service(state: Arc<AppState>) -> OpenApiService<Apis, ()> {
             knowledge::KnowledgeApi(state.clone()),
             recall::RecallApi(state.clone()),
             extraction::ExtractionApi(state.clone()),
-            hooks::HooksApi(state),
+            hooks::HooksApi(state.clone()),
+            search::SearchApi(state),
         ),
         "cairn",
         env!("CARGO_PKG_VERSION"),

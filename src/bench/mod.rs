@@ -3,6 +3,7 @@
 
 pub mod ingest;
 pub mod recall;
+pub mod search;
 
 use std::time::Duration;
 

@@ -292,7 +292,11 @@ async fn apply(tx: &mut graph::Tx, cmd: &Command) -> Result<(), StoreError> {
                 };
                 graph::operations::append(tx, &[group]).await?;
             }
-            graph::decisions::create(tx, d).await
+            graph::decisions::create(tx, d).await?;
+            match &d.session_id {
+                Some(sid) => graph::search::mark_dirty(tx, &d.project, sid).await,
+                None => Ok(()),
+            }
         }
         Command::Memory(m) => graph::memories::create(tx, m).await,
         Command::PurgeSession {

@@ -16,6 +16,9 @@ pub enum BenchCommand {
     Ingest(Box<bench::ingest::IngestArgs>),
     /// Seed a graph and measure reconstruction, context and window latency over HTTP.
     Recall(Box<bench::recall::RecallBench>),
+    /// Labelled synthetic histories: recall@5 and MRR of fulltext-only and hybrid search
+    /// (with a local embedding stub over HTTP), and search latency.
+    Search(Box<bench::search::SearchBench>),
 }
 
 pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
@@ -25,6 +28,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
             bench::ingest::print(&report);
         }
         BenchCommand::Recall(b) => bench::recall::run(*b).await?,
+        BenchCommand::Search(b) => bench::search::run(*b).await?,
     }
     Ok(0)
 }

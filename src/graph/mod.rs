@@ -11,6 +11,7 @@ pub mod memories;
 pub mod operations;
 pub mod purge;
 pub mod schema;
+pub mod search;
 pub mod sessions;
 
 use std::{future::Future, time::Duration, time::Instant};

@@ -1,11 +1,16 @@
 //! The read path: what cairn hands back. [`reconstruction`] rebuilds one session (narrative,
 //! operations, decisions, beliefs affected, what was left unfinished); [`context`] assembles
 //! token-budgeted context for a session or a task, long-term memory included; [`window`] is
-//! the sliding window of a session's recent turns. Budget arithmetic is pure and lives in
-//! [`crate::domain::budget`]. Reads only; nothing here writes to the graph or knows HTTP.
+//! the sliding window of a session's recent turns; [`search`] finds related sessions (hybrid
+//! BM25 + embeddings); [`handover`] is the wake-up briefing for a new session. Budget
+//! arithmetic is pure and lives in [`crate::domain::budget`]. Nothing here knows HTTP; the
+//! only writer is [`index`], which keeps derived search fields (documents, embeddings).
 
 pub mod context;
+pub mod handover;
+pub mod index;
 pub mod reconstruction;
+pub mod search;
 pub mod window;
 
 use serde::Deserialize;

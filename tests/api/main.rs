@@ -16,4 +16,5 @@ mod openapi;
 mod operations;
 mod purge;
 mod recall;
+mod search;
 mod sessions;

@@ -1,0 +1,9 @@
+// An embedding attempt failed: try again later, backing off exponentially up to an hour.
+UNWIND $rows AS row
+MATCH (s:Session {id: row.id, project: row.project})
+SET s.embed_attempts = coalesce(s.embed_attempts, 0) + 1
+SET s.embed_retry_at = $now + toInteger(
+      CASE WHEN s.embed_attempts > 10 THEN 3600000
+           ELSE $base_delay_ms * 2 ^ (s.embed_attempts - 1) END)
+SET s.embed_retry_at = CASE WHEN s.embed_retry_at > $now + 3600000
+                            THEN $now + 3600000 ELSE s.embed_retry_at END

@@ -1,0 +1,160 @@
+//! The embeddings client: batches of texts to an OpenAI-compatible `/embeddings` endpoint
+//! (async-openai), each request bounded by a deadline and retried with backoff. It knows
+//! nothing of sessions or Neo4j; the indexer and search call it.
+
+use std::time::Duration;
+
+use async_openai::{
+    config::OpenAIConfig,
+    types::embeddings::{CreateEmbeddingRequest, EmbeddingInput},
+    Client,
+};
+
+use crate::config::EmbedSettings;
+
+/// Characters of one text sent at most (far below any model's token limit).
+pub const MAX_TEXT_CHARS: usize = 8_000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    #[error("the embeddings endpoint did not answer within {0:?}")]
+    Timeout(Duration),
+    #[error("the embeddings endpoint failed: {0}")]
+    Api(String),
+    #[error("the embeddings endpoint answered {got} vectors of dimension {dim}; expected {want} of dimension {expected}")]
+    Shape {
+        got: usize,
+        want: usize,
+        dim: usize,
+        expected: usize,
+    },
+}
+
+/// An embeddings endpoint with its model and the dimension the vector index expects.
+#[derive(Clone)]
+pub struct Embedder {
+    client: Client<OpenAIConfig>,
+    model: String,
+    dimensions: usize,
+    timeout: Duration,
+    attempts: u32,
+    batch: usize,
+}
+
+impl std::fmt::Debug for Embedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Embedder")
+            .field("model", &self.model)
+            .field("dimensions", &self.dimensions)
+            .finish()
+    }
+}
+
+impl Embedder {
+    /// `None` when no base URL is configured: search then runs on fulltext alone.
+    pub fn from_settings(settings: &EmbedSettings, dimensions: u32) -> Option<Self> {
+        let base = settings.base_url.as_deref()?.trim();
+        if base.is_empty() {
+            return None;
+        }
+        // One key may serve both the LLM and the embeddings endpoint.
+        let key = if settings.api_key.0.is_empty() {
+            std::env::var("CAIRN_LLM_API_KEY").unwrap_or_default()
+        } else {
+            settings.api_key.0.clone()
+        };
+        let timeout = Duration::from_millis(settings.timeout_ms.max(1));
+        let http = reqwest::Client::builder()
+            .timeout(timeout)
+            .build()
+            .unwrap_or_default();
+        let config = OpenAIConfig::new()
+            .with_api_base(base.trim_end_matches('/'))
+            .with_api_key(key);
+        Some(Self {
+            client: Client::with_config(config).with_http_client(http),
+            model: settings.model.clone(),
+            dimensions: dimensions as usize,
+            timeout,
+            attempts: settings.attempts.max(1),
+            batch: settings.batch.clamp(1, 2048),
+        })
+    }
+
+    pub fn dimensions(&self) -> usize {
+        self.dimensions
+    }
+
+    /// Texts per request.
+    pub fn batch(&self) -> usize {
+        self.batch
+    }
+
+    /// One vector per text, in order. Retries a failed request `attempts` times with
+    /// backoff; a wrong number or size of vectors is an error (never stored).
+    pub async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let mut out = Vec::with_capacity(texts.len());
+        for chunk in texts.chunks(self.batch) {
+            out.extend(self.embed_chunk(chunk).await?);
+        }
+        Ok(out)
+    }
+
+    async fn embed_chunk(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let input: Vec<String> = texts
+            .iter()
+            .map(|t| {
+                let t: String = t.chars().take(MAX_TEXT_CHARS).collect();
+                // The API refuses empty strings.
+                if t.trim().is_empty() {
+                    "(empty)".to_string()
+                } else {
+                    t
+                }
+            })
+            .collect();
+        let mut delay = Duration::from_millis(200);
+        let mut attempt = 1;
+        loop {
+            match self.request(&input).await {
+                Ok(v) => return Ok(v),
+                Err(err @ EmbedError::Shape { .. }) => return Err(err),
+                Err(err) if attempt >= self.attempts => return Err(err),
+                Err(err) => {
+                    tracing::debug!(error = %err, attempt, retry_in_ms = delay.as_millis() as u64, "embeddings request failed; retrying");
+                    tokio::time::sleep(delay).await;
+                    delay *= 2;
+                    attempt += 1;
+                }
+            }
+        }
+    }
+
+    async fn request(&self, input: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let request = CreateEmbeddingRequest {
+            model: self.model.clone(),
+            input: EmbeddingInput::StringArray(input.to_vec()),
+            encoding_format: None,
+            user: None,
+            dimensions: None,
+        };
+        let started = std::time::Instant::now();
+        let answer = tokio::time::timeout(self.timeout, self.client.embeddings().create(request))
+            .await
+            .map_err(|_| EmbedError::Timeout(self.timeout))?
+            .map_err(|e| EmbedError::Api(e.to_string()))?;
+        metrics::histogram!("cairn_embed_request_seconds").record(started.elapsed().as_secs_f64());
+        let mut data = answer.data;
+        data.sort_by_key(|e| e.index);
+        let dim = data.first().map_or(0, |e| e.embedding.len());
+        if data.len() != input.len() || data.iter().any(|e| e.embedding.len() != self.dimensions) {
+            return Err(EmbedError::Shape {
+                got: data.len(),
+                want: input.len(),
+                dim,
+                expected: self.dimensions,
+            });
+        }
+        Ok(data.into_iter().map(|e| e.embedding).collect())
+    }
+}

@@ -1,0 +1,470 @@
+//! The wake-up handover: what a new session should know before it starts — the last
+//! session's summary and unfinished work, related past sessions (by [`super::search`]),
+//! patterns (active beliefs; files iterated on in several related sessions) and suggested
+//! next steps (open todos, decisions awaiting follow-up, files changed without a test
+//! touched) — as data and as a Markdown block within a token budget.
+
+use serde::{Deserialize, Serialize};
+
+use super::reconstruction::{self, Unfinished};
+use super::search::{self, Weights};
+use crate::config::Encoding;
+use crate::domain::tokens;
+use crate::embed::Embedder;
+use crate::graph::{now_ms, param, statement, Store, StoreResult};
+
+/// Related sessions shown at most.
+pub const RELATED: usize = 5;
+/// Related sessions a file must have been written in to count as iterated on.
+pub const HOT_FILE_SESSIONS: i64 = 3;
+pub const DEFAULT_BUDGET: usize = 1_500;
+pub const MIN_BUDGET: usize = 50;
+pub const MAX_BUDGET: usize = 20_000;
+/// Related sessions looked at for iterated-on files.
+const PATTERN_POOL: usize = 20;
+
+#[derive(Clone, Debug, Serialize, poem_openapi::Object)]
+pub struct LastSession {
+    pub session_id: String,
+    pub task: Option<String>,
+    pub summary: Option<String>,
+    pub status: Option<String>,
+    pub days_ago: f64,
+    /// Open todos of its last todo list and the next steps it closed with.
+    pub unfinished: Vec<Unfinished>,
+}
+
+#[derive(Clone, Debug, Serialize, poem_openapi::Object)]
+pub struct RelatedSession {
+    pub session_id: String,
+    pub task: Option<String>,
+    pub summary: Option<String>,
+    /// Similarity to what the new session is about, in percent.
+    pub relevance_pct: u32,
+    pub days_ago: f64,
+    pub files: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, poem_openapi::Object)]
+pub struct ActiveBelief {
+    pub id: String,
+    pub content: String,
+    pub conviction: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, poem_openapi::Object)]
+pub struct HotFile {
+    pub path: String,
+    /// Related sessions that wrote it.
+    pub sessions: i64,
+}
+
+#[derive(Clone, Debug, Serialize, poem_openapi::Object)]
+pub struct Patterns {
+    pub beliefs: Vec<ActiveBelief>,
+    /// Files written in at least 3 related sessions.
+    pub hot_files: Vec<HotFile>,
+}
+
+#[derive(Clone, Debug, Serialize, poem_openapi::Object)]
+pub struct NextStep {
+    /// `todo`, `next_step`, `decision_follow_up` or `untested_change`.
+    pub kind: String,
+    pub text: String,
+}
+
+#[derive(Clone, Debug, Serialize, poem_openapi::Object)]
+pub struct Handover {
+    pub project: String,
+    /// The session waking up, when given.
+    pub session_id: Option<String>,
+    pub last_session: Option<LastSession>,
+    pub related: Vec<RelatedSession>,
+    /// How related sessions were found: `hybrid` or `fulltext`.
+    pub search_mode: search::Mode,
+    pub patterns: Patterns,
+    pub next_steps: Vec<NextStep>,
+    /// Ready to inject at the start of a session; at most `budget_tokens` tokens.
+    pub markdown: String,
+    pub tokens_used: u64,
+    pub budget_tokens: u64,
+}
+
+/// What a handover needs besides the store.
+pub struct Inputs<'a> {
+    pub embedder: Option<&'a Embedder>,
+    pub weights: Weights,
+    pub encoding: Encoding,
+}
+
+/// True for paths that look like tests (`tests/`, `*_test.*`, `*.spec.*`, `test_*`).
+pub fn is_test_path(path: &str) -> bool {
+    let p = path.to_lowercase();
+    p.split('/').any(|seg| {
+        matches!(seg, "test" | "tests" | "spec" | "specs" | "__tests__")
+            || seg.starts_with("test_")
+            || seg.contains("_test.")
+            || seg.contains(".test.")
+            || seg.contains("_spec.")
+            || seg.contains(".spec.")
+    })
+}
+
+fn days_since(ms: Option<i64>, now: i64) -> f64 {
+    let days = (now - ms.unwrap_or(now)).max(0) as f64 / 86_400_000.0;
+    (days * 10.0).round() / 10.0
+}
+
+/// Builds the handover of `project` for the session `session_id` (if any).
+pub async fn build(
+    store: &Store,
+    inputs: &Inputs<'_>,
+    project: &str,
+    session_id: Option<&str>,
+    budget: usize,
+) -> StoreResult<Handover> {
+    #[derive(Deserialize)]
+    struct Last {
+        id: String,
+        task: Option<String>,
+        summary: Option<String>,
+        status: Option<String>,
+        last_activity_at: Option<i64>,
+    }
+    let now = now_ms();
+    let current = match session_id {
+        Some(id) => crate::graph::sessions::get(store, id)
+            .await?
+            .filter(|s| s.project == project),
+        None => None,
+    };
+    let last: Option<Last> = store
+        .fetch_one(
+            statement(include_str!("../../cypher/handover_last_session.cypher"))
+                .param("project", project)
+                .param("exclude", session_id.unwrap_or_default()),
+        )
+        .await?;
+    let last = match last {
+        Some(l) => {
+            let unfinished = reconstruction::unfinished(store, project, &l.id).await?;
+            Some(LastSession {
+                days_ago: days_since(l.last_activity_at, now),
+                session_id: l.id,
+                task: l.task,
+                summary: l.summary,
+                status: l.status,
+                unfinished,
+            })
+        }
+        None => None,
+    };
+
+    // What the new session is about: its task, else where the last one left off.
+    let about = current
+        .as_ref()
+        .and_then(|c| c.task.clone())
+        .filter(|t| !t.trim().is_empty())
+        .or_else(|| {
+            last.as_ref().map(|l| {
+                [l.task.as_deref(), l.summary.as_deref()]
+                    .into_iter()
+                    .flatten()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+        })
+        .unwrap_or_default();
+    let mut exclude: Vec<String> = session_id.map(str::to_string).into_iter().collect();
+    exclude.extend(last.as_ref().map(|l| l.session_id.clone()));
+    let (mode, pool) = if about.trim().is_empty() {
+        (search::Mode::Fulltext, Vec::new())
+    } else {
+        let about: String = about.chars().take(search::MAX_QUERY_CHARS).collect();
+        let found = search::search(
+            store,
+            inputs.embedder,
+            inputs.weights,
+            project,
+            &about,
+            PATTERN_POOL,
+            &exclude,
+        )
+        .await?;
+        (found.mode, found.hits)
+    };
+    let related: Vec<RelatedSession> = pool
+        .iter()
+        .take(RELATED)
+        .map(|h| RelatedSession {
+            session_id: h.session_id.clone(),
+            task: h.task.clone(),
+            summary: h.summary.clone(),
+            relevance_pct: (h.similarity * 100.0).round().clamp(0.0, 100.0) as u32,
+            days_ago: h.days_ago,
+            files: h.files.clone(),
+        })
+        .collect();
+
+    let beliefs: Vec<ActiveBelief> = store
+        .fetch(
+            statement(include_str!("../../cypher/handover_beliefs.cypher"))
+                .param("project", project)
+                .param("limit", 10_i64),
+        )
+        .await?;
+    let pool_ids: Vec<&str> = pool.iter().map(|h| h.session_id.as_str()).collect();
+    let hot_files: Vec<HotFile> = if pool_ids.is_empty() {
+        Vec::new()
+    } else {
+        store
+            .fetch(
+                statement(include_str!("../../cypher/handover_hot_files.cypher"))
+                    .param("project", project)
+                    .param("ids", param(&pool_ids)?)
+                    .param("min_sessions", HOT_FILE_SESSIONS),
+            )
+            .await?
+    };
+
+    let mut next_steps = Vec::new();
+    if let Some(l) = &last {
+        for u in &l.unfinished {
+            next_steps.push(NextStep {
+                kind: u.source.clone(),
+                text: u.content.clone(),
+            });
+        }
+        next_steps.extend(follow_ups(store, project, &l.session_id).await?);
+        next_steps.extend(untested(store, project, &l.session_id).await?);
+    }
+
+    let mut handover = Handover {
+        project: project.to_string(),
+        session_id: session_id.map(str::to_string),
+        last_session: last,
+        related,
+        search_mode: mode,
+        patterns: Patterns { beliefs, hot_files },
+        next_steps,
+        markdown: String::new(),
+        tokens_used: 0,
+        budget_tokens: budget as u64,
+    };
+    let (markdown, used) = render(&handover, inputs.encoding, budget);
+    handover.markdown = markdown;
+    handover.tokens_used = used as u64;
+    Ok(handover)
+}
+
+async fn follow_ups(store: &Store, project: &str, session_id: &str) -> StoreResult<Vec<NextStep>> {
+    #[derive(Deserialize)]
+    struct Row {
+        subject: Option<String>,
+        choice: Option<String>,
+        files: Vec<String>,
+    }
+    let rows: Vec<Row> = store
+        .fetch(
+            statement(include_str!("../../cypher/handover_followups.cypher"))
+                .param("project", project)
+                .param("session_id", session_id),
+        )
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| NextStep {
+            kind: "decision_follow_up".into(),
+            text: format!(
+                "Decided “{}: {}” but {} not changed since",
+                r.subject.unwrap_or_default(),
+                r.choice.unwrap_or_default(),
+                r.files.join(", ")
+            ),
+        })
+        .collect())
+}
+
+async fn untested(store: &Store, project: &str, session_id: &str) -> StoreResult<Vec<NextStep>> {
+    #[derive(Deserialize)]
+    struct Row {
+        path: String,
+        written: bool,
+    }
+    let rows: Vec<Row> = store
+        .fetch(
+            statement(include_str!("../../cypher/handover_session_files.cypher"))
+                .param("project", project)
+                .param("session_id", session_id),
+        )
+        .await?;
+    if rows.iter().any(|r| is_test_path(&r.path)) {
+        return Ok(Vec::new());
+    }
+    let changed: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.written)
+        .map(|r| r.path.as_str())
+        .take(10)
+        .collect();
+    if changed.is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(vec![NextStep {
+        kind: "untested_change".into(),
+        text: format!(
+            "Changed without touching a test: {}; add or run tests",
+            changed.join(", ")
+        ),
+    }])
+}
+
+/// The Markdown block: sections in priority order, each line added only while the whole
+/// stays within `budget` tokens. Returns the text and its token count.
+pub fn render(h: &Handover, encoding: Encoding, budget: usize) -> (String, usize) {
+    let mut sections: Vec<(String, Vec<String>)> = Vec::new();
+    if let Some(l) = &h.last_session {
+        let mut lines = vec![format!(
+            "- {} ({}, {} days ago): {}",
+            l.task.as_deref().unwrap_or("(no task)"),
+            l.status.as_deref().unwrap_or("unknown"),
+            l.days_ago,
+            l.summary.as_deref().unwrap_or("no summary")
+        )];
+        lines.extend(
+            l.unfinished
+                .iter()
+                .map(|u| format!("  - unfinished ({}): {}", u.source, u.content)),
+        );
+        sections.push(("### Last session".into(), lines));
+    }
+    if !h.next_steps.is_empty() {
+        let lines = h
+            .next_steps
+            .iter()
+            .filter(|s| s.kind != "todo" && s.kind != "next_step")
+            .map(|s| format!("- {}", s.text))
+            .collect::<Vec<_>>();
+        if !lines.is_empty() {
+            sections.push(("### Suggested next steps".into(), lines));
+        }
+    }
+    if !h.related.is_empty() {
+        let lines = h
+            .related
+            .iter()
+            .map(|r| {
+                format!(
+                    "- {}% {} ({} days ago): {}",
+                    r.relevance_pct,
+                    r.task.as_deref().unwrap_or("(no task)"),
+                    r.days_ago,
+                    r.summary.as_deref().unwrap_or("no summary")
+                )
+            })
+            .collect();
+        sections.push(("### Related past sessions".into(), lines));
+    }
+    let mut patterns: Vec<String> = h
+        .patterns
+        .beliefs
+        .iter()
+        .map(|b| format!("- belief ({:.0}%): {}", b.conviction * 100.0, b.content))
+        .collect();
+    patterns.extend(h.patterns.hot_files.iter().map(|f| {
+        format!(
+            "- iterated on in {} related sessions: {}",
+            f.sessions, f.path
+        )
+    }));
+    if !patterns.is_empty() {
+        sections.push(("### Patterns".into(), patterns));
+    }
+
+    let mut text = String::from("## Handover\n");
+    if tokens::count(encoding, &text) > budget {
+        return (String::new(), 0);
+    }
+    for (heading, lines) in sections {
+        let with_heading = format!("{text}\n{heading}\n");
+        if tokens::count(encoding, &with_heading) > budget {
+            continue;
+        }
+        let mut section = with_heading;
+        let mut added = false;
+        for line in lines {
+            let candidate = format!("{section}{line}\n");
+            if tokens::count(encoding, &candidate) <= budget {
+                section = candidate;
+                added = true;
+            }
+        }
+        if added {
+            text = section;
+        }
+    }
+    let used = tokens::count(encoding, &text);
+    (text, used)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognises_test_paths() {
+        for p in [
+            "tests/api/x.rs",
+            "src/foo_test.go",
+            "web/a.spec.ts",
+            "test_x.py",
+        ] {
+            assert!(is_test_path(p), "{p}");
+        }
+        for p in ["src/testing_utils.rs", "src/auth.rs", "latest/x.rs"] {
+            assert!(!is_test_path(p), "{p}");
+        }
+    }
+
+    #[test]
+    fn markdown_respects_the_budget() {
+        let h = Handover {
+            project: "p".into(),
+            session_id: None,
+            last_session: Some(LastSession {
+                session_id: "s".into(),
+                task: Some("fix login".into()),
+                summary: Some("half done ".repeat(50)),
+                status: Some("abandoned".into()),
+                days_ago: 1.0,
+                unfinished: vec![],
+            }),
+            related: (0..5)
+                .map(|i| RelatedSession {
+                    session_id: format!("r{i}"),
+                    task: Some(format!("related task {i}")),
+                    summary: Some("done".into()),
+                    relevance_pct: 80,
+                    days_ago: 2.0,
+                    files: vec![],
+                })
+                .collect(),
+            search_mode: search::Mode::Fulltext,
+            patterns: Patterns {
+                beliefs: vec![],
+                hot_files: vec![],
+            },
+            next_steps: vec![],
+            markdown: String::new(),
+            tokens_used: 0,
+            budget_tokens: 0,
+        };
+        for budget in [5, 40, 80, 2_000] {
+            let (text, used) = render(&h, Encoding::O200kBase, budget);
+            assert!(used <= budget, "{used} > {budget}");
+            assert_eq!(used, tokens::count(Encoding::O200kBase, &text));
+        }
+        let (full, _) = render(&h, Encoding::O200kBase, 2_000);
+        assert!(full.contains("### Last session") && full.contains("80% related task 4"));
+    }
+}

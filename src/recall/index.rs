@@ -1,0 +1,400 @@
+//! The search indexer: keeps each session's search document (task, summary, next steps,
+//! decisions, files, the telling operations — bounded) and its embedding up to date, in the
+//! background. The capture writer only marks sessions dirty (`search_dirty`, `search_rev`);
+//! [`run_once`] rebuilds dirty documents in batches and embeds pending ones. A failed
+//! embedding stays pending with a retry time, so it is retried later, never lost.
+
+use std::{sync::Arc, time::Duration};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use tokio::sync::watch;
+
+use crate::embed::Embedder;
+use crate::graph::{now_ms, param, statement, Store, StoreResult};
+
+/// Characters of a search document at most.
+pub const MAX_DOC_CHARS: usize = 6_000;
+/// Files named in a document (and shown on a hit) at most.
+pub const MAX_FILES: usize = 20;
+/// Operations that go into a document at most.
+pub const MAX_OPERATIONS: usize = 30;
+/// Characters of one operation line at most.
+const MAX_LINE_CHARS: usize = 300;
+/// Sessions rebuilt per batch.
+pub const BATCH: usize = 200;
+/// First retry delay after a failed embedding; doubles per failure, capped at an hour.
+const RETRY_BASE_MS: i64 = 5_000;
+
+#[derive(Debug, Default, Deserialize)]
+pub struct DecisionPart {
+    pub subject: Option<String>,
+    pub choice: Option<String>,
+    pub rationale: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct OperationPart {
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    pub summary: Option<String>,
+    pub role: Option<String>,
+    pub content: Option<String>,
+    pub rationale: Option<String>,
+}
+
+/// What a session's search document is built from.
+#[derive(Debug, Default, Deserialize)]
+pub struct DocSource {
+    pub id: String,
+    pub project: String,
+    pub rev: i64,
+    pub task: Option<String>,
+    pub summary: Option<String>,
+    pub next_steps: Vec<String>,
+    pub decisions: Vec<DecisionPart>,
+    pub files: Vec<String>,
+    /// Newest first.
+    pub operations: Vec<OperationPart>,
+    pub writes: i64,
+}
+
+/// A built document, ready to store.
+#[derive(Debug, Serialize)]
+pub struct Doc {
+    pub id: String,
+    pub project: String,
+    pub rev: i64,
+    pub doc: String,
+    pub hash: String,
+    pub files: Vec<String>,
+    pub importance: f64,
+}
+
+fn clip(text: &str, max: usize) -> String {
+    let text = text.trim();
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(max).collect();
+    out.push('…');
+    out
+}
+
+/// Importance in 0..=1: decisions weigh most, progress (files written) some; capped.
+pub fn importance(decisions: usize, writes: i64) -> f64 {
+    let d = 0.25 * decisions as f64;
+    let w = (0.05 * writes.max(0) as f64).min(0.5);
+    (d + w).min(1.0)
+}
+
+/// Builds the document: most telling parts first, so the bound cuts the least useful.
+pub fn build(src: &DocSource) -> Doc {
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(task) = src.task.as_deref().filter(|t| !t.trim().is_empty()) {
+        parts.push(format!("Task: {}", clip(task, 1_000)));
+    }
+    if let Some(summary) = src.summary.as_deref().filter(|t| !t.trim().is_empty()) {
+        parts.push(format!("Summary: {}", clip(summary, 2_000)));
+    }
+    for d in &src.decisions {
+        let subject = d.subject.as_deref().unwrap_or_default();
+        let choice = d.choice.as_deref().unwrap_or_default();
+        let why = d.rationale.as_deref().unwrap_or_default();
+        parts.push(clip(
+            &format!("Decision: {subject}: {choice} — {why}"),
+            MAX_LINE_CHARS,
+        ));
+    }
+    if !src.next_steps.is_empty() {
+        parts.push(clip(
+            &format!("Next: {}", src.next_steps.join("; ")),
+            MAX_LINE_CHARS * 2,
+        ));
+    }
+    let files: Vec<String> = src.files.iter().take(MAX_FILES).cloned().collect();
+    if !files.is_empty() {
+        parts.push(format!("Files: {}", files.join(" ")));
+    }
+    for op in src.operations.iter().take(MAX_OPERATIONS) {
+        let kind = op.kind.as_deref().unwrap_or("operation");
+        let text = match (kind, op.role.as_deref()) {
+            // What the user asked says most about what the session was for.
+            ("message", Some("user")) => op.content.as_deref().or(op.summary.as_deref()),
+            // Assistant turns are long and repetitive; their summary is enough.
+            _ => op.summary.as_deref(),
+        };
+        let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
+            continue;
+        };
+        let mut line = format!("{kind}: {text}");
+        if let Some(why) = op.rationale.as_deref().filter(|t| !t.trim().is_empty()) {
+            line.push_str(" — ");
+            line.push_str(why);
+        }
+        parts.push(clip(&line, MAX_LINE_CHARS));
+    }
+    let mut doc = String::new();
+    for part in parts {
+        if doc.chars().count() + part.chars().count() + 1 > MAX_DOC_CHARS {
+            break;
+        }
+        doc.push_str(&part);
+        doc.push('\n');
+    }
+    let hash = hex::encode(Sha256::digest(doc.as_bytes()));
+    Doc {
+        id: src.id.clone(),
+        project: src.project.clone(),
+        rev: src.rev,
+        doc,
+        hash,
+        files,
+        importance: importance(src.decisions.len(), src.writes),
+    }
+}
+
+/// Marks sessions that never had a search document as dirty; returns how many.
+pub async fn backfill(store: &Store) -> StoreResult<i64> {
+    #[derive(Deserialize)]
+    struct Row {
+        marked: i64,
+    }
+    Ok(store
+        .fetch_one::<Row>(statement(include_str!(
+            "../../cypher/search_backfill.cypher"
+        )))
+        .await?
+        .map_or(0, |r| r.marked))
+}
+
+/// Rebuilds up to `limit` dirty documents; returns how many.
+pub async fn rebuild_dirty(store: &Store, limit: usize) -> StoreResult<usize> {
+    let sources: Vec<DocSource> = store
+        .fetch(
+            statement(include_str!("../../cypher/search_dirty_sessions.cypher"))
+                .param("limit", limit as i64)
+                .param("max_files", MAX_FILES as i64)
+                .param("max_operations", MAX_OPERATIONS as i64),
+        )
+        .await?;
+    if sources.is_empty() {
+        return Ok(0);
+    }
+    let docs: Vec<Doc> = sources.iter().map(build).collect();
+    store
+        .run(
+            statement(include_str!("../../cypher/search_store_docs.cypher"))
+                .param("rows", param(&docs)?)
+                .param("now", now_ms()),
+        )
+        .await?;
+    Ok(docs.len())
+}
+
+/// What one embedding pass did.
+#[derive(Debug, Default, PartialEq)]
+pub struct Embedded {
+    pub stored: usize,
+    pub failed: usize,
+}
+
+/// Embeds up to `limit` pending documents. A failure marks them for a later retry.
+pub async fn embed_pending(
+    store: &Store,
+    embedder: &Embedder,
+    limit: usize,
+) -> StoreResult<Embedded> {
+    #[derive(Deserialize)]
+    struct Pending {
+        id: String,
+        project: String,
+        doc: String,
+        hash: String,
+    }
+    #[derive(Serialize)]
+    struct Key<'a> {
+        id: &'a str,
+        project: &'a str,
+    }
+    let pending: Vec<Pending> = store
+        .fetch(
+            statement(include_str!("../../cypher/search_embed_pending.cypher"))
+                .param("limit", limit as i64)
+                .param("now", now_ms()),
+        )
+        .await?;
+    if pending.is_empty() {
+        return Ok(Embedded::default());
+    }
+    let texts: Vec<String> = pending.iter().map(|p| p.doc.clone()).collect();
+    match embedder.embed(&texts).await {
+        Ok(vectors) => {
+            let rows: Vec<Stored> = pending
+                .iter()
+                .zip(vectors)
+                .map(|(p, vector)| Stored {
+                    id: &p.id,
+                    project: &p.project,
+                    hash: &p.hash,
+                    vector,
+                })
+                .collect();
+            store_embeddings(store, &rows).await?;
+            Ok(Embedded {
+                stored: rows.len(),
+                failed: 0,
+            })
+        }
+        Err(err) => {
+            tracing::warn!(error = %err, sessions = pending.len(), "embedding failed; the sessions stay pending and are retried later");
+            metrics::counter!("cairn_embeddings_failed_total").increment(pending.len() as u64);
+            let keys: Vec<Key> = pending
+                .iter()
+                .map(|p| Key {
+                    id: &p.id,
+                    project: &p.project,
+                })
+                .collect();
+            store
+                .run(
+                    statement(include_str!("../../cypher/search_embed_failed.cypher"))
+                        .param("rows", param(&keys)?)
+                        .param("now", now_ms())
+                        .param("base_delay_ms", RETRY_BASE_MS),
+                )
+                .await?;
+            Ok(Embedded {
+                stored: 0,
+                failed: pending.len(),
+            })
+        }
+    }
+}
+
+/// An embedding for the document with `hash` of a session.
+#[derive(Serialize)]
+pub struct Stored<'a> {
+    pub id: &'a str,
+    pub project: &'a str,
+    pub hash: &'a str,
+    pub vector: Vec<f32>,
+}
+
+/// Stores embeddings (skipping sessions whose document changed meanwhile).
+pub async fn store_embeddings(store: &Store, rows: &[Stored<'_>]) -> StoreResult<()> {
+    store
+        .run(
+            statement(include_str!("../../cypher/search_store_embeddings.cypher"))
+                .param("rows", param(rows)?)
+                .param("now", now_ms()),
+        )
+        .await?;
+    metrics::counter!("cairn_embeddings_stored_total").increment(rows.len() as u64);
+    Ok(())
+}
+
+/// What one indexer pass did.
+#[derive(Debug, Default, PartialEq)]
+pub struct Outcome {
+    pub rebuilt: usize,
+    pub embedded: Embedded,
+}
+
+/// One pass: rebuild every dirty document (in batches), then embed one batch of pending ones.
+pub async fn run_once(store: &Store, embedder: Option<&Embedder>) -> StoreResult<Outcome> {
+    let mut out = Outcome::default();
+    loop {
+        let n = rebuild_dirty(store, BATCH).await?;
+        out.rebuilt += n;
+        if n < BATCH {
+            break;
+        }
+    }
+    if let Some(embedder) = embedder {
+        out.embedded = embed_pending(store, embedder, embedder.batch().max(1) * 4).await?;
+    }
+    Ok(out)
+}
+
+/// The background loop around [`run_once`], until the stop signal.
+pub async fn run(
+    store: Store,
+    embedder: Option<Arc<Embedder>>,
+    every: Duration,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut backfilled = false;
+    loop {
+        if !backfilled {
+            match backfill(&store).await {
+                Ok(n) => {
+                    backfilled = true;
+                    if n > 0 {
+                        tracing::info!(
+                            sessions = n,
+                            "sessions queued for their first search document"
+                        );
+                    }
+                }
+                Err(err) => tracing::debug!(error = %err, "search backfill deferred"),
+            }
+        }
+        let started = std::time::Instant::now();
+        match run_once(&store, embedder.as_deref()).await {
+            Ok(o) if o.rebuilt > 0 || o.embedded != Embedded::default() => {
+                tracing::debug!(
+                    rebuilt = o.rebuilt,
+                    embedded = o.embedded.stored,
+                    embed_failed = o.embedded.failed,
+                    duration_ms = started.elapsed().as_millis() as u64,
+                    "search index refreshed"
+                );
+            }
+            Ok(_) => {}
+            Err(err) => tracing::debug!(error = %err, "search indexer pass skipped"),
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(every) => {}
+            _ = stop.wait_for(|v| *v) => return,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn document_is_bounded_and_leads_with_task_and_summary() {
+        let src = DocSource {
+            id: "s".into(),
+            project: "p".into(),
+            task: Some("fix the login redirect".into()),
+            summary: Some("redirect loop fixed".into()),
+            files: (0..50).map(|i| format!("src/f{i}.rs")).collect(),
+            operations: (0..500)
+                .map(|i| OperationPart {
+                    kind: Some("write".into()),
+                    summary: Some(format!("edit {i} {}", "x".repeat(400))),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        };
+        let doc = build(&src);
+        assert!(doc
+            .doc
+            .starts_with("Task: fix the login redirect\nSummary: redirect loop"));
+        assert!(doc.doc.chars().count() <= MAX_DOC_CHARS);
+        assert_eq!(doc.files.len(), MAX_FILES);
+        assert_eq!(doc.hash, build(&src).hash);
+    }
+
+    #[test]
+    fn importance_is_capped() {
+        assert_eq!(importance(0, 0), 0.0);
+        assert!(importance(1, 2) > importance(1, 0));
+        assert_eq!(importance(10, 100), 1.0);
+    }
+}

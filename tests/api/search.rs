@@ -1,0 +1,550 @@
+//! `POST /v1/sessions/search`: BM25 always, embeddings (faked at the HTTP boundary) when
+//! configured, background search documents, Lucene-safe queries, validation.
+
+use std::sync::{
+    atomic::{AtomicBool, AtomicUsize, Ordering},
+    Arc,
+};
+
+use serde_json::{json, Value};
+use wiremock::{matchers, Mock, MockServer, Request, ResponseTemplate};
+
+use crate::helpers::{count, eventually, spawn_app, spawn_app_with, TestApp};
+
+const DIM: usize = 384;
+
+/// Words that mean the same thing share a dimension: a tiny stand-in for a semantic model.
+fn concept(word: &str) -> &str {
+    match word {
+        "login" | "signin" | "authentication" | "auth" | "credentials" => "auth",
+        "slow" | "latency" | "performance" | "sluggish" => "perf",
+        "database" | "postgres" | "sql" => "db",
+        other => other,
+    }
+}
+
+/// A deterministic unit vector: hashed concepts of the words.
+pub fn fake_vector(text: &str) -> Vec<f32> {
+    let mut v = vec![0.0f32; DIM];
+    for word in text
+        .to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.len() > 2)
+    {
+        let h = concept(word).bytes().fold(1469598103934665603u64, |h, b| {
+            (h ^ b as u64).wrapping_mul(1099511628211)
+        });
+        v[(h % DIM as u64) as usize] += 1.0;
+    }
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
+    v.iter().map(|x| x / norm).collect()
+}
+
+fn embeddings_answer(req: &Request) -> ResponseTemplate {
+    let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
+    let inputs: Vec<String> = match &body["input"] {
+        Value::String(s) => vec![s.clone()],
+        Value::Array(items) => items
+            .iter()
+            .map(|i| i.as_str().unwrap_or_default().to_string())
+            .collect(),
+        _ => vec![],
+    };
+    let data: Vec<Value> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, t)| json!({"object": "embedding", "index": i, "embedding": fake_vector(t)}))
+        .collect();
+    ResponseTemplate::new(200).set_body_json(json!({
+        "object": "list", "model": "fake", "data": data,
+        "usage": {"prompt_tokens": 1, "total_tokens": 1}
+    }))
+}
+
+async fn app_with_embeddings(server: &MockServer) -> TestApp {
+    let base = format!("{}/v1", server.uri());
+    spawn_app_with(move |s| {
+        s.embed.base_url = Some(base);
+        s.embed.model = "fake".into();
+        s.search.index_every_ms = 100;
+    })
+    .await
+}
+
+/// A closed session with a task, a write and a summary.
+async fn worked(app: &TestApp, task: &str, summary: &str, file: &str) -> String {
+    let (status, body) = app
+        .post(
+            "/v1/sessions",
+            &json!({"project": app.project, "task": task}),
+        )
+        .await;
+    assert!(status == 201 || status == 202, "{status} {body}");
+    let sid = body["session_id"].as_str().expect("id").to_string();
+    app.ops_sync(
+        &sid,
+        json!([{"type": "write", "summary": format!("edited {file}"), "files_modified": [file]}]),
+    )
+    .await;
+    let (status, body) = app
+        .post(
+            &format!("/v1/sessions/{sid}/close"),
+            &json!({"summary": summary}),
+        )
+        .await;
+    assert!(status == 201 || status == 202, "{status} {body}");
+    sid
+}
+
+async fn search(app: &TestApp, query: &str) -> (u16, Value) {
+    app.post(
+        "/v1/sessions/search",
+        &json!({"project": app.project, "query": query, "limit": 5}),
+    )
+    .await
+}
+
+fn ids(body: &Value) -> Vec<String> {
+    body["sessions"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|h| h["session_id"].as_str().unwrap_or_default().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Waits until `query` returns `first` as its best hit; returns the body.
+async fn until_first(app: &TestApp, query: &str, first: &str) -> Value {
+    let mut last = Value::Null;
+    let found = async {
+        for _ in 0..100 {
+            let (status, body) = search(app, query).await;
+            assert_eq!(status, 200, "{body}");
+            if ids(&body).first().map(String::as_str) == Some(first) {
+                return Some(body);
+            }
+            last = body;
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        None
+    }
+    .await;
+    found.unwrap_or_else(|| panic!("`{query}` never ranked {first} first; last answer {last}"))
+}
+
+#[tokio::test]
+async fn fulltext_finds_sessions_by_their_words() {
+    let app = spawn_app().await;
+    let login = worked(
+        &app,
+        "Fix the login redirect loop",
+        "Redirect loop after OAuth callback fixed by clearing the stale cookie",
+        "src/auth/callback.rs",
+    )
+    .await;
+    let db = worked(
+        &app,
+        "Speed up database migrations",
+        "Batched the schema migrations; startup is 3x faster",
+        "src/db/migrate.rs",
+    )
+    .await;
+    let body = until_first(&app, "redirect cookie", &login).await;
+    assert_eq!(body["mode"], "fulltext");
+    let hit = &body["sessions"][0];
+    assert!(hit["summary"].as_str().unwrap().contains("stale cookie"));
+    assert_eq!(hit["files"], json!(["src/auth/callback.rs"]));
+    assert!(hit["similarity"].as_f64().unwrap() > 0.0);
+    assert!(hit["score"].as_f64().unwrap() > 0.6, "{hit}");
+    assert!(hit["days_ago"].as_f64().unwrap() < 1.0);
+    assert!(
+        !ids(&body).contains(&db),
+        "an unrelated session matched: {body}"
+    );
+    // Stemming: "migrating" finds "migrations"; file names are searchable.
+    until_first(&app, "migrating", &db).await;
+    until_first(&app, "migrate.rs", &db).await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_document_follows_the_session_as_it_changes() {
+    let app = spawn_app().await;
+    let sid = app.session().await;
+    let (status, _) = search(&app, "memoization").await;
+    assert_eq!(status, 200);
+    app.ops_sync(
+        &sid,
+        json!([{"type": "tool_call", "summary": "profiled the memoization layer"}]),
+    )
+    .await;
+    until_first(&app, "memoization", &sid).await;
+    let (status, body) = app
+        .post(
+            "/v1/decisions",
+            &json!({"project": app.project, "session_id": sid, "subject": "cache store",
+                    "choice": "use an LRU keyed by request hash", "rationale": "bounded memory"}),
+        )
+        .await;
+    assert!(status == 201 || status == 202, "{status} {body}");
+    until_first(&app, "LRU bounded", &sid).await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn lucene_syntax_in_a_query_never_errors() {
+    let app = spawn_app().await;
+    let sid = worked(&app, "parser work", "fixed the AND/OR parser", "src/p.rs").await;
+    until_first(&app, "parser", &sid).await;
+    for q in [
+        "\"unbalanced (quote",
+        "AND OR NOT",
+        "*** ??? ~~~",
+        "\\",
+        "title:foo~2^3 [a TO b] {x}",
+        "project:other-project",
+        "&& || ! - +",
+        "the of and",
+        "parser)) OR project:*",
+    ] {
+        let (status, body) = search(&app, q).await;
+        assert_eq!(status, 200, "{q}: {body}");
+    }
+    // Field syntax is text: it cannot widen the search to another project's sessions.
+    let (_, body) = search(&app, "parser)) OR project:*").await;
+    assert!(ids(&body).iter().all(|id| id == &sid), "{body}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn search_stays_in_its_project() {
+    let app = spawn_app().await;
+    let other = format!("{}-other", app.project);
+    let mine = worked(
+        &app,
+        "tune the websocket heartbeat",
+        "heartbeat tuned",
+        "src/ws.rs",
+    )
+    .await;
+    let theirs_client = app.client_for(&other, "admin").await;
+    let r = theirs_client
+        .post(app.url("/v1/sessions"))
+        .json(&json!({"project": other, "task": "tune the websocket heartbeat"}))
+        .send()
+        .await
+        .expect("request");
+    let (status, body) = crate::helpers::split(r).await;
+    assert!(status == 201 || status == 202, "{body}");
+    let theirs = body["session_id"].as_str().unwrap().to_string();
+    until_first(&app, "websocket heartbeat", &mine).await;
+    let (_, body) = search(&app, "websocket heartbeat").await;
+    assert!(!ids(&body).contains(&theirs), "{body}");
+    // A key of one project cannot search another.
+    let (status, body) = app
+        .post(
+            "/v1/sessions/search",
+            &json!({"project": other, "query": "websocket"}),
+        )
+        .await;
+    assert_eq!(status, 403, "{body}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn bad_search_input_names_the_field() {
+    let app = spawn_app().await;
+    let cases = [
+        (
+            json!({"project": app.project, "query": "  "}),
+            "missing_field",
+            "query",
+        ),
+        (
+            json!({"project": app.project, "query": "x".repeat(1001)}),
+            "field_too_large",
+            "query",
+        ),
+        (
+            json!({"project": app.project, "query": "x", "limit": 0}),
+            "invalid_limit",
+            "limit",
+        ),
+        (
+            json!({"project": app.project, "query": "x", "limit": 51}),
+            "invalid_limit",
+            "limit",
+        ),
+        (
+            json!({"project": "bad project", "query": "x"}),
+            "invalid_project",
+            "project",
+        ),
+    ];
+    for (body, code, field) in cases {
+        let (status, answer) = app.post("/v1/sessions/search", &body).await;
+        assert_eq!(status, 400, "{answer}");
+        assert_eq!(answer["error"]["code"], code, "{answer}");
+        assert_eq!(answer["error"]["field"], field, "{answer}");
+    }
+    app.stop().await;
+}
+
+/// One test for everything with an embeddings endpoint: the indexer is global, so two apps
+/// with endpoints would embed each other's sessions.
+#[tokio::test]
+async fn embeddings_fail_then_recover_and_hybrid_finds_by_meaning() {
+    let server = MockServer::start().await;
+    let calls = Arc::new(AtomicUsize::new(0));
+    let seen = calls.clone();
+    // The endpoint fails until told otherwise.
+    let healthy = Arc::new(AtomicBool::new(false));
+    let ok = healthy.clone();
+    Mock::given(matchers::method("POST"))
+        .and(matchers::path("/v1/embeddings"))
+        .respond_with(move |req: &Request| {
+            seen.fetch_add(1, Ordering::SeqCst);
+            if ok.load(Ordering::SeqCst) {
+                embeddings_answer(req)
+            } else {
+                ResponseTemplate::new(500).set_body_json(
+                    json!({"error": {"message": "overloaded", "type": "server_error", "param": null, "code": null}}),
+                )
+            }
+        })
+        .mount(&server)
+        .await;
+    let app = app_with_embeddings(&server).await;
+    let auth = worked(
+        &app,
+        "Fix the login redirect",
+        "signin works again after the callback change",
+        "src/callback.rs",
+    )
+    .await;
+    let db = worked(
+        &app,
+        "Tune the postgres pool",
+        "pool size raised to 32",
+        "src/pool.rs",
+    )
+    .await;
+    let embedded = |pending: bool| {
+        let project = app.project.clone();
+        async move {
+            let cypher = if pending {
+                "MATCH (s:Session {project: $project}) WHERE s.embed_attempts > 0 AND s.embed_pending AND s.embedding IS NULL RETURN count(s) AS n"
+            } else {
+                "MATCH (s:Session {project: $project}) WHERE s.embedding IS NOT NULL AND NOT s.embed_pending RETURN count(s) AS n"
+            };
+            count(cypher, &project).await
+        }
+    };
+    eventually(
+        30,
+        "embedding attempts failed and stayed pending",
+        || async { embedded(true).await == 2 },
+    )
+    .await;
+    assert!(
+        calls.load(Ordering::SeqCst) >= 2,
+        "the client retries before giving up"
+    );
+    // The query cannot be embedded either: fulltext answers, and says so.
+    let body = until_first(&app, "redirect", &auth).await;
+    assert_eq!(body["mode"], "fulltext");
+    assert!(body["degraded"].as_str().is_some(), "{body}");
+    // The endpoint recovers; make the retry come due now rather than after the backoff.
+    healthy.store(true, Ordering::SeqCst);
+    crate::helpers::store()
+        .run(
+            neo4rs::query("MATCH (s:Session {project: $project}) SET s.embed_retry_at = 0")
+                .param("project", app.project.as_str()),
+        )
+        .await
+        .expect("reset retry time");
+    eventually(30, "the embeddings were retried and stored", || async {
+        embedded(false).await == 2
+    })
+    .await;
+    // No shared word with the session: only meaning can find it.
+    let body = until_first(&app, "authentication trouble", &auth).await;
+    assert_eq!(body["mode"], "hybrid");
+    assert!(body.get("degraded").is_none(), "{body}");
+    assert_eq!(ids(&body), vec![auth.clone()], "{body}");
+    let (_, body) = search(&app, "sluggish database").await;
+    assert_eq!(body["mode"], "hybrid");
+    assert_eq!(ids(&body), vec![db.clone()], "{body}");
+    app.stop().await;
+}
+
+async fn handover(app: &TestApp, query: &str) -> (u16, Value) {
+    app.get(&format!("/v1/handover?project={}{query}", app.project))
+        .await
+}
+
+#[tokio::test]
+async fn handover_brings_the_last_session_related_work_patterns_and_next_steps() {
+    let app = spawn_app().await;
+    let mut related = Vec::new();
+    for (i, task) in [
+        "Fix login cookie refresh",
+        "Login cookie expires too early",
+        "Harden login cookie flags",
+    ]
+    .iter()
+    .enumerate()
+    {
+        related.push(
+            worked(
+                &app,
+                task,
+                &format!("login cookie change {i}"),
+                "src/auth/session.rs",
+            )
+            .await,
+        );
+    }
+    let unrelated = worked(
+        &app,
+        "Render the billing PDF",
+        "PDF margins fixed",
+        "src/pdf.rs",
+    )
+    .await;
+    // The last session: a todo list, a decision whose file was not changed since, a write
+    // without a test, closed with next steps.
+    let (_, body) = app
+        .post(
+            "/v1/sessions",
+            &json!({"project": app.project, "task": "Rotate login cookie signing keys"}),
+        )
+        .await;
+    let last = body["session_id"].as_str().unwrap().to_string();
+    app.ops_sync(
+        &last,
+        json!([
+            {"type": "write", "summary": "new key ring", "files_modified": ["src/auth/keys.rs"]},
+            {"type": "todo", "summary": "plan", "todos": [
+                {"content": "wire key ring into the cookie signer", "status": "pending"},
+                {"content": "new key ring", "status": "completed"}]}
+        ]),
+    )
+    .await;
+    let (status, body) = app
+        .post(
+            "/v1/decisions",
+            &json!({"project": app.project, "session_id": last, "subject": "key rotation",
+                    "choice": "rotate weekly", "rationale": "limits exposure",
+                    "files": ["src/auth/rotation.rs"]}),
+        )
+        .await;
+    assert!(status == 201 || status == 202, "{status} {body}");
+    let (status, _) = app
+        .post(
+            &format!("/v1/sessions/{last}/close"),
+            &json!({"summary": "key ring in place", "next_steps": ["document the rotation"]}),
+        )
+        .await;
+    assert!(status == 201 || status == 202);
+    let (status, body) = app
+        .post(
+            "/v1/beliefs",
+            &json!({"project": app.project, "content": "cookie changes need a browser test",
+                    "status": "active"}),
+        )
+        .await;
+    assert!((200..300).contains(&status), "{status} {body}");
+    let (_, body) = app
+        .post(
+            "/v1/sessions",
+            &json!({"project": app.project, "task": "login cookie is dropped after refresh"}),
+        )
+        .await;
+    let now = body["session_id"].as_str().unwrap().to_string();
+
+    let mut body = Value::Null;
+    for _ in 0..100 {
+        let (status, b) = handover(&app, &format!("&session_id={now}")).await;
+        assert_eq!(status, 200, "{b}");
+        body = b;
+        if body["related"].as_array().is_some_and(|r| r.len() >= 3)
+            && !body["patterns"]["hot_files"].as_array().unwrap().is_empty()
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(body["last_session"]["session_id"], last, "{body}");
+    let unfinished = body["last_session"]["unfinished"].to_string();
+    assert!(unfinished.contains("wire key ring"), "{body}");
+    assert!(unfinished.contains("document the rotation"), "{body}");
+    assert!(!unfinished.contains("\"new key ring\""), "{body}");
+    let rel: Vec<&str> = body["related"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["session_id"].as_str().unwrap())
+        .collect();
+    for id in &related {
+        assert!(rel.contains(&id.as_str()), "{id} missing: {body}");
+    }
+    assert!(
+        !rel.contains(&unrelated.as_str()) && !rel.contains(&now.as_str()),
+        "{body}"
+    );
+    assert!(body["related"][0]["relevance_pct"].as_u64().unwrap() > 0);
+    assert_eq!(
+        body["patterns"]["hot_files"],
+        json!([{"path": "src/auth/session.rs", "sessions": 3}])
+    );
+    assert!(
+        body["patterns"]["beliefs"]
+            .to_string()
+            .contains("browser test"),
+        "{body}"
+    );
+    let steps = body["next_steps"].to_string();
+    assert!(
+        steps.contains("decision_follow_up") && steps.contains("src/auth/rotation.rs"),
+        "{body}"
+    );
+    assert!(
+        steps.contains("untested_change") && steps.contains("src/auth/keys.rs"),
+        "{body}"
+    );
+    let md = body["markdown"].as_str().unwrap();
+    assert!(
+        md.starts_with("## Handover") && md.contains("### Related past sessions"),
+        "{md}"
+    );
+    assert!(body["tokens_used"].as_u64().unwrap() <= 1500);
+
+    // A small budget keeps the most important part and stays within it.
+    let (_, small) = handover(&app, &format!("&session_id={now}&budget_tokens=60")).await;
+    assert!(small["tokens_used"].as_u64().unwrap() <= 60, "{small}");
+    assert!(
+        small["markdown"]
+            .as_str()
+            .unwrap()
+            .contains("### Last session"),
+        "{small}"
+    );
+    let (status, bad) = handover(&app, "&budget_tokens=10").await;
+    assert_eq!(status, 400);
+    assert_eq!(bad["error"]["field"], "budget_tokens");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn handover_of_an_empty_project_is_empty_not_an_error() {
+    let app = spawn_app().await;
+    let (status, body) = handover(&app, "").await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body["last_session"].is_null());
+    assert_eq!(body["related"], json!([]));
+    assert_eq!(body["markdown"], "## Handover\n");
+    app.stop().await;
+}
