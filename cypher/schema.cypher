@@ -47,7 +47,7 @@ OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, `vector.similarity_func
 
 // Pattern extraction: rejected content / evidence lookups and run listings.
 CREATE INDEX pattern_evidence_key IF NOT EXISTS FOR (n:Pattern) ON (n.project, n.evidence_key);
-CREATE INDEX belief_content_key IF NOT EXISTS FOR (n:Belief) ON (n.project, n.content_key);
+CREATE CONSTRAINT belief_content_identity IF NOT EXISTS FOR (n:Belief) REQUIRE (n.project, n.content_key) IS UNIQUE;
 CREATE INDEX extraction_run_started IF NOT EXISTS FOR (n:ExtractionRun) ON (n.project, n.started_at);
 // Search and handover: the per-session search document (BM25, English stemming; the
 // project is indexed too so a query is narrowed to one project inside Lucene), and the

@@ -292,7 +292,19 @@ async fn in_tx(tx: &mut Tx, r: &SessionResults<'_>) -> StoreResult<Option<RunSta
     }
 
     g::merge_patterns(tx, r.project, &patterns).await?;
-    g::create_proposed(tx, r.project, &proposed).await?;
+    for p in g::create_proposed(tx, r.project, &proposed).await? {
+        if p.created {
+            continue;
+        }
+        // Another session proposed the same content first: this one supports it.
+        stats.beliefs_created -= 1;
+        stats.beliefs_reinforced += 1;
+        touched.remove(&p.proposed);
+        touched.insert(p.id.clone());
+        for i in informs.iter_mut().filter(|i| i.belief == p.proposed) {
+            i.belief = p.id.clone();
+        }
+    }
     g::informs(tx, r.project, r.run_id, &informs).await?;
     let touched: Vec<String> = touched.into_iter().collect();
     g::refresh_convictions(tx, r.project, Some(&touched), r.policy, now_ms()).await?;

@@ -331,6 +331,7 @@ impl Job {
         });
         let op_at: HashMap<String, i64> = ops.iter().map(|o| (o.id.clone(), o.at)).collect();
         let op_ids: HashSet<String> = op_at.keys().cloned().collect();
+        report.stats.candidates = candidates.len() as i64;
 
         let mut findings = Vec::new();
         if let Some(llm) = &self.llm {

@@ -262,11 +262,24 @@ pub struct NewProposed {
     pub prior: f64,
 }
 
-pub async fn create_proposed(tx: &mut Tx, project: &str, rows: &[NewProposed]) -> StoreResult<()> {
+/// The belief a proposal ended up as: itself, or the one with the same content that a
+/// concurrent session created first.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Proposed {
+    pub proposed: String,
+    pub id: String,
+    pub created: bool,
+}
+
+pub async fn create_proposed(
+    tx: &mut Tx,
+    project: &str,
+    rows: &[NewProposed],
+) -> StoreResult<Vec<Proposed>> {
     if rows.is_empty() {
-        return Ok(());
+        return Ok(Vec::new());
     }
-    tx.run(
+    tx.fetch(
         statement(include_str!("../../cypher/extract_beliefs_create.cypher"))
             .param("project", project)
             .param("rows", param(rows)?)
