@@ -93,11 +93,11 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
     );
     let started = Instant::now();
     let mut tasks = Vec::new();
-    for c in 0..args.clients {
+    for (c, session) in baseline_sessions.iter().enumerate() {
         let (store, lat, session, project, run_id) = (
             store.clone(),
             latencies.clone(),
-            baseline_sessions[c].clone(),
+            session.clone(),
             base_project.clone(),
             run_id.clone(),
         );

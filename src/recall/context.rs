@@ -345,7 +345,11 @@ async fn history(
             have += ops.iter().map(|(_, l)| l.cost).sum::<usize>();
             let total = s.operation_count.max(0) as usize;
             // A long session: page further back only while the share still wants more.
-            while have <= want && ops.len() < total && ops.len() % page == 0 && !ops.is_empty() {
+            while have <= want
+                && ops.len() < total
+                && ops.len().is_multiple_of(page)
+                && !ops.is_empty()
+            {
                 let before = ops.last().map_or(i64::MAX, |(seq, _)| *seq);
                 let more: Vec<(i64, Line)> = fetch(vec![Page { id: &s.id, before }])
                     .await?

@@ -114,7 +114,7 @@ async fn decisions_inform_beliefs_and_validate_input() {
     ];
     for (body, field) in bad {
         let (s, b) = app.post("/v1/decisions", &body).await;
-        assert!(s >= 400 && s < 500, "{s} {b}");
+        assert!((400..500).contains(&s), "{s} {b}");
         assert_eq!(b["error"]["field"], field, "{b}");
     }
     assert_eq!(
