@@ -105,23 +105,13 @@ pub async fn list(
 
 /// Which of `ids` are beliefs of `project`.
 pub async fn known(store: &Store, project: &str, ids: &[String]) -> StoreResult<HashSet<String>> {
-    #[derive(Deserialize)]
-    struct Id {
-        id: String,
-    }
-    if ids.is_empty() {
-        return Ok(HashSet::new());
-    }
-    Ok(store
-        .fetch::<Id>(
-            statement(include_str!("../../cypher/beliefs_known.cypher"))
-                .param("project", project)
-                .param("ids", param(ids)?),
-        )
-        .await?
-        .into_iter()
-        .map(|i| i.id)
-        .collect())
+    super::known_ids(
+        store,
+        include_str!("../../cypher/beliefs_known.cypher"),
+        project,
+        ids,
+    )
+    .await
 }
 
 /// A belief's status before and after a review.

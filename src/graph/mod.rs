@@ -204,6 +204,32 @@ impl Tx {
     }
 }
 
+/// Runs a "which of `$ids` exist in `$project`" statement (returning an `id` column).
+pub async fn known_ids(
+    store: &Store,
+    text: &'static str,
+    project: &str,
+    ids: &[String],
+) -> StoreResult<std::collections::HashSet<String>> {
+    #[derive(serde::Deserialize)]
+    struct Id {
+        id: String,
+    }
+    if ids.is_empty() {
+        return Ok(Default::default());
+    }
+    Ok(store
+        .fetch::<Id>(
+            statement(text)
+                .param("project", project)
+                .param("ids", param(ids)?),
+        )
+        .await?
+        .into_iter()
+        .map(|i| i.id)
+        .collect())
+}
+
 /// Decodes one row into `T` by column name.
 pub fn decode<T: DeserializeOwned>(row: &Row) -> StoreResult<T> {
     row.to::<T>().map_err(|e| StoreError::Decode(e.to_string()))

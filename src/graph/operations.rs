@@ -260,21 +260,11 @@ pub async fn append(tx: &mut Tx, groups: &[Group<'_>]) -> StoreResult<Appended> 
 
 /// Which of `ids` are stored operations of `project`.
 pub async fn known(store: &Store, project: &str, ids: &[String]) -> StoreResult<HashSet<String>> {
-    #[derive(Deserialize)]
-    struct Id {
-        id: String,
-    }
-    if ids.is_empty() {
-        return Ok(HashSet::new());
-    }
-    Ok(store
-        .fetch::<Id>(
-            statement(include_str!("../../cypher/operations_known.cypher"))
-                .param("project", project)
-                .param("ids", param(ids)?),
-        )
-        .await?
-        .into_iter()
-        .map(|i| i.id)
-        .collect())
+    super::known_ids(
+        store,
+        include_str!("../../cypher/operations_known.cypher"),
+        project,
+        ids,
+    )
+    .await
 }
