@@ -3,9 +3,8 @@
 //! `RequireKey` middleware checks the key on `/mcp` and leaves the [`Principal`] in the
 //! request, which each tool reads back and checks exactly like the HTTP routes do.
 //!
-//! Tools call the services the HTTP routes call (`capture` for writes, `graph` for reads).
-//! Tools whose backing is not in this build (reconstruct_session, search_sessions,
-//! get_context, get_knowledge) are not offered rather than faked.
+//! Tools call the services the HTTP routes call (`capture` for writes, `recall`, `knowledge`
+//! and `graph` for reads), with the same validation and limits.
 
 use std::sync::Arc;
 
@@ -90,6 +89,50 @@ pub struct GetHandover {
     /// The current session, left out of the handover.
     pub session_id: Option<String>,
     /// Token budget of the answer (default 1500, at most 32000).
+    pub budget_tokens: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReconstructSession {
+    /// Project id. Optional when the API key belongs to one project.
+    pub project: Option<String>,
+    /// The session to reconstruct.
+    pub session_id: String,
+    /// At most this many operations, the most important kept (default 300, at most 5000).
+    pub max_operations: Option<u32>,
+    /// Include `read` operations (default false: they are the most numerous and least telling).
+    pub include_reads: Option<bool>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SearchSessions {
+    /// Project id. Optional when the API key belongs to one project.
+    pub project: Option<String>,
+    /// What you are looking for, in plain words (at most 1000 characters).
+    pub query: String,
+    /// How many sessions (default 5, at most 50).
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct GetContext {
+    /// Project id. Optional when the API key belongs to one project.
+    pub project: Option<String>,
+    /// Context for this session (its history and the sessions it continues)…
+    pub session_id: Option<String>,
+    /// …or for this task (related sessions of the project).
+    pub task: Option<String>,
+    /// Token budget of the whole answer (16 to 1000000; 4000 is a good start).
+    pub budget_tokens: u32,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct GetKnowledge {
+    /// Project id. Optional when the API key belongs to one project.
+    pub project: Option<String>,
+    /// Project-relative paths of the files you are about to change (at most 200).
+    pub files: Vec<String>,
+    /// Token budget of the Markdown report (16 to 32000, default 2000).
     pub budget_tokens: Option<u32>,
 }
 
@@ -269,14 +312,176 @@ impl CairnMcp {
                     ));
                 }
                 let markdown = context::session_start(
-                    &self.state.store,
+                    &self.state,
                     &project,
                     p.session_id.as_deref().unwrap_or(""),
                     budget,
-                    self.state.capture.encoding(),
                 )
                 .await?;
                 Ok(serde_json::json!({ "project": project, "markdown": markdown }))
+            }
+            .await,
+        )
+    }
+
+    #[tool(
+        description = "Reconstruct an earlier session of this project: a narrative of what was read, decided, written and left open, its operations in order (the most important kept when there are many), its decisions, the beliefs it informed and its unfinished work. Use it to pick up where a session stopped."
+    )]
+    async fn reconstruct_session(
+        &self,
+        Extension(parts): Extension<http::request::Parts>,
+        Parameters(p): Parameters<ReconstructSession>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let who = principal(&parts)?;
+        answer(
+            async {
+                let project = project_of(&who, p.project.as_deref(), Scope::Read)?;
+                let id = crate::domain::validate::id("session_id", &p.session_id)?;
+                let head = crate::recall::session(&self.state.store, &project, &id).await?;
+                let filter = crate::recall::reconstruction::Filter {
+                    decisions: true,
+                    reads: p.include_reads.unwrap_or(false),
+                    writes: true,
+                    max_operations: p.max_operations.unwrap_or(300).min(5_000) as usize,
+                };
+                let r = crate::recall::reconstruction::reconstruct(
+                    &self.state.store,
+                    &project,
+                    head,
+                    filter,
+                )
+                .await?;
+                Ok(serde_json::to_value(r).map_err(ApiError::internal)?)
+            }
+            .await,
+        )
+    }
+
+    #[tool(
+        description = "Find earlier sessions of this project related to a query — by words, and by meaning when embeddings are configured — ranked by similarity, recency and importance. Each hit has the session id, its summary, the files it touched and how long ago it was. Use it before starting work that may have been done or decided before."
+    )]
+    async fn search_sessions(
+        &self,
+        Extension(parts): Extension<http::request::Parts>,
+        Parameters(p): Parameters<SearchSessions>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let who = principal(&parts)?;
+        answer(
+            async {
+                let project = project_of(&who, p.project.as_deref(), Scope::Read)?;
+                let query = crate::domain::validate::text("query", &p.query, 1_000)?;
+                let found = crate::recall::search::search(
+                    &self.state.store,
+                    self.state.embedder.as_deref(),
+                    crate::recall::search::Weights::from(&self.state.settings.search),
+                    &project,
+                    &query,
+                    p.limit.unwrap_or(5).clamp(1, 50) as usize,
+                    &[],
+                )
+                .await?;
+                Ok(serde_json::json!({"mode": found.mode, "sessions": found.hits, "degraded": found.degraded}))
+            }
+            .await,
+        )
+    }
+
+    #[tool(
+        description = "Get context from this project's memory that fits a token budget exactly: recent history (newest selected first, shown in order), the files involved, decisions, beliefs and memories — for a session (to continue it) or for a task (related past work). Warnings say what was left out."
+    )]
+    async fn get_context(
+        &self,
+        Extension(parts): Extension<http::request::Parts>,
+        Parameters(p): Parameters<GetContext>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let who = principal(&parts)?;
+        answer(
+            async {
+                use crate::domain::{budget, validate};
+                let project = project_of(&who, p.project.as_deref(), Scope::Read)?;
+                let session_id = p
+                    .session_id
+                    .as_deref()
+                    .map(|s| validate::id("session_id", s))
+                    .transpose()?;
+                let task = validate::opt_text(
+                    "task",
+                    p.task.as_deref(),
+                    crate::domain::limits::MAX_SUMMARY_CHARS,
+                )?;
+                if session_id.is_none() && task.is_none() {
+                    return Err(ApiError::invalid(
+                        "missing_field",
+                        "session_id",
+                        "give `session_id` or `task`",
+                    ));
+                }
+                let budget_tokens = p.budget_tokens as usize;
+                if !(budget::MIN_BUDGET_TOKENS..=budget::MAX_BUDGET_TOKENS).contains(&budget_tokens)
+                {
+                    return Err(ApiError::invalid(
+                        "invalid_budget",
+                        "budget_tokens",
+                        format!(
+                            "budget_tokens is between {} and {}",
+                            budget::MIN_BUDGET_TOKENS,
+                            budget::MAX_BUDGET_TOKENS
+                        ),
+                    ));
+                }
+                let stored = self.state.settings.tokenizer;
+                let req = crate::recall::context::Request {
+                    project: &project,
+                    session_id: session_id.as_deref(),
+                    task: task.as_deref(),
+                    budget: budget_tokens,
+                    encoding: stored,
+                    stored,
+                    allocation: budget::Allocation::default(),
+                    half_life_ms: self.state.settings.belief_half_life_ms(),
+                };
+                let ctx = crate::recall::context::assemble(&self.state.store, &req).await?;
+                Ok(serde_json::to_value(ctx).map_err(ApiError::internal)?)
+            }
+            .await,
+        )
+    }
+
+    #[tool(
+        description = "What this project knows about some files before you change them: decisions about each file (with the alternatives that were rejected, and whether they still stand), active beliefs informed by work on it, recent sessions that touched it and open todos naming it. Returns a Markdown report within a token budget plus the structured data."
+    )]
+    async fn get_knowledge(
+        &self,
+        Extension(parts): Extension<http::request::Parts>,
+        Parameters(p): Parameters<GetKnowledge>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let who = principal(&parts)?;
+        answer(
+            async {
+                let project = project_of(&who, p.project.as_deref(), Scope::Read)?;
+                let files = crate::domain::validate::files("files", Some(&p.files), None)?;
+                if files.is_empty() {
+                    return Err(ApiError::missing("files"));
+                }
+                let budget = p.budget_tokens.unwrap_or(2_000);
+                if !(16..=32_000).contains(&budget) {
+                    return Err(ApiError::invalid(
+                        "out_of_range",
+                        "budget_tokens",
+                        "budget_tokens is between 16 and 32000",
+                    ));
+                }
+                let settings = &self.state.settings;
+                let report = crate::knowledge::report(
+                    &self.state.store,
+                    &project,
+                    &files,
+                    settings.belief_half_life_ms(),
+                    settings.tokenizer,
+                    budget,
+                )
+                .await?;
+                Ok(serde_json::to_value(report).map_err(ApiError::internal)?)
             }
             .await,
         )
@@ -292,7 +497,8 @@ impl ServerHandler for CairnMcp {
         info.instructions = Some(
             "cairn is this project's long-term memory: decisions with their rationale, \
              beliefs with evidence, and what earlier sessions did. Call get_handover when you \
-             start, record_decision when a choice is made, remember for facts and lessons."
+             start, search_sessions or get_knowledge before changing something that may have \
+             history, record_decision when a choice is made, remember for facts and lessons."
                 .into(),
         );
         info

@@ -85,15 +85,7 @@ impl HooksApi {
         if !plan.wants_context || budget == 0 {
             return Ok(Json(HookReply::default()));
         }
-        let text = match context::session_start(
-            &self.0.store,
-            &project,
-            &plan.session_id,
-            budget,
-            self.0.capture.encoding(),
-        )
-        .await
-        {
+        let text = match context::session_start(&self.0, &project, &plan.session_id, budget).await {
             Ok(text) => text,
             Err(err) => {
                 // The session is captured; a missing handover must not fail the hook.

@@ -325,8 +325,9 @@ pub fn render(h: &Handover, encoding: Encoding, budget: usize) -> (String, usize
     let mut sections: Vec<(String, Vec<String>)> = Vec::new();
     if let Some(l) = &h.last_session {
         let mut lines = vec![format!(
-            "- {} ({}, {} days ago): {}",
+            "- {} (`{}`, {}, {} days ago): {}",
             l.task.as_deref().unwrap_or("(no task)"),
+            l.session_id,
             l.status.as_deref().unwrap_or("unknown"),
             l.days_ago,
             l.summary.as_deref().unwrap_or("no summary")
@@ -355,9 +356,10 @@ pub fn render(h: &Handover, encoding: Encoding, budget: usize) -> (String, usize
             .iter()
             .map(|r| {
                 format!(
-                    "- {}% {} ({} days ago): {}",
+                    "- {}% {} (`{}`, {} days ago): {}",
                     r.relevance_pct,
                     r.task.as_deref().unwrap_or("(no task)"),
+                    r.session_id,
                     r.days_ago,
                     r.summary.as_deref().unwrap_or("no summary")
                 )

@@ -45,6 +45,10 @@ async fn an_mcp_client_lists_and_calls_the_tools_with_the_api_key() {
         "remember",
         "list_beliefs",
         "get_handover",
+        "reconstruct_session",
+        "search_sessions",
+        "get_context",
+        "get_knowledge",
     ] {
         let t = &tools[name];
         assert!(
@@ -74,6 +78,24 @@ async fn an_mcp_client_lists_and_calls_the_tools_with_the_api_key() {
         .contains("forbidden"));
     assert_eq!(seen["list_beliefs"]["is_error"], false, "{seen}");
     assert_eq!(seen["get_handover"]["is_error"], false, "{seen}");
+    for name in [
+        "reconstruct_session",
+        "search_sessions",
+        "get_context",
+        "get_knowledge",
+    ] {
+        assert_eq!(seen[name]["is_error"], false, "{name}: {seen}");
+    }
+    let reconstruction: Value =
+        serde_json::from_str(seen["reconstruct_session"]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(reconstruction["session_id"], json!(session));
+    let context: Value =
+        serde_json::from_str(seen["get_context"]["text"].as_str().unwrap()).unwrap();
+    assert!(context["tokens_used"].as_u64().unwrap() <= 300);
+    let knowledge: Value =
+        serde_json::from_str(seen["get_knowledge"]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(knowledge["files"][0]["path"], "src/http.rs");
+    assert_eq!(seen["bad_context"]["is_error"], true, "{seen}");
     assert!(
         seen["get_handover"]["text"]
             .as_str()

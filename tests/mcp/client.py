@@ -39,6 +39,11 @@ async def main(url: str, key: str, project: str, session_id: str) -> dict:
             seen["other_project"] = await call("list_beliefs", {"project": project + "-other"})
             seen["list_beliefs"] = await call("list_beliefs", {})
             seen["get_handover"] = await call("get_handover", {"budget_tokens": 500})
+            seen["reconstruct_session"] = await call("reconstruct_session", {"session_id": session_id})
+            seen["search_sessions"] = await call("search_sessions", {"query": "testing"})
+            seen["get_context"] = await call("get_context", {"session_id": session_id, "budget_tokens": 300})
+            seen["get_knowledge"] = await call("get_knowledge", {"files": ["src/http.rs"], "budget_tokens": 200})
+            seen["bad_context"] = await call("get_context", {"budget_tokens": 300})
     return seen
 
 
