@@ -351,7 +351,7 @@ impl CairnMcp {
                     filter,
                 )
                 .await?;
-                Ok(serde_json::to_value(r).map_err(ApiError::internal)?)
+                serde_json::to_value(r).map_err(ApiError::internal)
             }
             .await,
         )
@@ -441,7 +441,7 @@ impl CairnMcp {
                     half_life_ms: self.state.settings.belief_half_life_ms(),
                 };
                 let ctx = crate::recall::context::assemble(&self.state.store, &req).await?;
-                Ok(serde_json::to_value(ctx).map_err(ApiError::internal)?)
+                serde_json::to_value(ctx).map_err(ApiError::internal)
             }
             .await,
         )
@@ -481,7 +481,7 @@ impl CairnMcp {
                     budget,
                 )
                 .await?;
-                Ok(serde_json::to_value(report).map_err(ApiError::internal)?)
+                serde_json::to_value(report).map_err(ApiError::internal)
             }
             .await,
         )
