@@ -90,6 +90,11 @@ async fn a_key_of_project_a_cannot_touch_project_b() {
         )
         .await;
     assert!(belief["id"].is_string());
+    let (_, run) = app
+        .post("/v1/extraction/runs", &json!({"project": b}))
+        .await;
+    let run_id = run["run_id"].as_str().expect("run id").to_string();
+    let belief_id = belief["id"].as_str().unwrap().to_string();
     let a = format!("{b}-a");
     let intruder = app.client_for(&a, "admin").await;
 
@@ -121,6 +126,56 @@ async fn a_key_of_project_a_cannot_touch_project_b() {
             "/v1/memories".into(),
             Some(json!({"project": b, "kind": "fact", "content": "x"})),
         ),
+        ("GET", format!("/v1/sessions/{sid}/reconstruction"), None),
+        (
+            "GET",
+            format!("/v1/sessions/{sid}/window?token_limit=100"),
+            None,
+        ),
+        (
+            "POST",
+            "/v1/context".into(),
+            Some(json!({"project": b, "session_id": sid, "budget_tokens": 500})),
+        ),
+        (
+            "POST",
+            "/v1/context".into(),
+            Some(json!({"project": b, "task": "secret", "budget_tokens": 500})),
+        ),
+        (
+            "POST",
+            "/v1/sessions/search".into(),
+            Some(json!({"project": b, "query": "secret"})),
+        ),
+        ("GET", format!("/v1/handover?project={b}"), None),
+        (
+            "GET",
+            format!("/v1/knowledge?project={b}&files=secret.rs"),
+            None,
+        ),
+        (
+            "POST",
+            "/v1/extraction/runs".into(),
+            Some(json!({"project": b})),
+        ),
+        ("GET", format!("/v1/extraction/runs/{run_id}"), None),
+        (
+            "POST",
+            format!("/v1/beliefs/{belief_id}/approve"),
+            Some(json!({})),
+        ),
+        (
+            "POST",
+            format!("/v1/beliefs/{belief_id}/reject"),
+            Some(json!({})),
+        ),
+        (
+            "POST",
+            format!("/v1/hooks/claude-code?project={b}"),
+            Some(
+                json!({"hook_event_name": "UserPromptSubmit", "session_id": sid, "prompt": "x", "cwd": "/x"}),
+            ),
+        ),
         ("DELETE", format!("/v1/projects/{b}"), None),
     ];
     let mut refused = 0;
@@ -146,4 +201,48 @@ async fn a_key_of_project_a_cannot_touch_project_b() {
         (s, row["status"].as_str(), row["operation_count"].as_i64()),
         (200, Some("active"), Some(1))
     );
+}
+
+#[tokio::test]
+async fn rate_limited_keys_get_429_with_retry_after() {
+    let app = crate::helpers::spawn_app_with(|s| {
+        s.rate_limit_per_sec = 2;
+        s.rate_limit_burst = 2;
+    })
+    .await;
+    let mut limited = None;
+    for _ in 0..10 {
+        let r = app
+            .client
+            .get(app.url(&format!("/v1/beliefs?project={}", app.project)))
+            .send()
+            .await
+            .unwrap();
+        if r.status().as_u16() == 429 {
+            limited = Some(r);
+            break;
+        }
+    }
+    let r = limited.expect("the bucket of 2 empties within 10 quick requests");
+    let wait: u64 = r.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(wait >= 1);
+    let (_, b) = split(r).await;
+    assert_eq!(b["error"]["code"], "rate_limited");
+}
+
+#[tokio::test]
+async fn admin_actions_leave_an_audit_trail() {
+    let app = spawn_app().await;
+    let (s, _) = app.delete(&format!("/v1/projects/{}", app.project)).await;
+    assert_eq!(s, 200);
+    let trail = cairn::graph::keys::audit_trail(&crate::helpers::store(), &app.project, 10)
+        .await
+        .unwrap();
+    let actions: Vec<&str> = trail.iter().map(|e| e.action.as_str()).collect();
+    assert!(actions.contains(&"project_purged"), "{actions:?}");
+    assert!(actions.contains(&"key_created"), "{actions:?}");
 }
