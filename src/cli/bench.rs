@@ -19,6 +19,9 @@ pub enum BenchCommand {
     /// Labelled synthetic histories: recall@5 and MRR of fulltext-only and hybrid search
     /// (with a local embedding stub over HTTP), and search latency.
     Search(Box<bench::search::SearchBench>),
+    /// Many concurrent clients mixing capture, context and search against a `cairn serve`
+    /// child process; per-route latency, errors and peak RSS, next to a /healthz baseline.
+    Load(Box<bench::load::LoadArgs>),
 }
 
 pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
@@ -29,6 +32,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
         }
         BenchCommand::Recall(b) => bench::recall::run(*b).await?,
         BenchCommand::Search(b) => bench::search::run(*b).await?,
+        BenchCommand::Load(b) => bench::load::run(*b).await?,
     }
     Ok(0)
 }
