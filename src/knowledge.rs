@@ -244,12 +244,17 @@ fn render(files: &[FileKnowledge], encoding: Encoding, budget: usize) -> (String
                     d.at
                 ));
             } else {
+                let rationale = short(&d.rationale, 200);
+                let stop = if rationale.ends_with(['.', '!', '?', '…']) {
+                    ""
+                } else {
+                    "."
+                };
                 lines.push(format!(
-                    "- Decision: **{}** → {} ({}) — {}{rejected}",
+                    "- Decision: **{}** → {} ({}) — {rationale}{stop}{rejected}",
                     short(&d.subject, 80),
                     short(&d.choice, 80),
                     d.at,
-                    short(&d.rationale, 200)
                 ));
             }
         }
