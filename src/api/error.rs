@@ -28,6 +28,9 @@ pub enum ApiFailure {
     /// The body is larger than the limit.
     #[oai(status = 413)]
     PayloadTooLarge(Json<ErrorBody>),
+    /// The body is not `application/json`.
+    #[oai(status = 415)]
+    UnsupportedMediaType(Json<ErrorBody>),
     /// Well-formed, but refers to something unknown (`triggered_by`, a belief).
     #[oai(status = 422)]
     Unprocessable(Json<ErrorBody>),
@@ -62,6 +65,7 @@ impl From<ApiError> for ApiFailure {
             404 => Self::NotFound(body),
             409 => Self::Conflict(body),
             413 => Self::PayloadTooLarge(body),
+            415 => Self::UnsupportedMediaType(body),
             422 => Self::Unprocessable(body),
             429 => Self::TooManyRequests(body),
             503 => Self::Unavailable(body),
