@@ -6,7 +6,7 @@ use std::{io::Write, sync::Arc, time::Duration, time::Instant};
 
 use tokio::sync::watch;
 
-use super::command::Command;
+use super::command::{Command, Operations};
 use super::spool::{Record, Spool, SpoolReader};
 use super::State;
 use crate::graph::{self, Store, StoreError};
@@ -109,38 +109,18 @@ impl Writer {
     /// together, one statement for all their sessions.
     async fn apply_all(&self, commands: &[(u64, Option<Command>)]) -> Result<(), StoreError> {
         let started = Instant::now();
-        let merged = merge(commands.iter().filter_map(|(_, c)| c.as_ref()));
+        let steps = merge(commands.iter().filter_map(|(_, c)| c.as_ref()));
         let mut tx = self.store.begin().await?;
         let mut ops = 0usize;
-        let mut i = 0;
-        while i < merged.len() {
-            let run_end = merged[i..]
-                .iter()
-                .position(|c| !matches!(c, Command::Operations(_)))
-                .map_or(merged.len(), |p| i + p);
-            let result = if run_end > i {
-                let groups: Vec<graph::operations::Group> = merged[i..run_end]
-                    .iter()
-                    .filter_map(|c| match c {
-                        Command::Operations(b) => Some(graph::operations::Group {
-                            project: &b.project,
-                            session_id: &b.session_id,
-                            ops: &b.operations,
-                        }),
-                        _ => None,
+        for step in &steps {
+            let result = match step {
+                Step::Operations(groups) => {
+                    graph::operations::append(&mut tx, groups).await.map(|a| {
+                        ops += a.created;
+                        report_skips(&a);
                     })
-                    .collect();
-                let res = graph::operations::append(&mut tx, &groups).await;
-                if let Ok(a) = &res {
-                    ops += a.created;
-                    report_skips(a);
                 }
-                i = run_end;
-                res.map(|_| ())
-            } else {
-                let res = apply(&mut tx, &merged[i]).await;
-                i += 1;
-                res
+                Step::Other(cmd) => apply(&mut tx, cmd).await,
             };
             if let Err(err) = result {
                 let _ = tx.rollback().await;
@@ -226,33 +206,40 @@ async fn read(mut reader: SpoolReader) -> (SpoolReader, std::io::Result<Vec<Reco
     .expect("spool read task does not panic")
 }
 
-/// Folds operation batches into one per session within each run of consecutive operation
-/// commands (sessions in order of first appearance, each session's operations in arrival
-/// order), so a transaction runs one set of statements per session instead of one per
-/// request. Any other command is a barrier: nothing moves across it.
-fn merge<'a>(commands: impl Iterator<Item = &'a Command>) -> Vec<Command> {
-    let mut out: Vec<Command> = Vec::new();
-    let mut run_start = 0;
+/// One unit of a transaction: a run of operation batches, folded per session, or any other
+/// command.
+enum Step<'a> {
+    Operations(Vec<graph::operations::Group<'a>>),
+    Other(&'a Command),
+}
+
+fn group(b: &Operations) -> graph::operations::Group<'_> {
+    graph::operations::Group {
+        project: &b.project,
+        session_id: &b.session_id,
+        ops: b.operations.iter().collect(),
+    }
+}
+
+/// Folds operation batches into one group per session within each run of consecutive
+/// operation commands (sessions in order of first appearance, each session's operations in
+/// arrival order), so a transaction runs one statement for the whole run instead of one per
+/// request. Any other command is a barrier: nothing moves across it. Nothing is copied.
+fn merge<'a>(commands: impl Iterator<Item = &'a Command>) -> Vec<Step<'a>> {
+    let mut out: Vec<Step<'a>> = Vec::new();
     for cmd in commands {
-        match cmd {
-            Command::Operations(next) => {
-                let existing = out[run_start..].iter_mut().find_map(|c| match c {
-                    Command::Operations(b)
-                        if b.session_id == next.session_id && b.project == next.project =>
-                    {
-                        Some(b)
-                    }
-                    _ => None,
-                });
-                match existing {
-                    Some(b) => b.operations.extend(next.operations.iter().cloned()),
-                    None => out.push(cmd.clone()),
+        match (cmd, out.last_mut()) {
+            (Command::Operations(next), Some(Step::Operations(groups))) => {
+                match groups
+                    .iter_mut()
+                    .find(|g| g.session_id == next.session_id && g.project == next.project)
+                {
+                    Some(g) => g.ops.extend(next.operations.iter()),
+                    None => groups.push(group(next)),
                 }
             }
-            other => {
-                out.push(other.clone());
-                run_start = out.len();
-            }
+            (Command::Operations(next), _) => out.push(Step::Operations(vec![group(next)])),
+            (other, _) => out.push(Step::Other(other)),
         }
     }
     out
@@ -275,12 +262,7 @@ async fn apply(tx: &mut graph::Tx, cmd: &Command) -> Result<(), StoreError> {
         Command::StartSession(s) => graph::sessions::start(tx, s).await,
         Command::CloseSession(c) => graph::sessions::close(tx, c).await,
         Command::Operations(b) => {
-            let group = graph::operations::Group {
-                project: &b.project,
-                session_id: &b.session_id,
-                ops: &b.operations,
-            };
-            report_skips(&graph::operations::append(tx, &[group]).await?);
+            report_skips(&graph::operations::append(tx, &[group(b)]).await?);
             Ok(())
         }
         Command::Decision(d) => {
@@ -288,7 +270,7 @@ async fn apply(tx: &mut graph::Tx, cmd: &Command) -> Result<(), StoreError> {
                 let group = graph::operations::Group {
                     project: &d.project,
                     session_id: sid,
-                    ops: std::slice::from_ref(op),
+                    ops: vec![op],
                 };
                 graph::operations::append(tx, &[group]).await?;
             }
@@ -310,7 +292,6 @@ async fn apply(tx: &mut graph::Tx, cmd: &Command) -> Result<(), StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capture::command::Operations;
     use crate::domain::operation::{NewOperation, OpType};
 
     fn op(id: &str) -> NewOperation {
@@ -345,10 +326,14 @@ mod tests {
         })
     }
 
-    fn ids(c: &Command) -> Vec<&str> {
-        match c {
-            Command::Operations(b) => b.operations.iter().map(|o| o.id.as_str()).collect(),
-            other => panic!("unexpected {other:?}"),
+    /// The operation ids of each group of an operations step.
+    fn ids<'a>(step: &Step<'a>) -> Vec<Vec<&'a str>> {
+        match step {
+            Step::Operations(groups) => groups
+                .iter()
+                .map(|g| g.ops.iter().map(|o| o.id.as_str()).collect())
+                .collect(),
+            Step::Other(c) => panic!("unexpected {c:?}"),
         }
     }
 
@@ -365,12 +350,10 @@ mod tests {
             batch("a", &["5"]),
             batch("b", &["6"]),
         ];
-        let merged = merge(cmds.iter());
-        assert_eq!(merged.len(), 5);
-        assert_eq!(ids(&merged[0]), ["1", "3", "4"]);
-        assert_eq!(ids(&merged[1]), ["2"]);
-        assert_eq!(merged[2], purge);
-        assert_eq!(ids(&merged[3]), ["5"]);
-        assert_eq!(ids(&merged[4]), ["6"]);
+        let steps = merge(cmds.iter());
+        assert_eq!(steps.len(), 3);
+        assert_eq!(ids(&steps[0]), vec![vec!["1", "3", "4"], vec!["2"]]);
+        assert!(matches!(steps[1], Step::Other(c) if *c == purge));
+        assert_eq!(ids(&steps[2]), vec![vec!["5"], vec!["6"]]);
     }
 }

@@ -12,7 +12,7 @@ use crate::domain::operation::NewOperation;
 pub struct Group<'a> {
     pub project: &'a str,
     pub session_id: &'a str,
-    pub ops: &'a [NewOperation],
+    pub ops: Vec<&'a NewOperation>,
 }
 
 /// What an append did.
@@ -162,7 +162,7 @@ pub async fn append(tx: &mut Tx, groups: &[Group<'_>]) -> StoreResult<Appended> 
         let mut prev: Option<&str> = last_op_id.as_deref();
         let mut tokens = 0i64;
         let before = rows.len();
-        for op in g.ops {
+        for &op in &g.ops {
             if !seen.insert(op.id.as_str()) {
                 out.duplicates += 1;
                 continue;
