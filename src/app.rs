@@ -53,6 +53,7 @@ impl Application {
             settings.spool_max_bytes,
             settings.tokenizer,
             settings.sync_wait(),
+            usize::from(settings.writer_lanes),
         )
         .with_context(|| {
             format!(

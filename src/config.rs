@@ -215,6 +215,11 @@ pub struct Settings {
     #[arg(long, env = "CAIRN_SYNC_WAIT_MS", default_value_t = 3_000)]
     pub sync_wait_ms: u64,
 
+    /// Transactions the capture writer runs at once. Each session's operations always go
+    /// through one of them, so their order holds; more lanes use more of Neo4j's cores.
+    #[arg(long, env = "CAIRN_WRITER_LANES", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub writer_lanes: u16,
+
     /// Tokenizer for stored token counts and context budgets.
     #[arg(
         long,

@@ -38,6 +38,12 @@ pub struct IngestReport {
     pub cairn_ack_p50_ms: f64,
     pub cairn_ack_p99_ms: f64,
     pub cairn_ack_max_ms: f64,
+    /// Server-side mean of the acknowledgement's stages: validation, then the durable append.
+    pub cairn_ack_validate_mean_ms: Option<f64>,
+    pub cairn_ack_spool_mean_ms: Option<f64>,
+    /// Mean time of one spool write + fsync, and records per fsync (group commit).
+    pub spool_sync_mean_ms: Option<f64>,
+    pub spool_records_per_sync: Option<f64>,
     pub baseline_ops_per_sec: f64,
     pub baseline_batch_p50_ms: f64,
     pub baseline_batch_p99_ms: f64,
@@ -204,6 +210,14 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
     }
     let cairn_elapsed = started.elapsed();
     let mut ack = std::mem::take(&mut *latencies.lock().await);
+    let metrics = crate::telemetry::metrics_handle().render();
+    let stage = |s: &str| {
+        super::histogram_mean_ms(
+            &metrics,
+            "cairn_capture_ack_seconds",
+            &format!("{{stage=\"{s}\"}}"),
+        )
+    };
     stop.send_replace(true);
     server.await??;
     eprintln!(
@@ -214,9 +228,7 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
 
     // Clean up both projects.
     for p in [&base_project, &project] {
-        let mut tx = store.begin().await?;
-        graph::purge::project(&mut tx, p).await?;
-        tx.commit().await?;
+        graph::purge::project_now(&store, p).await?;
     }
     let _ = std::fs::remove_dir_all(&dir);
 
@@ -230,6 +242,11 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
         cairn_ack_p50_ms: ms(quantile(&mut ack, 0.5)),
         cairn_ack_p99_ms: ms(quantile(&mut ack, 0.99)),
         cairn_ack_max_ms: ms(quantile(&mut ack, 1.0)),
+        cairn_ack_validate_mean_ms: stage("validate"),
+        cairn_ack_spool_mean_ms: stage("spool"),
+        spool_sync_mean_ms: super::histogram_mean_ms(&metrics, "cairn_spool_sync_seconds", ""),
+        spool_records_per_sync: super::histogram_mean_ms(&metrics, "cairn_spool_group_records", "")
+            .map(|v| v / 1000.0),
         baseline_ops_per_sec: base_rate,
         baseline_batch_p50_ms: ms(quantile(&mut base_lat, 0.5)),
         baseline_batch_p99_ms: ms(quantile(&mut base_lat, 0.99)),
@@ -276,6 +293,12 @@ pub fn print(r: &IngestReport) {
         "{:<34}{:>14.2}{:>14.2}",
         "p99 latency (ms; ack / batch)", r.cairn_ack_p99_ms, r.baseline_batch_p99_ms
     );
+    if let (Some(v), Some(s)) = (r.cairn_ack_validate_mean_ms, r.cairn_ack_spool_mean_ms) {
+        println!("ack stages (server mean, ms): validate {v:.2}, durable append {s:.2}");
+    }
+    if let (Some(s), Some(g)) = (r.spool_sync_mean_ms, r.spool_records_per_sync) {
+        println!("spool: write + fsync {s:.2} ms mean, {g:.1} records per fsync");
+    }
     println!("throughput ratio cairn/baseline: {:.2}", r.throughput_ratio);
     println!("{}", serde_json::to_string(r).unwrap_or_default());
 }

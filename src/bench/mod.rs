@@ -22,6 +22,19 @@ pub fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
+/// Mean milliseconds of a histogram series in Prometheus text (`name{labels}` as rendered,
+/// e.g. `cairn_capture_ack_seconds{stage="spool"}`), from its `_sum` and `_count`.
+pub fn histogram_mean_ms(text: &str, name: &str, labels: &str) -> Option<f64> {
+    let value = |suffix: &str| {
+        let key = format!("{name}_{suffix}{labels} ");
+        text.lines()
+            .find_map(|l| l.strip_prefix(key.as_str()))
+            .and_then(|v| v.trim().parse::<f64>().ok())
+    };
+    let count = value("count")?;
+    (count > 0.0).then(|| value("sum").unwrap_or(0.0) / count * 1000.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -33,5 +46,13 @@ mod tests {
         assert_eq!(quantile(&mut s, 0.99), Duration::from_millis(99));
         assert_eq!(quantile(&mut s, 1.0), Duration::from_millis(100));
         assert_eq!(quantile(&mut [], 0.5), Duration::ZERO);
+    }
+
+    #[test]
+    fn histogram_means_from_prometheus_text() {
+        let text = "x_sum{stage=\"a\"} 0.5\nx_count{stage=\"a\"} 4\nx_count{stage=\"b\"} 0\n";
+        assert_eq!(histogram_mean_ms(text, "x", "{stage=\"a\"}"), Some(125.0));
+        assert_eq!(histogram_mean_ms(text, "x", "{stage=\"b\"}"), None);
+        assert_eq!(histogram_mean_ms(text, "y", ""), None);
     }
 }

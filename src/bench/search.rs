@@ -390,9 +390,7 @@ pub async fn run(args: SearchBench) -> anyhow::Result<()> {
     let generated = generate(args.sessions, args.queries, args.seed);
     let outcome = measure(&store, &args, &project, &generated).await;
     if !args.keep {
-        let mut tx = store.begin().await?;
-        crate::graph::purge::project(&mut tx, &project).await?;
-        tx.commit().await?;
+        crate::graph::purge::project_now(&store, &project).await?;
     }
     let report = outcome?;
     println!("{}", serde_json::to_string_pretty(&report)?);

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::Encoding;
 use crate::domain::operation::NewOperation;
 use crate::domain::record::{NewDecision, NewMemory};
 
@@ -54,6 +55,23 @@ impl Command {
             Command::Operations(b) => b.operations.iter().map(|o| o.id.as_str()).collect(),
             Command::Decision(d) => d.operation.iter().map(|o| o.id.as_str()).collect(),
             _ => Vec::new(),
+        }
+    }
+
+    /// Counts the tokens of every operation this command writes that is not counted yet.
+    pub fn count_tokens(&mut self, encoding: Encoding) {
+        match self {
+            Command::Operations(b) => {
+                for op in &mut b.operations {
+                    op.count_tokens(encoding);
+                }
+            }
+            Command::Decision(d) => {
+                if let Some(op) = &mut d.operation {
+                    op.count_tokens(encoding);
+                }
+            }
+            _ => {}
         }
     }
 }

@@ -23,9 +23,9 @@ use self::spool::{Spool, SpoolError};
 use crate::config::Encoding;
 use crate::domain::{
     limits::MAX_OPERATIONS_PER_BATCH,
-    operation::{render_line, NewOperation, OpType, OperationInput},
+    operation::{NewOperation, OpType, OperationInput},
     record::{DecisionInput, MemoryInput, SessionClose, SessionStart},
-    tokens, validate,
+    validate,
 };
 use crate::error::{ApiError, ApiResult};
 use crate::graph::{self, now_ms, Store};
@@ -120,6 +120,7 @@ impl Capture {
         spool_max_bytes: u64,
         encoding: Encoding,
         sync_wait: Duration,
+        writer_lanes: usize,
     ) -> std::io::Result<(Self, writer::Writer)> {
         let spool = Spool::open(&spool_dir, spool_max_bytes)?;
         let state = Arc::new(State {
@@ -133,6 +134,8 @@ impl Capture {
             store: store.clone(),
             spool: spool.clone(),
             state: state.clone(),
+            encoding,
+            lanes: writer_lanes.max(1),
         };
         Ok((
             Self {
@@ -371,19 +374,14 @@ impl Capture {
                 ),
             ));
         }
+        let started = std::time::Instant::now();
         let session = self.session(session_id, project).await?;
         let now = now_ms();
         let ops = inputs
             .iter()
             .enumerate()
             .map(|(i, op)| {
-                validate::operation(
-                    &format!("operations[{i}]"),
-                    op,
-                    session.cwd.as_deref(),
-                    self.encoding,
-                    now,
-                )
+                validate::operation(&format!("operations[{i}]"), op, session.cwd.as_deref(), now)
             })
             .collect::<ApiResult<Vec<_>>>()?;
         self.check_references(&session.project, &ops).await?;
@@ -400,8 +398,15 @@ impl Capture {
             session_id: session_id.to_string(),
             operations: ops,
         });
+        let checked = std::time::Instant::now();
+        metrics::histogram!("cairn_capture_ack_seconds", "stage" => "validate")
+            .record((checked - started).as_secs_f64());
         let end = match self.submit(&cmd).await {
-            Ok(end) => end,
+            Ok(end) => {
+                metrics::histogram!("cairn_capture_ack_seconds", "stage" => "spool")
+                    .record(checked.elapsed().as_secs_f64());
+                end
+            }
             Err(err) => {
                 let mut map = self.state.in_flight.lock().expect("in-flight lock");
                 for id in &ids {
@@ -518,12 +523,11 @@ impl Capture {
                 .chars()
                 .take(crate::domain::limits::MAX_SUMMARY_CHARS)
                 .collect();
-            let line = render_line(OpType::Decision, None, &summary, None, None);
             d.operation = Some(NewOperation {
                 id: validate::new_id(),
                 kind: OpType::Decision,
                 target: Some(d.subject.clone()),
-                tokens: tokens::count(self.encoding, &line) as i64,
+                tokens: None,
                 summary,
                 tool: None,
                 files_read: d.files.clone(),

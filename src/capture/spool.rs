@@ -245,8 +245,10 @@ impl Appender {
             pos += FRAME_HEADER + u64::from(len);
             ends.push(pos);
         }
+        let started = std::time::Instant::now();
         self.file.flush()?;
         self.file.get_ref().sync_data()?;
+        metrics::histogram!("cairn_spool_sync_seconds").record(started.elapsed().as_secs_f64());
         Ok(ends)
     }
 

@@ -1,6 +1,8 @@
-//! The writer: drains the spool into Neo4j in log order, in batched transactions. While Neo4j
-//! is unreachable it waits and retries (the spool grows); a record Neo4j rejects outright is
-//! set aside in `dead-letter.jsonl` so one bad record cannot stall capture.
+//! The writer: drains the spool into Neo4j in log order, in batched transactions. Operation
+//! batches are spread over a few lanes by session, each lane its own transaction, so Neo4j can
+//! use more than one core while every session keeps its order. While Neo4j is unreachable it
+//! waits and retries (the spool grows); a record Neo4j rejects outright is set aside in
+//! `dead-letter.jsonl` so one bad record cannot stall capture.
 
 use std::{io::Write, sync::Arc, time::Duration, time::Instant};
 
@@ -9,25 +11,30 @@ use tokio::sync::watch;
 use super::command::{Command, Operations};
 use super::spool::{Record, Spool, SpoolReader};
 use super::State;
+use crate::config::Encoding;
 use crate::graph::{self, Store, StoreError};
 
-/// Records per transaction at most.
+/// Records per read at most.
 const MAX_RECORDS: usize = 256;
-/// Bytes of records per transaction at most (about 2000 operations).
+/// Bytes of records per read at most (about 2000 operations).
 const MAX_BYTES: usize = 2 * 1024 * 1024;
 
 pub struct Writer {
     pub(super) store: Store,
     pub(super) spool: Spool,
     pub(super) state: Arc<State>,
+    pub(super) encoding: Encoding,
+    pub(super) lanes: usize,
 }
+
+/// Records applied in one transaction, in log order.
+type Part<'a> = Vec<(u64, &'a Command)>;
 
 impl Writer {
     /// Runs until `shutdown` turns true and everything durable has been written (or Neo4j
     /// stayed unreachable past the grace period; the spool keeps the rest for the next start).
     pub async fn run(self, mut shutdown: watch::Receiver<bool>) {
         let mut reader = Some(self.spool.reader());
-        let mut stopping_since: Option<Instant> = None;
         loop {
             let (r, batch) = read(reader.take().expect("reader is put back")).await;
             reader = Some(r);
@@ -54,49 +61,22 @@ impl Writer {
                 continue;
             }
             let end = batch.last().map(|r| r.end).expect("batch is not empty");
-            let commands = self.decode(batch);
-            let mut backoff = Duration::from_millis(50);
-            loop {
-                match self.apply_all(&commands).await {
-                    Ok(()) => break,
-                    Err(err) if err.is_unavailable() => {
-                        self.state.set_writer_ok(false);
-                        if *shutdown.borrow() {
-                            let since = *stopping_since.get_or_insert_with(Instant::now);
-                            // Two query deadlines: long enough to ride out a blip, short
-                            // enough that a stop is never held hostage by a dead server.
-                            if since.elapsed() > self.store.timeout() * 2 {
-                                tracing::warn!(
-                                    spool.bytes = self.spool.used_bytes(),
-                                    "neo4j unreachable at shutdown; unwritten captures stay in the spool and are replayed on the next start"
-                                );
-                                return;
-                            }
-                        }
-                        tracing::warn!(error = %err, retry_in_ms = backoff.as_millis() as u64, "neo4j unreachable; capture is spooling");
-                        tokio::select! {
-                            _ = tokio::time::sleep(backoff) => {}
-                            _ = shutdown.changed() => {}
-                        }
-                        backoff = (backoff * 2).min(Duration::from_secs(2));
-                    }
-                    Err(err) => {
-                        tracing::warn!(error = %err, records = commands.len(), "batch rejected; applying its records one by one");
-                        if !self.isolate(&commands, &mut shutdown).await {
-                            return;
-                        }
-                        break;
-                    }
+            let commands = self.prepare(batch).await;
+            for unit in plan(&commands, self.lanes) {
+                let parts = unit
+                    .iter()
+                    .map(|part| self.apply_until_done(part, shutdown.clone()));
+                let done = futures::future::join_all(parts).await;
+                if done.contains(&false) {
+                    return;
                 }
             }
             self.state.set_writer_ok(true);
             if let Err(err) = self.spool.commit(end) {
                 tracing::error!(error = %err, "could not persist the spool cursor; records may be replayed (harmlessly) after a restart");
             }
-            for (_, cmd) in &commands {
-                if let Some(cmd) = cmd {
-                    self.state.applied(cmd);
-                }
+            for cmd in commands.iter().filter_map(|(_, c)| c.as_ref()) {
+                self.state.applied(cmd);
             }
         }
     }
@@ -105,11 +85,73 @@ impl Writer {
         metrics::gauge!("cairn_spool_bytes").set(self.spool.used_bytes() as f64);
     }
 
-    /// Applies every command in one transaction; runs of operation batches are written
-    /// together, one statement for all their sessions.
-    async fn apply_all(&self, commands: &[(u64, Option<Command>)]) -> Result<(), StoreError> {
+    /// Decodes a batch and counts its operations' tokens, off the async threads.
+    async fn prepare(&self, batch: Vec<Record>) -> Vec<(u64, Option<Command>)> {
+        let mut commands = self.decode(batch);
+        let encoding = self.encoding;
+        tokio::task::spawn_blocking(move || {
+            for cmd in commands.iter_mut().filter_map(|(_, c)| c.as_mut()) {
+                cmd.count_tokens(encoding);
+            }
+            commands
+        })
+        .await
+        .expect("token counting does not panic")
+    }
+
+    /// Applies `part` until it is in Neo4j: retries while Neo4j is unreachable or the
+    /// transaction lost a lock conflict, applies records one by one when Neo4j rejects the
+    /// whole. Returns false when shutdown gave up on an unreachable Neo4j.
+    async fn apply_until_done(&self, part: &Part<'_>, mut shutdown: watch::Receiver<bool>) -> bool {
+        let mut backoff = Duration::from_millis(50);
+        let mut stopping_since: Option<Instant> = None;
+        loop {
+            match self.apply_all(part).await {
+                Ok(()) => return true,
+                Err(err) if err.is_conflict() => {
+                    metrics::counter!("cairn_writer_conflicts_total").increment(1);
+                    tracing::debug!(error = %err, "writer transaction lost a lock conflict; retrying");
+                    tokio::time::sleep(jitter(Duration::from_millis(20))).await;
+                }
+                Err(err) if err.is_unavailable() => {
+                    self.state.set_writer_ok(false);
+                    if *shutdown.borrow() {
+                        let since = *stopping_since.get_or_insert_with(Instant::now);
+                        // Two query deadlines: long enough to ride out a blip, short
+                        // enough that a stop is never held hostage by a dead server.
+                        if since.elapsed() > self.store.timeout() * 2 {
+                            tracing::warn!(
+                                spool.bytes = self.spool.used_bytes(),
+                                "neo4j unreachable at shutdown; unwritten captures stay in the spool and are replayed on the next start"
+                            );
+                            return false;
+                        }
+                    }
+                    tracing::warn!(error = %err, retry_in_ms = backoff.as_millis() as u64, "neo4j unreachable; capture is spooling");
+                    tokio::select! {
+                        _ = tokio::time::sleep(backoff) => {}
+                        _ = shutdown.changed() => {}
+                    }
+                    backoff = (backoff * 2).min(Duration::from_secs(2));
+                }
+                Err(err) => {
+                    tracing::warn!(error = %err, records = part.len(), "batch rejected; applying its records one by one");
+                    return self.isolate(part, &shutdown).await;
+                }
+            }
+        }
+    }
+
+    /// Applies every record of `part` in one transaction; runs of operation batches are
+    /// written together, one statement for all their sessions.
+    async fn apply_all(&self, part: &[(u64, &Command)]) -> Result<(), StoreError> {
         let started = Instant::now();
-        let steps = merge(commands.iter().filter_map(|(_, c)| c.as_ref()));
+        for (_, cmd) in part {
+            if let Command::PurgeProject { project } = cmd {
+                graph::purge::operations_in_steps(&self.store, project).await?;
+            }
+        }
+        let steps = merge(part.iter().map(|(_, c)| *c));
         let mut tx = self.store.begin().await?;
         let mut ops = 0usize;
         for step in &steps {
@@ -136,16 +178,10 @@ impl Writer {
 
     /// Applies records one at a time; a record Neo4j rejects is dead-lettered. Returns false
     /// when shutdown interrupted it while Neo4j was unreachable.
-    async fn isolate(
-        &self,
-        commands: &[(u64, Option<Command>)],
-        shutdown: &mut watch::Receiver<bool>,
-    ) -> bool {
-        for (end, cmd) in commands {
-            let Some(cmd) = cmd else { continue };
-            let one = [(*end, Some(cmd.clone()))];
+    async fn isolate(&self, part: &Part<'_>, shutdown: &watch::Receiver<bool>) -> bool {
+        for &(end, cmd) in part {
             loop {
-                match self.apply_all(&one).await {
+                match self.apply_all(&[(end, cmd)]).await {
                     Ok(()) => break,
                     Err(err) if err.is_unavailable() => {
                         if *shutdown.borrow() {
@@ -154,7 +190,7 @@ impl Writer {
                         tokio::time::sleep(Duration::from_millis(500)).await;
                     }
                     Err(err) => {
-                        self.dead_letter(*end, cmd, &err.to_string());
+                        self.dead_letter(end, cmd, &err.to_string());
                         break;
                     }
                 }
@@ -195,6 +231,74 @@ impl Writer {
             tracing::error!(error = %e, path = %path.display(), "could not write the dead-letter file");
         }
     }
+}
+
+/// A random delay between `base` and twice `base`, so retrying lanes do not collide again.
+fn jitter(base: Duration) -> Duration {
+    base + base.mul_f64(rand::random::<f64>())
+}
+
+/// Splits a batch into units applied one after another; the parts of one unit are applied
+/// concurrently. A run of operation batches becomes one unit of up to `lanes` parts, each
+/// session wholly in one part (the one with the fewest operations when it is first seen), so
+/// per-session order holds. A run of any other commands is one unit of one part, in order.
+fn plan(commands: &[(u64, Option<Command>)], lanes: usize) -> Vec<Vec<Part<'_>>> {
+    let mut units: Vec<Vec<Part<'_>>> = Vec::new();
+    let mut run: Part<'_> = Vec::new();
+    let mut run_is_ops = false;
+    for (end, cmd) in commands {
+        let Some(cmd) = cmd else { continue };
+        let is_ops = matches!(cmd, Command::Operations(_));
+        if is_ops != run_is_ops && !run.is_empty() {
+            units.push(unit(std::mem::take(&mut run), run_is_ops, lanes));
+        }
+        run_is_ops = is_ops;
+        run.push((*end, cmd));
+    }
+    if !run.is_empty() {
+        units.push(unit(run, run_is_ops, lanes));
+    }
+    units
+}
+
+fn unit(run: Part<'_>, is_ops: bool, lanes: usize) -> Vec<Part<'_>> {
+    if is_ops {
+        spread(run, lanes)
+    } else {
+        vec![run]
+    }
+}
+
+/// Spreads operation batches over at most `lanes` parts, a session never split.
+fn spread(records: Vec<(u64, &Command)>, lanes: usize) -> Vec<Part<'_>> {
+    let mut parts: Vec<(usize, Part<'_>)> = Vec::new();
+    let mut lane_of: Vec<(&str, &str, usize)> = Vec::new();
+    for (end, cmd) in records {
+        let Command::Operations(b) = cmd else {
+            unreachable!("only operation batches are spread")
+        };
+        let lane = match lane_of
+            .iter()
+            .find(|(p, s, _)| *p == b.project && *s == b.session_id)
+        {
+            Some(&(_, _, lane)) => lane,
+            None => {
+                let lane = if parts.len() < lanes {
+                    parts.push((0, Vec::new()));
+                    parts.len() - 1
+                } else {
+                    (0..parts.len())
+                        .min_by_key(|&i| parts[i].0)
+                        .expect("at least one lane")
+                };
+                lane_of.push((&b.project, &b.session_id, lane));
+                lane
+            }
+        };
+        parts[lane].0 += b.operations.len();
+        parts[lane].1.push((end, cmd));
+    }
+    parts.into_iter().map(|(_, p)| p).collect()
 }
 
 async fn read(mut reader: SpoolReader) -> (SpoolReader, std::io::Result<Vec<Record>>) {
@@ -314,7 +418,7 @@ mod tests {
             status: "ok".into(),
             context: None,
             at: 0,
-            tokens: 1,
+            tokens: Some(1),
         }
     }
 
@@ -355,5 +459,62 @@ mod tests {
         assert_eq!(ids(&steps[0]), vec![vec!["1", "3", "4"], vec!["2"]]);
         assert!(matches!(steps[1], Step::Other(c) if *c == purge));
         assert_eq!(ids(&steps[2]), vec![vec!["5"], vec!["6"]]);
+    }
+
+    /// The sessions of each part of each unit.
+    fn sessions<'a>(units: &[Vec<Part<'a>>]) -> Vec<Vec<Vec<&'a str>>> {
+        units
+            .iter()
+            .map(|u| {
+                u.iter()
+                    .map(|part| {
+                        part.iter()
+                            .map(|(_, c)| match c {
+                                Command::Operations(b) => b.session_id.as_str(),
+                                _ => "-",
+                            })
+                            .collect()
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn plans_lanes_by_session_between_barriers() {
+        let purge = Command::PurgeProject {
+            project: "p".into(),
+        };
+        let cmds: Vec<(u64, Option<Command>)> = [
+            batch("a", &["1", "2", "3"]),
+            batch("b", &["4"]),
+            batch("c", &["5"]),
+            batch("a", &["6"]),
+            batch("d", &["7"]),
+            purge.clone(),
+            purge,
+            batch("a", &["8"]),
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| (i as u64, Some(c)))
+        .collect();
+        let units = plan(&cmds, 2);
+        assert_eq!(
+            sessions(&units),
+            vec![
+                // `a` stays in one lane with all its batches in order; `d` joins the
+                // lighter lane.
+                vec![vec!["a", "a"], vec!["b", "c", "d"]],
+                vec![vec!["-", "-"]],
+                vec![vec!["a"]],
+            ]
+        );
+        let ends: Vec<u64> = units[0][0].iter().map(|(e, _)| *e).collect();
+        assert_eq!(ends, vec![0, 3]);
+        assert_eq!(
+            sessions(&plan(&cmds, 1))[0],
+            vec![vec!["a", "b", "c", "a", "d"]]
+        );
     }
 }

@@ -4,6 +4,9 @@
 use poem_openapi::{Enum, Object};
 use serde::{Deserialize, Serialize};
 
+use super::tokens;
+use crate::config::Encoding;
+
 /// The kinds of operation the contract names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Enum)]
 #[serde(rename_all = "snake_case")]
@@ -117,7 +120,8 @@ pub struct OperationInput {
 }
 
 /// A validated operation, as spooled and then written. `tokens` is the token count of
-/// [`render_line`] in the configured encoding, computed once at write time.
+/// [`render_line`] in the configured encoding: counted by the writer just before the operation
+/// is stored (off the acknowledgement path), never again afterwards.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct NewOperation {
     pub id: String,
@@ -141,7 +145,31 @@ pub struct NewOperation {
     pub context: Option<String>,
     /// Milliseconds since the epoch.
     pub at: i64,
-    pub tokens: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<i64>,
+}
+
+impl NewOperation {
+    /// The line this operation contributes to narratives and context.
+    pub fn line(&self) -> String {
+        render_line(
+            self.kind,
+            self.target.as_deref(),
+            &self.summary,
+            self.role.as_deref(),
+            self.content.as_deref(),
+        )
+    }
+
+    /// Counts the tokens of [`Self::line`] unless they are counted already.
+    pub fn count_tokens(&mut self, encoding: Encoding) -> i64 {
+        if let Some(n) = self.tokens {
+            return n;
+        }
+        let n = tokens::count(encoding, &self.line()) as i64;
+        self.tokens = Some(n);
+        n
+    }
 }
 
 /// The one-line text an operation contributes to narratives and context.

@@ -5,7 +5,7 @@ use crate::config::Encoding;
 use crate::error::{ApiError, ApiResult};
 
 use super::limits::*;
-use super::operation::{render_line, NewOperation, OpType, OperationInput};
+use super::operation::{NewOperation, OpType, OperationInput};
 use super::paths;
 use super::record::{
     subject_key, BeliefRef, DecisionInput, MemoryInput, NewBeliefLink, NewDecision, NewMemory,
@@ -174,7 +174,6 @@ pub fn operation(
     field: &str,
     op: &OperationInput,
     session_cwd: Option<&str>,
-    encoding: Encoding,
     now: i64,
 ) -> ApiResult<NewOperation> {
     let f = |name: &str| format!("{field}.{name}");
@@ -281,15 +280,8 @@ pub fn operation(
         }
     };
     let target = opt_text(&f("target"), op.target.as_deref(), MAX_TARGET_CHARS)?;
-    let line = render_line(
-        kind,
-        target.as_deref(),
-        &summary,
-        role.as_deref(),
-        content.as_deref(),
-    );
     Ok(NewOperation {
-        tokens: tokens::count(encoding, &line) as i64,
+        tokens: None,
         id,
         kind,
         target,
@@ -470,14 +462,7 @@ mod tests {
 
     #[test]
     fn unknown_type_names_the_field() {
-        let err = operation(
-            "operations[2]",
-            &op("teleport"),
-            None,
-            Encoding::O200kBase,
-            0,
-        )
-        .unwrap_err();
+        let err = operation("operations[2]", &op("teleport"), None, 0).unwrap_err();
         assert_eq!(err.code(), "unknown_operation_type");
         assert_eq!(err.field(), Some("operations[2].type"));
     }
@@ -486,7 +471,7 @@ mod tests {
     fn oversize_summary_is_rejected() {
         let mut o = op("read");
         o.summary = Some("x".repeat(MAX_SUMMARY_CHARS + 1));
-        let err = operation("operations[0]", &o, None, Encoding::O200kBase, 0).unwrap_err();
+        let err = operation("operations[0]", &o, None, 0).unwrap_err();
         assert_eq!(err.code(), "field_too_large");
         assert_eq!(err.field(), Some("operations[0].summary"));
     }
@@ -497,14 +482,15 @@ mod tests {
         o.summary = None;
         o.role = Some("user".into());
         o.content = Some("\n  please fix the build\nand more".into());
-        let v = operation("o", &o, None, Encoding::O200kBase, 5).unwrap();
+        let mut v = operation("o", &o, None, 5).unwrap();
         assert_eq!(v.summary, "please fix the build");
-        assert!(v.tokens > 3);
+        assert_eq!(v.tokens, None);
+        let n = v.count_tokens(Encoding::O200kBase);
+        assert!(n > 3);
+        assert_eq!(v.tokens, Some(n));
         o.role = None;
         assert_eq!(
-            operation("o", &o, None, Encoding::O200kBase, 5)
-                .unwrap_err()
-                .code(),
+            operation("o", &o, None, 5).unwrap_err().code(),
             "invalid_role"
         );
     }
@@ -514,7 +500,7 @@ mod tests {
         let mut o = op("write");
         o.files_modified = Some(vec!["/repo/src/a.rs".into(), "src/a.rs".into()]);
         o.context = Some(serde_json::json!({"cwd": "/repo"}));
-        let v = operation("o", &o, None, Encoding::O200kBase, 0).unwrap();
+        let v = operation("o", &o, None, 0).unwrap();
         assert_eq!(v.files_modified, vec!["src/a.rs"]);
     }
 }

@@ -43,6 +43,11 @@ impl StoreError {
             Self::Decode(_) | Self::Encode(_) => false,
         }
     }
+
+    /// A transaction that lost a lock conflict with another one: retry it at once.
+    pub fn is_conflict(&self) -> bool {
+        matches!(self, Self::Neo4j(neo4rs::Error::Neo4j(e)) if e.code().ends_with("DeadlockDetected"))
+    }
 }
 
 pub fn is_unavailable(err: &neo4rs::Error) -> bool {

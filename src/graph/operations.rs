@@ -163,6 +163,8 @@ pub async fn append(tx: &mut Tx, groups: &[Group<'_>]) -> StoreResult<Appended> 
         let mut tokens = 0i64;
         let before = rows.len();
         for &op in &g.ops {
+            debug_assert!(op.tokens.is_some(), "the writer counts tokens first");
+            let op_tokens = op.tokens.unwrap_or_default();
             if !seen.insert(op.id.as_str()) {
                 out.duplicates += 1;
                 continue;
@@ -186,11 +188,11 @@ pub async fn append(tx: &mut Tx, groups: &[Group<'_>]) -> StoreResult<Appended> 
                 status: &op.status,
                 context: op.context.as_deref(),
                 at: op.at,
-                tokens: op.tokens,
+                tokens: op_tokens,
                 triggered_by: op.triggered_by.as_deref(),
                 created_at: now,
             });
-            tokens += op.tokens;
+            tokens += op_tokens;
             if let Some(p) = prev {
                 links.push(Link {
                     id: &op.id,
@@ -245,6 +247,9 @@ pub async fn append(tx: &mut Tx, groups: &[Group<'_>]) -> StoreResult<Appended> 
     if rows.is_empty() {
         return Ok(out);
     }
+    // Concurrent writers lock shared `File` nodes in one global order, so they cannot
+    // deadlock on them.
+    touches.sort_by(|a, b| (a.project, a.path).cmp(&(b.project, b.path)));
     tx.run(
         statement(include_str!("../../cypher/operations_write.cypher"))
             .param("rows", param(&rows)?)

@@ -1,6 +1,9 @@
 //! Purges: a session or a whole project, with every node and edge they own.
 
-use super::{statement, StoreResult, Tx};
+use super::{statement, Store, StoreResult, Tx};
+
+/// Operations deleted per transaction when a project is purged in steps.
+const CHUNK: i64 = 5_000;
 
 pub async fn session(tx: &mut Tx, project: &str, id: &str) -> StoreResult<()> {
     tx.run(
@@ -15,6 +18,38 @@ pub async fn session(tx: &mut Tx, project: &str, id: &str) -> StoreResult<()> {
 pub async fn project(tx: &mut Tx, project: &str) -> StoreResult<()> {
     tx.run(statement(include_str!("../../cypher/purge_project.cypher")).param("project", project))
         .await
+}
+
+/// Deletes a project's operations (the bulk of any project) in transactions of [`CHUNK`],
+/// ahead of [`project`], which then has little left to do. Returns how many were deleted.
+pub async fn operations_in_steps(store: &Store, project: &str) -> StoreResult<u64> {
+    #[derive(serde::Deserialize)]
+    struct Deleted {
+        deleted: i64,
+    }
+    let mut total = 0u64;
+    loop {
+        let n = store
+            .fetch_one::<Deleted>(
+                statement(include_str!("../../cypher/purge_operations_chunk.cypher"))
+                    .param("project", project)
+                    .param("limit", CHUNK),
+            )
+            .await?
+            .map_or(0, |d| d.deleted);
+        total += n as u64;
+        if n < CHUNK {
+            return Ok(total);
+        }
+    }
+}
+
+/// Purges a project outside the capture path (benchmarks cleaning up after themselves).
+pub async fn project_now(store: &Store, project: &str) -> StoreResult<()> {
+    operations_in_steps(store, project).await?;
+    let mut tx = store.begin().await?;
+    self::project(&mut tx, project).await?;
+    tx.commit().await
 }
 
 async fn orphans(tx: &mut Tx, project: &str) -> StoreResult<()> {

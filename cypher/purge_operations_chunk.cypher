@@ -1,0 +1,6 @@
+// Deletes up to $limit operations of a project, so purging a large project is split into
+// transactions Neo4j can hold in memory and finish within a query deadline.
+MATCH (o:Operation {project: $project})
+WITH o LIMIT $limit
+DETACH DELETE o
+RETURN count(*) AS deleted
