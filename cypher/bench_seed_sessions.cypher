@@ -1,9 +1,12 @@
 // Recall benchmark: a batch of sessions with their operation chains (PART_OF, FOLLOWS,
 // TOUCHED) written straight to the graph. Each row of $sessions carries its ops in seq order.
+// Sessions already present are skipped, so an interrupted or retried seed resumes.
 MERGE (p:Project {id: $project})
   ON CREATE SET p.project = $project, p.created_at = $now
 WITH p
 UNWIND $sessions AS s
+WITH p, s
+WHERE NOT EXISTS { MATCH (:Session {id: s.id}) }
 CREATE (sn:Session {id: s.id, project: $project, agent: 'bench', task: s.task,
                     status: 'closed', summary: s.summary, next_steps: s.next_steps,
                     started_at: s.started_at, last_activity_at: s.last_activity_at,

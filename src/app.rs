@@ -23,6 +23,16 @@ pub struct AppState {
     pub embedder: Option<Arc<crate::embed::Embedder>>,
 }
 
+impl AppState {
+    /// Session search as configured (hybrid with an embedder, else fulltext).
+    pub fn finder(&self) -> crate::recall::context::Finder<'_> {
+        crate::recall::context::Finder {
+            embedder: self.embedder.as_deref(),
+            weights: crate::recall::search::Weights::from(&self.settings.search),
+        }
+    }
+}
+
 pub struct Application {
     port: u16,
     acceptor: poem::listener::TcpAcceptor,

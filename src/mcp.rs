@@ -439,6 +439,7 @@ impl CairnMcp {
                     stored,
                     allocation: budget::Allocation::default(),
                     half_life_ms: self.state.settings.belief_half_life_ms(),
+                    finder: self.state.finder(),
                 };
                 let ctx = crate::recall::context::assemble(&self.state.store, &req).await?;
                 serde_json::to_value(ctx).map_err(ApiError::internal)

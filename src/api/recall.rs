@@ -246,6 +246,7 @@ impl RecallApi {
             stored,
             allocation: b.allocation.unwrap_or_default().resolve()?,
             half_life_ms: self.0.settings.belief_half_life_ms(),
+            finder: self.0.finder(),
         };
         Ok(Json(context::assemble(&self.0.store, &req).await?))
     }

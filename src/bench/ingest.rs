@@ -12,7 +12,7 @@ use tokio::sync::Mutex;
 use super::{ms, quantile};
 use crate::app::Application;
 use crate::config::Settings;
-use crate::graph::{self, now_ms, param, statement, Store};
+use crate::graph::{self, Store};
 
 #[derive(Args, Debug, Clone)]
 pub struct IngestArgs {
@@ -111,20 +111,9 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
         let batch = args.batch;
         tasks.push(tokio::spawn(async move {
             for b in 0..n {
-                let mut r = rows(c, b, batch, &format!("base-{run_id}"));
-                for (i, row) in r.iter_mut().enumerate() {
-                    row["seq"] = json!((b * batch + i) as i64);
-                    row["at"] = json!(now_ms());
-                }
+                let r = rows(c, b, batch, &format!("base-{run_id}"));
                 let t = Instant::now();
-                store
-                    .run(
-                        statement(include_str!("../../cypher/bench_baseline_insert.cypher"))
-                            .param("session_id", session.as_str())
-                            .param("project", project.as_str())
-                            .param("rows", param(&r)?),
-                    )
-                    .await?;
+                super::baseline_insert(&store, &project, &session, r, (b * batch) as i64).await?;
                 lat.lock().await.push(t.elapsed());
             }
             anyhow::Ok(())
@@ -134,7 +123,7 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
         t.await??;
     }
     let base_elapsed = started.elapsed();
-    let base_ops = count(&store, &base_project).await?;
+    let base_ops = super::stored_operations(&store, &base_project).await?;
     let mut base_lat = std::mem::take(&mut *latencies.lock().await);
 
     // --- cairn: the HTTP capture path, until everything is in Neo4j ---
@@ -201,7 +190,7 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
     let acked_after = started.elapsed();
     let expected = (batches_total * args.batch) as i64;
     let deadline = Instant::now() + Duration::from_secs(600);
-    while count(&store, &project).await? < expected {
+    while super::stored_operations(&store, &project).await? < expected {
         anyhow::ensure!(
             Instant::now() < deadline,
             "operations did not all reach Neo4j within 10 minutes"
@@ -252,20 +241,6 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
         baseline_batch_p99_ms: ms(quantile(&mut base_lat, 0.99)),
         throughput_ratio: cairn_rate / base_rate,
     })
-}
-
-async fn count(store: &Store, project: &str) -> anyhow::Result<i64> {
-    #[derive(serde::Deserialize)]
-    struct N {
-        n: i64,
-    }
-    Ok(store
-        .fetch_one::<N>(
-            statement(include_str!("../../cypher/bench_count_operations.cypher"))
-                .param("project", project),
-        )
-        .await?
-        .map_or(0, |r| r.n))
 }
 
 fn tempfile_dir() -> anyhow::Result<std::path::PathBuf> {

@@ -15,7 +15,7 @@ use clap::Args;
 use serde_json::json;
 use tokio::sync::Mutex;
 
-use super::{ms, quantile};
+use super::{child::ServeChild, ms, quantile};
 use crate::config::Neo4jSettings;
 
 #[derive(Args, Debug, Clone)]
@@ -47,62 +47,13 @@ async fn record(samples: &Samples, route: &'static str, took: Duration, ok: bool
     }
 }
 
-fn free_port() -> anyhow::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port())
-}
-
-fn peak_rss_kb(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
-}
-
 pub async fn run(args: LoadArgs) -> anyhow::Result<()> {
-    let port = free_port()?;
-    let spool = std::env::temp_dir().join(format!("cairn-load-{}", uuid::Uuid::new_v4().simple()));
-    let exe = std::env::current_exe().context("cannot find the cairn binary")?;
-    let mut child = tokio::process::Command::new(exe)
-        .args([
-            "serve",
-            "--insecure-no-auth",
-            "--rate-limit-per-sec",
-            "0",
-            "--bind",
-        ])
-        .arg(format!("127.0.0.1:{port}"))
-        .arg("--spool-dir")
-        .arg(&spool)
-        .env("CAIRN_NEO4J_URI", &args.neo4j.uri)
-        .env("RUST_LOG", "warn")
-        .kill_on_drop(true)
-        .spawn()
-        .context("could not start cairn serve")?;
-    let pid = child.id().context("child pid")?;
-    let base = format!("http://127.0.0.1:{port}");
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(args.clients)
         .timeout(Duration::from_secs(30))
         .build()?;
-    let ready = Instant::now();
-    loop {
-        if let Ok(r) = http.get(format!("{base}/readyz")).send().await {
-            if r.status().is_success() {
-                break;
-            }
-        }
-        anyhow::ensure!(
-            ready.elapsed() < Duration::from_secs(60),
-            "cairn did not become ready"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let server = ServeChild::start(&args.neo4j, &http).await?;
+    let base = server.base.clone();
     let project = format!(
         "bench-load-{}",
         &uuid::Uuid::new_v4().simple().to_string()[..12]
@@ -147,7 +98,7 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<()> {
     )
     .await;
     let elapsed = started.elapsed();
-    let peak = peak_rss_kb(pid);
+    let peak = server.peak_rss_mb();
 
     let mut total = 0u64;
     let mut errors = 0u64;
@@ -187,15 +138,13 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<()> {
     println!(
         "mixed throughput: {:.0} requests/s, errors: {errors}, cairn peak RSS: {} MB",
         total as f64 / elapsed.as_secs_f64(),
-        peak.map_or("unknown".into(), |kb| format!("{:.1}", kb as f64 / 1024.0))
+        peak.map_or("unknown".into(), |mb| format!("{mb:.1}"))
     );
     let _ = http
         .delete(format!("{base}/v1/projects/{project}"))
         .send()
         .await;
-    let _ = child.start_kill();
-    let _ = child.wait().await;
-    let _ = std::fs::remove_dir_all(&spool);
+    server.stop().await;
     Ok(())
 }
 

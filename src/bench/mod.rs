@@ -1,12 +1,53 @@
 //! Benchmarks run with `cairn bench …` against the real Neo4j. Each reports its figures next
 //! to a baseline measured in the same run, never against a fixed threshold.
 
+pub mod child;
+pub mod growth;
 pub mod ingest;
 pub mod load;
 pub mod recall;
 pub mod search;
 
 use std::time::Duration;
+
+/// Operations stored for `project`.
+pub async fn stored_operations(store: &crate::graph::Store, project: &str) -> anyhow::Result<i64> {
+    #[derive(serde::Deserialize)]
+    struct N {
+        n: i64,
+    }
+    Ok(store
+        .fetch_one::<N>(
+            crate::graph::statement(include_str!("../../cypher/bench_count_operations.cypher"))
+                .param("project", project),
+        )
+        .await?
+        .map_or(0, |r| r.n))
+}
+
+/// The ingest baseline: `rows` written straight to Neo4j with one plain `UNWIND`, numbered
+/// from `first_seq`, no service in between.
+pub async fn baseline_insert(
+    store: &crate::graph::Store,
+    project: &str,
+    session_id: &str,
+    mut rows: Vec<serde_json::Value>,
+    first_seq: i64,
+) -> anyhow::Result<()> {
+    for (i, row) in rows.iter_mut().enumerate() {
+        row["seq"] = serde_json::json!(first_seq + i as i64);
+        row["at"] = serde_json::json!(crate::graph::now_ms());
+    }
+    store
+        .run(
+            crate::graph::statement(include_str!("../../cypher/bench_baseline_insert.cypher"))
+                .param("session_id", session_id)
+                .param("project", project)
+                .param("rows", crate::graph::param(&rows)?),
+        )
+        .await?;
+    Ok(())
+}
 
 /// The `q`-quantile (0..=1) of `samples` (sorted in place), nearest-rank.
 pub fn quantile(samples: &mut [Duration], q: f64) -> Duration {

@@ -33,7 +33,8 @@ pub struct RecallBench {
     /// Timed requests per route (after 10 warm-up requests).
     #[arg(long, default_value_t = 200)]
     pub iterations: usize,
-    /// Project to seed; reused without seeding when it already holds the requested size.
+    /// Project to seed; reused without seeding when it already holds the requested size, and
+    /// completed when an earlier seed was interrupted.
     #[arg(long)]
     pub project: Option<String>,
     /// Context budget in tokens.
@@ -190,11 +191,18 @@ async fn seed(store: &Store, b: &RecallBench, project: &str) -> anyhow::Result<S
             tracing::info!(project, "bench project already seeded; reusing it");
             return Ok(big_id);
         }
-        if s.sessions > 0 {
+        if s.sessions as usize > b.sessions {
             anyhow::bail!(
-                "project {project} holds {} sessions / {} operations, not the requested size; pick another --project",
+                "project {project} holds {} sessions / {} operations, more than requested; pick another --project",
                 s.sessions,
                 s.operations
+            );
+        }
+        if s.sessions > 0 {
+            tracing::info!(
+                project,
+                sessions = s.sessions,
+                "resuming an interrupted seed"
             );
         }
     }

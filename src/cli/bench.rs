@@ -22,6 +22,9 @@ pub enum BenchCommand {
     /// Many concurrent clients mixing capture, context and search against a `cairn serve`
     /// child process; per-route latency, errors and peak RSS, next to a /healthz baseline.
     Load(Box<bench::load::LoadArgs>),
+    /// Grow a project in steps (10k → 100k → 1M operations) through a `cairn serve` child:
+    /// ingest throughput vs. a plain UNWIND baseline, recall latency and memory at each step.
+    Growth(Box<bench::growth::GrowthArgs>),
 }
 
 pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
@@ -33,6 +36,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
         BenchCommand::Recall(b) => bench::recall::run(*b).await?,
         BenchCommand::Search(b) => bench::search::run(*b).await?,
         BenchCommand::Load(b) => bench::load::run(*b).await?,
+        BenchCommand::Growth(b) => bench::growth::run(*b).await?,
     }
     Ok(0)
 }

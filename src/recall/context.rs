@@ -1,5 +1,5 @@
 //! Token-budgeted context for a session (its history and the sessions it continues) or a
-//! task (related sessions). The budget is split per [`Allocation`]; each section collects
+//! task (related sessions, found by the same search as `POST /v1/sessions/search`). The budget is split per [`Allocation`]; each section collects
 //! newest-first until its share is spent and presents oldest-first; the newest history item
 //! is always present (cut to fit); files are listed once with the sessions that touched them;
 //! long-term memory (active beliefs, memories) is ranked by relevance × conviction/confidence.
@@ -15,8 +15,10 @@ use crate::config::Encoding;
 use crate::domain::budget::{self, Allocation};
 use crate::domain::operation::{render_line, OpType};
 use crate::domain::tokens;
+use crate::embed::Embedder;
 use crate::error::{ApiError, ApiResult};
 use crate::graph::{self, param, statement, Store, StoreResult};
+use crate::recall::search::{self, Weights};
 
 /// Most sessions a context draws on.
 pub const MAX_SESSIONS: usize = 20;
@@ -36,6 +38,7 @@ pub struct Request<'a> {
     pub stored: Encoding,
     pub allocation: Allocation,
     pub half_life_ms: i64,
+    pub finder: Finder<'a>,
 }
 
 /// One section of the assembled text.
@@ -80,29 +83,52 @@ pub struct ScopeSession {
     pub operation_count: i64,
 }
 
-/// The sessions a task context draws on: the project's sessions whose text matches the
-/// task's words (BM25 over `cairn_text`), else the most recent ones. The one place to switch
-/// to hybrid search.
+/// How a task context finds related sessions: the search of `POST /v1/sessions/search`.
+#[derive(Clone, Copy)]
+pub struct Finder<'a> {
+    /// Hybrid (BM25 + vectors) when an embedding endpoint is configured, else fulltext.
+    pub embedder: Option<&'a Embedder>,
+    pub weights: Weights,
+}
+
+impl std::fmt::Debug for Finder<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Finder")
+            .field("hybrid", &self.embedder.is_some())
+            .field("weights", &self.weights)
+            .finish()
+    }
+}
+
+/// The sessions a task context draws on: the project's sessions search ranks best for the
+/// task, else (nothing found, or no task) the most recent ones.
 pub async fn candidate_sessions(
     store: &Store,
+    finder: Finder<'_>,
     project: &str,
     task: &str,
     limit: usize,
 ) -> StoreResult<Vec<ScopeSession>> {
-    let words = terms(task);
-    if !words.is_empty() {
-        let query = words.join(" OR ");
-        let found: Vec<ScopeSession> = store
-            .fetch(
-                statement(include_str!("../../cypher/recall_sessions_text.cypher"))
-                    .param("project", project)
-                    .param("query", query)
-                    .param("scan", 500i64)
-                    .param("limit", limit as i64),
-            )
-            .await?;
-        if !found.is_empty() {
-            return Ok(found);
+    if !task.trim().is_empty() {
+        let found = search::search(
+            store,
+            finder.embedder,
+            finder.weights,
+            project,
+            task,
+            limit,
+            &[],
+        )
+        .await?;
+        if !found.hits.is_empty() {
+            let ids: Vec<&str> = found.hits.iter().map(|h| h.session_id.as_str()).collect();
+            return store
+                .fetch(
+                    statement(include_str!("../../cypher/recall_sessions_by_id.cypher"))
+                        .param("project", project)
+                        .param("ids", param(&ids)?),
+                )
+                .await;
         }
     }
     store
@@ -233,7 +259,14 @@ async fn scope(store: &Store, req: &Request<'_>) -> ApiResult<Vec<ScopeSession>>
             chain
         }
         None => {
-            candidate_sessions(store, req.project, req.task.unwrap_or(""), MAX_SESSIONS).await?
+            candidate_sessions(
+                store,
+                req.finder,
+                req.project,
+                req.task.unwrap_or(""),
+                MAX_SESSIONS,
+            )
+            .await?
         }
     };
     sessions.truncate(MAX_SESSIONS);

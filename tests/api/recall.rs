@@ -12,7 +12,7 @@ use proptest::{
 };
 use serde_json::{json, Value};
 
-use crate::helpers::{spawn_app, store, TestApp};
+use crate::helpers::{eventually, spawn_app, store, TestApp};
 
 async fn start(app: &TestApp, task: &str, continues: Option<&str>) -> String {
     let (s, b) = app
@@ -493,6 +493,18 @@ async fn context_for_a_task_finds_related_sessions_and_long_term_memory() {
         )
         .await;
     assert_eq!(s, 201);
+    // Task context finds sessions through session search, whose documents are built in the
+    // background once a session changes.
+    eventually(30, "search indexed the parser sessions", || async {
+        let (_, found) = app
+            .post(
+                "/v1/sessions/search",
+                &json!({"project": app.project, "query": "extend the parser grammar"}),
+            )
+            .await;
+        found["sessions"].as_array().is_some_and(|r| r.len() >= 3)
+    })
+    .await;
 
     let r = context(
         &app,
