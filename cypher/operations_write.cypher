@@ -24,11 +24,12 @@ CALL () {
 CALL () {
   UNWIND $touches AS t
   MATCH (o:Operation {id: t.id})
+  // No property of an existing File is written here: a write would lock the file for the
+  // whole transaction, serialising every writer lane that touches a popular file. When a
+  // file was last touched is read from its TOUCHED operations.
   MERGE (f:File {project: t.project, path: t.path})
     ON CREATE SET f.created_at = t.at
-  SET f.last_touched_at = CASE WHEN f.last_touched_at IS NULL OR t.at > f.last_touched_at
-                               THEN t.at ELSE f.last_touched_at END
-  MERGE (o)-[:TOUCHED {mode: t.mode}]->(f)
+  CREATE (o)-[:TOUCHED {mode: t.mode}]->(f)
 }
 CALL () {
   UNWIND $informs AS i

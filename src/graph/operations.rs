@@ -249,7 +249,10 @@ pub async fn append(tx: &mut Tx, groups: &[Group<'_>]) -> StoreResult<Appended> 
     }
     // Concurrent writers lock shared `File` nodes in one global order, so they cannot
     // deadlock on them.
-    touches.sort_by(|a, b| (a.project, a.path).cmp(&(b.project, b.path)));
+    // Each operation is new here, so its TOUCHED edges are created, once per path and mode.
+    touches
+        .sort_by(|a, b| (a.project, a.path, a.id, a.mode).cmp(&(b.project, b.path, b.id, b.mode)));
+    touches.dedup_by(|a, b| (a.project, a.path, a.id, a.mode) == (b.project, b.path, b.id, b.mode));
     tx.run(
         statement(include_str!("../../cypher/operations_write.cypher"))
             .param("rows", param(&rows)?)
