@@ -235,8 +235,13 @@ impl Capture {
         }
     }
 
-    /// A session that must exist (in `project` when given).
-    pub async fn session(&self, id: &str, project: Option<&str>) -> ApiResult<KnownSession> {
+    /// A session that must exist (in `project` when given), with its id as stored: what a
+    /// client sends is trimmed, so writes must use the returned id, never the one sent.
+    pub async fn session(
+        &self,
+        id: &str,
+        project: Option<&str>,
+    ) -> ApiResult<(String, KnownSession)> {
         let id = validate::id("session_id", id)?;
         let s = self
             .lookup(&id)
@@ -244,7 +249,7 @@ impl Capture {
             .ok_or_else(|| ApiError::Unavailable("session lookup".into()))?;
         match project {
             Some(p) if p != s.project => Err(ApiError::not_found("session", "session_id")),
-            _ => Ok(s),
+            _ => Ok((id, s)),
         }
     }
 
@@ -321,7 +326,7 @@ impl Capture {
         project: Option<&str>,
         input: &SessionClose,
     ) -> ApiResult<Applied> {
-        let s = self.session(id, project).await?;
+        let (id, s) = self.session(id, project).await?;
         let status = match input.status.as_deref().map(str::trim) {
             None | Some("") | Some("closed") => "closed",
             Some("abandoned") => "abandoned",
@@ -334,7 +339,7 @@ impl Capture {
             }
         };
         let cmd = CloseSession {
-            id: id.to_string(),
+            id,
             project: s.project,
             summary: validate::opt_text(
                 "summary",
@@ -375,7 +380,7 @@ impl Capture {
             ));
         }
         let started = std::time::Instant::now();
-        let session = self.session(session_id, project).await?;
+        let (session_id, session) = self.session(session_id, project).await?;
         let now = now_ms();
         let ops = inputs
             .iter()
@@ -395,7 +400,7 @@ impl Capture {
         }
         let cmd = Command::Operations(Operations {
             project: session.project,
-            session_id: session_id.to_string(),
+            session_id,
             operations: ops,
         });
         let checked = std::time::Instant::now();
@@ -499,7 +504,7 @@ impl Capture {
     pub async fn record_decision(&self, input: &DecisionInput) -> ApiResult<(String, Applied)> {
         let project = validate::project("project", &input.project)?;
         let cwd = match &input.session_id {
-            Some(sid) => self.session(sid, Some(&project)).await?.cwd,
+            Some(sid) => self.session(sid, Some(&project)).await?.1.cwd,
             None => None,
         };
         let mut d = validate::decision(input, cwd.as_deref(), now_ms())?;
@@ -563,11 +568,11 @@ impl Capture {
 
     /// `DELETE /v1/sessions/{id}`: waits for the purge to be applied.
     pub async fn purge_session(&self, id: &str, project: Option<&str>) -> ApiResult<Applied> {
-        let s = self.session(id, project).await?;
+        let (session_id, s) = self.session(id, project).await?;
         let end = self
             .submit(&Command::PurgeSession {
                 project: s.project,
-                session_id: id.to_string(),
+                session_id,
             })
             .await?;
         self.wait_applied(end, self.store.timeout() * 3).await

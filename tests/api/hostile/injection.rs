@@ -487,6 +487,44 @@ async fn read_routes_take_hostile_queries() {
 }
 
 #[tokio::test]
+async fn padded_session_ids_address_the_session_they_name() {
+    let app = spawn_app().await;
+    let sid = format!("{}-padded", app.project);
+    let padded = format!("  {sid}\t");
+    assert_eq!(start(&app, json!({"session_id": padded})).await, sid);
+    let path = |rest: &str| format!("/v1/sessions/{}{rest}", seg(&padded));
+    app.ops_sync(&padded, json!([{"type": "read", "summary": "r"}]))
+        .await;
+    let (s, b) = app
+        .post(
+            "/v1/decisions",
+            &json!({"project": app.project, "session_id": padded, "subject": "s", "choice": "c",
+                    "rationale": "r"}),
+        )
+        .await;
+    assert_eq!(s, 201, "{b}");
+    let (s, b) = app
+        .post(
+            "/v1/memories",
+            &json!({"project": app.project, "session_id": padded, "kind": "fact", "content": "m"}),
+        )
+        .await;
+    assert_eq!(s, 201, "{b}");
+    assert_eq!(operations(&app, &sid).await.len(), 2, "read and decision");
+    let (s, b) = app.post(&path("/close"), &json!({"summary": "done"})).await;
+    assert_eq!(s, 201, "{b}");
+    let (_, row) = app.get(&path("")).await;
+    assert_eq!(
+        (row["id"].as_str(), row["status"].as_str()),
+        (Some(sid.as_str()), Some("closed")),
+        "{row}"
+    );
+    let (s, b) = app.delete(&path("")).await;
+    assert_eq!(s, 200, "{b}");
+    assert_holds(&app, &[]).await;
+}
+
+#[tokio::test]
 async fn hostile_values_in_checked_fields_are_refused_and_write_nothing() {
     let app = spawn_app().await;
     let sid = app.session().await;
