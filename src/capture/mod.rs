@@ -18,7 +18,7 @@ use std::{
 
 use serde::Serialize;
 
-use self::command::{CloseSession, Command, Operations, StartSession};
+use self::command::{Command, Operations};
 use self::spool::{Spool, SpoolError};
 use crate::config::Encoding;
 use crate::domain::{
@@ -255,48 +255,22 @@ impl Capture {
 
     /// `POST /v1/sessions`: idempotent on the id.
     pub async fn start_session(&self, input: &SessionStart) -> ApiResult<(String, Applied)> {
-        let project = validate::project("project", &input.project)?;
-        let id = match &input.session_id {
-            Some(s) => validate::id("session_id", s)?,
-            None => validate::new_id(),
-        };
-        let continues = input
-            .continues
-            .as_deref()
-            .map(|c| validate::id("continues", c))
-            .transpose()?;
-        let cmd = StartSession {
-            project: project.clone(),
-            agent: validate::opt_text("agent", input.agent.as_deref(), 100)?,
-            task: validate::opt_text(
-                "task",
-                input.task.as_deref(),
-                crate::domain::limits::MAX_SUMMARY_CHARS,
-            )?,
-            cwd: validate::opt_text(
-                "cwd",
-                input.cwd.as_deref(),
-                crate::domain::limits::MAX_PATH_CHARS,
-            )?,
-            continues: continues.clone(),
-            at: now_ms(),
-            id: id.clone(),
-        };
-        match self.lookup(&id).await {
-            Ok(Some(s)) if s.project != project => {
+        let cmd = validate::session_start(input, now_ms())?;
+        match self.lookup(&cmd.id).await {
+            Ok(Some(s)) if s.project != cmd.project => {
                 return Err(ApiError::Conflict {
                     code: "session_id_taken",
                     message: "this session id is already used; choose another id".into(),
                     field: Some("session_id".into()),
                 })
             }
-            Ok(Some(_)) => return Ok((id, Applied::Yes)),
+            Ok(Some(_)) => return Ok((cmd.id, Applied::Yes)),
             Ok(None) | Err(ApiError::NotFound { .. }) => {}
             Err(err) => return Err(err),
         }
-        if let Some(c) = &continues {
+        if let Some(c) = &cmd.continues {
             match self.lookup(c).await {
-                Ok(Some(s)) if s.project == project => {}
+                Ok(Some(s)) if s.project == cmd.project => {}
                 Ok(None) => {}
                 Ok(Some(_)) | Err(ApiError::NotFound { .. }) => {
                     return Err(ApiError::invalid(
@@ -309,12 +283,13 @@ impl Capture {
             }
         }
         self.state.remember_session(
-            &id,
+            &cmd.id,
             KnownSession {
-                project,
+                project: cmd.project.clone(),
                 cwd: cmd.cwd.clone(),
             },
         );
+        let id = cmd.id.clone();
         let end = self.submit(&Command::StartSession(cmd)).await?;
         Ok((id, self.wait_applied(end, self.sync_wait).await?))
     }
@@ -327,29 +302,7 @@ impl Capture {
         input: &SessionClose,
     ) -> ApiResult<Applied> {
         let (id, s) = self.session(id, project).await?;
-        let status = match input.status.as_deref().map(str::trim) {
-            None | Some("") | Some("closed") => "closed",
-            Some("abandoned") => "abandoned",
-            Some(_) => {
-                return Err(ApiError::invalid(
-                    "invalid_status",
-                    "status",
-                    "status is `closed` or `abandoned`",
-                ))
-            }
-        };
-        let cmd = CloseSession {
-            id,
-            project: s.project,
-            summary: validate::opt_text(
-                "summary",
-                input.summary.as_deref(),
-                crate::domain::limits::MAX_RATIONALE_CHARS,
-            )?,
-            next_steps: validate::next_steps(input.next_steps.as_deref())?,
-            status: status.into(),
-            at: now_ms(),
-        };
+        let cmd = validate::session_close(id, s.project, input, now_ms())?;
         let end = self.submit(&Command::CloseSession(cmd)).await?;
         self.wait_applied(end, self.sync_wait).await
     }

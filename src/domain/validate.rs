@@ -8,7 +8,8 @@ use super::limits::*;
 use super::operation::{NewOperation, OpType, OperationInput};
 use super::paths;
 use super::record::{
-    subject_key, BeliefRef, DecisionInput, MemoryInput, NewBeliefLink, NewDecision, NewMemory,
+    subject_key, BeliefRef, DecisionInput, MemoryInput, NewBeliefLink, NewClose, NewDecision,
+    NewMemory, NewSession, SessionClose, SessionStart,
 };
 use super::tokens;
 
@@ -329,6 +330,26 @@ fn todo_summary(todos: &[super::operation::Todo]) -> String {
     format!("todo list: {done}/{} completed", todos.len())
 }
 
+/// Validates a session start; the id is generated when none is sent.
+pub fn session_start(input: &SessionStart, now: i64) -> ApiResult<NewSession> {
+    Ok(NewSession {
+        project: project("project", &input.project)?,
+        id: match &input.session_id {
+            Some(s) => id("session_id", s)?,
+            None => new_id(),
+        },
+        continues: input
+            .continues
+            .as_deref()
+            .map(|c| id("continues", c))
+            .transpose()?,
+        agent: opt_text("agent", input.agent.as_deref(), MAX_AGENT_CHARS)?,
+        task: opt_text("task", input.task.as_deref(), MAX_SUMMARY_CHARS)?,
+        cwd: opt_text("cwd", input.cwd.as_deref(), MAX_PATH_CHARS)?,
+        at: now,
+    })
+}
+
 /// Validates a decision; `operation` (its place in the session chain) is built by the caller.
 pub fn decision(input: &DecisionInput, cwd: Option<&str>, now: i64) -> ApiResult<NewDecision> {
     let project = project("project", &input.project)?;
@@ -433,9 +454,37 @@ pub fn memory(input: &MemoryInput, encoding: Encoding, now: i64) -> ApiResult<Ne
     })
 }
 
-/// Validates the `next_steps` of a close.
-pub fn next_steps(value: Option<&[String]>) -> ApiResult<Vec<String>> {
-    string_list("next_steps", value, MAX_NEXT_STEPS, MAX_TODO_CHARS)
+/// Validates the close of session `id` (already looked up) of `project`.
+pub fn session_close(
+    id: String,
+    project: String,
+    input: &SessionClose,
+    now: i64,
+) -> ApiResult<NewClose> {
+    let status = match input.status.as_deref().map(str::trim) {
+        None | Some("") | Some("closed") => "closed",
+        Some("abandoned") => "abandoned",
+        Some(_) => {
+            return Err(ApiError::invalid(
+                "invalid_status",
+                "status",
+                "status is `closed` or `abandoned`",
+            ))
+        }
+    };
+    Ok(NewClose {
+        id,
+        project,
+        summary: opt_text("summary", input.summary.as_deref(), MAX_RATIONALE_CHARS)?,
+        next_steps: string_list(
+            "next_steps",
+            input.next_steps.as_deref(),
+            MAX_NEXT_STEPS,
+            MAX_TODO_CHARS,
+        )?,
+        status: status.into(),
+        at: now,
+    })
 }
 
 #[cfg(test)]
