@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::{mapping, redact};
 use crate::domain::operation::OperationInput;
+use crate::domain::record::{SessionClose, SessionStart};
 
 /// A session rebuilt from transcript lines.
 #[derive(Debug, Default)]
@@ -199,6 +200,28 @@ fn result_text(v: Option<&Value>) -> String {
 
 fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str).filter(|s| !s.is_empty())
+}
+
+impl Session {
+    /// What `POST /v1/sessions` is sent for this session in `project`.
+    pub fn start(&self, project: &str) -> SessionStart {
+        SessionStart {
+            project: project.to_string(),
+            session_id: Some(self.id.clone()),
+            agent: Some(mapping::AGENT.into()),
+            task: None,
+            continues: None,
+            cwd: self.cwd.clone(),
+        }
+    }
+
+    /// What `POST /v1/sessions/{id}/close` is sent when the session is closed on import.
+    pub fn close(&self) -> SessionClose {
+        SessionClose {
+            summary: self.summary.clone(),
+            ..Default::default()
+        }
+    }
 }
 
 /// Groups operations of `sessions` by id (for callers that merge several files).
