@@ -124,6 +124,20 @@ pub fn instant(field: &str, value: Option<&str>, now: i64) -> ApiResult<i64> {
     }
 }
 
+/// One file path as sent, before normalisation: trimmed, non-empty, bounded, and free of
+/// control characters.
+pub fn path(field: &str, value: &str) -> ApiResult<String> {
+    let p = text(field, value, MAX_PATH_CHARS)?;
+    if p.chars().any(char::is_control) {
+        return Err(ApiError::invalid(
+            "invalid_path",
+            field,
+            "paths may not contain control characters",
+        ));
+    }
+    Ok(p)
+}
+
 /// A list of file paths, each normalised (project-relative under `cwd`), deduplicated.
 pub fn files(field: &str, value: Option<&[String]>, cwd: Option<&str>) -> ApiResult<Vec<String>> {
     let Some(list) = value else {
@@ -134,15 +148,7 @@ pub fn files(field: &str, value: Option<&[String]>, cwd: Option<&str>) -> ApiRes
     }
     let mut out: Vec<String> = Vec::with_capacity(list.len());
     for (i, p) in list.iter().enumerate() {
-        let f = format!("{field}[{i}]");
-        let p = text(&f, p, MAX_PATH_CHARS)?;
-        if p.chars().any(char::is_control) {
-            return Err(ApiError::invalid(
-                "invalid_path",
-                f,
-                "paths may not contain control characters",
-            ));
-        }
+        let p = path(&format!("{field}[{i}]"), p)?;
         let n = paths::normalize(&p, cwd);
         if !out.contains(&n) {
             out.push(n);
