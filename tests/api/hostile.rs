@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use crate::helpers::{client_with_key, mint_key, split, store, TestApp};
+use crate::helpers::{client_with_key, count, mint_key, split, store, TestApp};
 
 /// Strings that would change a query if they were ever pasted into Cypher (or Lucene), plus a
 /// unicode mix with direction overrides and zero-width characters. No NUL, no control
@@ -59,20 +59,35 @@ pub async fn assert_alive(app: &TestApp, after: &str) {
     assert_eq!(s, 200, "/healthz after {after}: {b}");
 }
 
-/// Nodes of `project` by label, counted over every node that carries the project.
+/// Every label cairn writes; each is looked up through its project index.
+const LABELS: [&str; 11] = [
+    "Session",
+    "Operation",
+    "Decision",
+    "Option",
+    "File",
+    "Belief",
+    "Pattern",
+    "Memory",
+    "ExtractionRun",
+    "ApiKey",
+    "AuditEvent",
+];
+
+/// Nodes of `project` by label (labels without any are left out).
 pub async fn labels(project: &str) -> BTreeMap<String, i64> {
-    store()
-        .rows(
-            neo4rs::query(
-                "MATCH (n {project: $project}) UNWIND labels(n) AS l RETURN l, count(*) AS n",
-            )
-            .param("project", project),
-        )
-        .await
-        .expect("labels query")
-        .iter()
-        .map(|r| (r.get("l").expect("l"), r.get("n").expect("n")))
-        .collect()
+    let mut counts = BTreeMap::new();
+    let project_node = count(
+        "MATCH (n:Project {id: $project}) RETURN count(n) AS n",
+        project,
+    );
+    counts.insert("Project".to_string(), project_node.await);
+    for label in LABELS {
+        let cypher = format!("MATCH (n:{label} {{project: $project}}) RETURN count(n) AS n");
+        counts.insert(label.to_string(), count(&cypher, project).await);
+    }
+    counts.retain(|_, n| *n > 0);
+    counts
 }
 
 /// Nothing an injection would create or re-home exists anywhere.

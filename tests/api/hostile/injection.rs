@@ -79,14 +79,16 @@ async fn operations(app: &TestApp, sid: &str) -> BTreeMap<String, Value> {
         .collect()
 }
 
-/// A string property of the node with label `label` and id `id`, straight from Neo4j (for
-/// the fields no read route returns).
-async fn property(label: &str, id: &str, key: &str) -> Option<String> {
+/// A string property of the operation or memory `id`, straight from Neo4j (for the fields no
+/// read route returns).
+async fn property(id: &str, key: &str) -> Option<String> {
     let rows = store()
         .rows(
-            neo4rs::query(&format!(
-                "MATCH (n:{label} {{id: $id}}) RETURN n[$key] AS v"
-            ))
+            neo4rs::query(
+                "CALL () { MATCH (n:Operation {id: $id}) RETURN n
+                           UNION MATCH (n:Memory {id: $id}) RETURN n }
+                 RETURN n[$key] AS v",
+            )
             .param("id", id)
             .param("key", key),
         )
@@ -203,14 +205,9 @@ async fn operation_fields_round_trip_verbatim() {
             serde_json::from_str(op("todo")["todos"].as_str().expect("todos")).unwrap();
         assert_eq!(stored_todos, todos);
         for kind in ["read", "write", "decision"] {
-            assert_eq!(
-                property("Operation", &id(kind), "rationale")
-                    .await
-                    .as_deref(),
-                Some(*p)
-            );
+            assert_eq!(property(&id(kind), "rationale").await.as_deref(), Some(*p));
         }
-        let stored_context = property("Operation", &id("read"), "context").await.unwrap();
+        let stored_context = property(&id("read"), "context").await.unwrap();
         assert_eq!(
             serde_json::from_str::<Value>(&stored_context).unwrap(),
             context
@@ -332,7 +329,7 @@ async fn decision_belief_and_memory_fields_round_trip_verbatim() {
             .await;
         assert_eq!(s, 201, "{p}: {m}");
         assert_eq!(
-            property("Memory", m["id"].as_str().unwrap(), "content")
+            property(m["id"].as_str().unwrap(), "content")
                 .await
                 .as_deref(),
             Some(*p)
