@@ -4,7 +4,7 @@
 CARGO ?= cargo
 NEO4J := scripts/neo4j-local
 
-.PHONY: run test unit fmt lint neo4j-start neo4j-stop neo4j-status migrate bench
+.PHONY: run test unit fmt lint neo4j-start neo4j-stop neo4j-status migrate bench fuzz
 
 run: neo4j-start
 	$(CARGO) build --release
@@ -27,6 +27,23 @@ fmt:
 
 lint:
 	$(CARGO) clippy --all-targets -- -D warnings
+
+# Fuzz the Claude Code hook-event and transcript parsers (cargo-fuzz on nightly, its own
+# target directory fuzz/target) for FUZZ_SECONDS each; not part of `test`. Seeds come from
+# tests/fixtures/claude-code, new inputs collect in fuzz/corpus, crashes in fuzz/artifacts.
+# The targets are safe Rust, so no sanitizer: twice the executions per second.
+FUZZ_SECONDS ?= 60
+FUZZ_CARGO ?= cargo +nightly
+FUZZ_SEEDS_hook_event := tests/fixtures/claude-code/hooks
+FUZZ_SEEDS_transcript := tests/fixtures/claude-code/transcripts
+
+fuzz: fuzz-hook_event fuzz-transcript
+
+fuzz-%:
+	mkdir -p fuzz/corpus/$*
+	$(FUZZ_CARGO) fuzz run --sanitizer none $* fuzz/corpus/$* $(FUZZ_SEEDS_$*) -- \
+		-max_total_time=$(FUZZ_SECONDS) -max_len=32768 -dict=fuzz/claude.dict \
+		-print_final_stats=1
 
 migrate: neo4j-start
 	$(CARGO) run --quiet -- migrate

@@ -14,7 +14,9 @@ use super::{scoped_project, ApiTags};
 use crate::app::AppState;
 use crate::auth::{Principal, Scope};
 use crate::capture::Applied;
-use crate::domain::{operation::OperationInput, record::SessionClose, record::SessionStart};
+use crate::domain::{
+    operation::OperationInput, record::SessionClose, record::SessionStart, validate,
+};
 use crate::error::ApiError;
 use crate::graph::sessions::SessionRow;
 
@@ -107,7 +109,8 @@ impl SessionsApi {
         project: Query<Option<String>>,
     ) -> Handled<Json<SessionRow>> {
         let project = Query(scoped_project(&auth, project.0.as_deref(), Scope::Read)?);
-        let row = crate::graph::sessions::get(&self.0.store, &id.0)
+        let id = validate::id("id", &id.0)?;
+        let row = crate::graph::sessions::get(&self.0.store, &id)
             .await?
             .filter(|s| project.0.as_deref().is_none_or(|p| p == s.project))
             .ok_or_else(|| ApiError::not_found("session", "id"))?;
@@ -124,12 +127,13 @@ impl SessionsApi {
         body: Json<SessionClose>,
     ) -> Handled<SessionWritten> {
         let project = Query(scoped_project(&auth, project.0.as_deref(), Scope::Write)?);
+        let id = validate::id("id", &id.0)?;
         let applied = self
             .0
             .capture
-            .close_session(&id.0, project.0.as_deref(), &body.0)
+            .close_session(&id, project.0.as_deref(), &body.0)
             .await?;
-        Ok(SessionWritten::from(id.0, applied))
+        Ok(SessionWritten::from(id, applied))
     }
 
     /// Capture operations. Answers 202 once the batch is durable on disk; with `sync=true`,

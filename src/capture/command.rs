@@ -4,28 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Encoding;
 use crate::domain::operation::NewOperation;
-use crate::domain::record::{NewDecision, NewMemory};
-
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct StartSession {
-    pub id: String,
-    pub project: String,
-    pub agent: Option<String>,
-    pub task: Option<String>,
-    pub continues: Option<String>,
-    pub cwd: Option<String>,
-    pub at: i64,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct CloseSession {
-    pub id: String,
-    pub project: String,
-    pub summary: Option<String>,
-    pub next_steps: Vec<String>,
-    pub status: String,
-    pub at: i64,
-}
+use crate::domain::record::{NewClose, NewDecision, NewMemory, NewSession};
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Operations {
@@ -39,8 +18,8 @@ pub struct Operations {
 // Short-lived and serialised to the spool at once: the size of a variant does not matter.
 #[allow(clippy::large_enum_variant)]
 pub enum Command {
-    StartSession(StartSession),
-    CloseSession(CloseSession),
+    StartSession(NewSession),
+    CloseSession(NewClose),
     Operations(Operations),
     Decision(NewDecision),
     Memory(NewMemory),
@@ -94,7 +73,7 @@ mod tests {
             at: 1,
         };
         let commands = vec![
-            Command::StartSession(StartSession {
+            Command::StartSession(NewSession {
                 id: "s".into(),
                 project: "p".into(),
                 agent: None,
@@ -103,7 +82,7 @@ mod tests {
                 cwd: None,
                 at: 1,
             }),
-            Command::CloseSession(CloseSession {
+            Command::CloseSession(NewClose {
                 id: "s".into(),
                 project: "p".into(),
                 summary: None,

@@ -18,7 +18,7 @@ use std::{
 
 use serde::Serialize;
 
-use self::command::{CloseSession, Command, Operations, StartSession};
+use self::command::{Command, Operations};
 use self::spool::{Spool, SpoolError};
 use crate::config::Encoding;
 use crate::domain::{
@@ -235,8 +235,13 @@ impl Capture {
         }
     }
 
-    /// A session that must exist (in `project` when given).
-    pub async fn session(&self, id: &str, project: Option<&str>) -> ApiResult<KnownSession> {
+    /// A session that must exist (in `project` when given), with its id as stored: what a
+    /// client sends is trimmed, so writes must use the returned id, never the one sent.
+    pub async fn session(
+        &self,
+        id: &str,
+        project: Option<&str>,
+    ) -> ApiResult<(String, KnownSession)> {
         let id = validate::id("session_id", id)?;
         let s = self
             .lookup(&id)
@@ -244,54 +249,28 @@ impl Capture {
             .ok_or_else(|| ApiError::Unavailable("session lookup".into()))?;
         match project {
             Some(p) if p != s.project => Err(ApiError::not_found("session", "session_id")),
-            _ => Ok(s),
+            _ => Ok((id, s)),
         }
     }
 
     /// `POST /v1/sessions`: idempotent on the id.
     pub async fn start_session(&self, input: &SessionStart) -> ApiResult<(String, Applied)> {
-        let project = validate::project("project", &input.project)?;
-        let id = match &input.session_id {
-            Some(s) => validate::id("session_id", s)?,
-            None => validate::new_id(),
-        };
-        let continues = input
-            .continues
-            .as_deref()
-            .map(|c| validate::id("continues", c))
-            .transpose()?;
-        let cmd = StartSession {
-            project: project.clone(),
-            agent: validate::opt_text("agent", input.agent.as_deref(), 100)?,
-            task: validate::opt_text(
-                "task",
-                input.task.as_deref(),
-                crate::domain::limits::MAX_SUMMARY_CHARS,
-            )?,
-            cwd: validate::opt_text(
-                "cwd",
-                input.cwd.as_deref(),
-                crate::domain::limits::MAX_PATH_CHARS,
-            )?,
-            continues: continues.clone(),
-            at: now_ms(),
-            id: id.clone(),
-        };
-        match self.lookup(&id).await {
-            Ok(Some(s)) if s.project != project => {
+        let cmd = validate::session_start(input, now_ms())?;
+        match self.lookup(&cmd.id).await {
+            Ok(Some(s)) if s.project != cmd.project => {
                 return Err(ApiError::Conflict {
                     code: "session_id_taken",
                     message: "this session id is already used; choose another id".into(),
                     field: Some("session_id".into()),
                 })
             }
-            Ok(Some(_)) => return Ok((id, Applied::Yes)),
+            Ok(Some(_)) => return Ok((cmd.id, Applied::Yes)),
             Ok(None) | Err(ApiError::NotFound { .. }) => {}
             Err(err) => return Err(err),
         }
-        if let Some(c) = &continues {
+        if let Some(c) = &cmd.continues {
             match self.lookup(c).await {
-                Ok(Some(s)) if s.project == project => {}
+                Ok(Some(s)) if s.project == cmd.project => {}
                 Ok(None) => {}
                 Ok(Some(_)) | Err(ApiError::NotFound { .. }) => {
                     return Err(ApiError::invalid(
@@ -304,12 +283,13 @@ impl Capture {
             }
         }
         self.state.remember_session(
-            &id,
+            &cmd.id,
             KnownSession {
-                project,
+                project: cmd.project.clone(),
                 cwd: cmd.cwd.clone(),
             },
         );
+        let id = cmd.id.clone();
         let end = self.submit(&Command::StartSession(cmd)).await?;
         Ok((id, self.wait_applied(end, self.sync_wait).await?))
     }
@@ -321,30 +301,8 @@ impl Capture {
         project: Option<&str>,
         input: &SessionClose,
     ) -> ApiResult<Applied> {
-        let s = self.session(id, project).await?;
-        let status = match input.status.as_deref().map(str::trim) {
-            None | Some("") | Some("closed") => "closed",
-            Some("abandoned") => "abandoned",
-            Some(_) => {
-                return Err(ApiError::invalid(
-                    "invalid_status",
-                    "status",
-                    "status is `closed` or `abandoned`",
-                ))
-            }
-        };
-        let cmd = CloseSession {
-            id: id.to_string(),
-            project: s.project,
-            summary: validate::opt_text(
-                "summary",
-                input.summary.as_deref(),
-                crate::domain::limits::MAX_RATIONALE_CHARS,
-            )?,
-            next_steps: validate::next_steps(input.next_steps.as_deref())?,
-            status: status.into(),
-            at: now_ms(),
-        };
+        let (id, s) = self.session(id, project).await?;
+        let cmd = validate::session_close(id, s.project, input, now_ms())?;
         let end = self.submit(&Command::CloseSession(cmd)).await?;
         self.wait_applied(end, self.sync_wait).await
     }
@@ -375,7 +333,7 @@ impl Capture {
             ));
         }
         let started = std::time::Instant::now();
-        let session = self.session(session_id, project).await?;
+        let (session_id, session) = self.session(session_id, project).await?;
         let now = now_ms();
         let ops = inputs
             .iter()
@@ -395,7 +353,7 @@ impl Capture {
         }
         let cmd = Command::Operations(Operations {
             project: session.project,
-            session_id: session_id.to_string(),
+            session_id,
             operations: ops,
         });
         let checked = std::time::Instant::now();
@@ -499,7 +457,7 @@ impl Capture {
     pub async fn record_decision(&self, input: &DecisionInput) -> ApiResult<(String, Applied)> {
         let project = validate::project("project", &input.project)?;
         let cwd = match &input.session_id {
-            Some(sid) => self.session(sid, Some(&project)).await?.cwd,
+            Some(sid) => self.session(sid, Some(&project)).await?.1.cwd,
             None => None,
         };
         let mut d = validate::decision(input, cwd.as_deref(), now_ms())?;
@@ -563,11 +521,11 @@ impl Capture {
 
     /// `DELETE /v1/sessions/{id}`: waits for the purge to be applied.
     pub async fn purge_session(&self, id: &str, project: Option<&str>) -> ApiResult<Applied> {
-        let s = self.session(id, project).await?;
+        let (session_id, s) = self.session(id, project).await?;
         let end = self
             .submit(&Command::PurgeSession {
                 project: s.project,
-                session_id: id.to_string(),
+                session_id,
             })
             .await?;
         self.wait_applied(end, self.store.timeout() * 3).await

@@ -44,11 +44,7 @@ pub struct Plan {
 /// Maps a (redacted) event of `project` to a plan. Fails only without a usable `session_id`.
 pub fn plan(event: &HookEvent, project: &str) -> ApiResult<Plan> {
     let session_id = validate::id("session_id", event.session_id.as_deref().unwrap_or(""))?;
-    let cwd = event
-        .cwd
-        .as_deref()
-        .filter(|c| !c.is_empty())
-        .map(|c| clip(c, MAX_PATH_CHARS));
+    let cwd = working_dir(event.cwd.as_deref());
     let start = SessionStart {
         project: project.to_string(),
         session_id: Some(session_id.clone()),
@@ -94,7 +90,7 @@ pub fn plan(event: &HookEvent, project: &str) -> ApiResult<Plan> {
                 let ctx = event
                     .agent_type
                     .as_deref()
-                    .map(|a| json!({"subagent": clip(a, 100)}));
+                    .map(|a| json!({"subagent": bounded(a, 100)}));
                 plan.operations
                     .push(message(event_id(), "assistant", m, ctx));
             }
@@ -107,11 +103,11 @@ pub fn plan(event: &HookEvent, project: &str) -> ApiResult<Plan> {
             })
         }
         EventKind::PreCompact => {
-            let trigger = event.trigger.as_deref().unwrap_or("manual");
+            let trigger = bounded(event.trigger.as_deref().unwrap_or("manual"), 32);
             plan.operations.push(OperationInput {
                 id: event_id(),
                 tool: Some("PreCompact".into()),
-                target: Some(clip(trigger, 32)),
+                target: Some(trigger.clone()),
                 summary: Some(format!("context compacted ({trigger})")),
                 ..op("tool_call")
             });
@@ -204,7 +200,7 @@ pub fn message(
     OperationInput {
         id,
         role: Some(role.into()),
-        content: Some(clip(text.trim(), MAX_CONTENT_CHARS)),
+        content: Some(bounded(text.trim(), MAX_CONTENT_CHARS)),
         context,
         ..op("message")
     }
@@ -250,7 +246,7 @@ pub fn tool_use(t: &ToolUse<'_>) -> OperationInput {
             .and_then(Value::as_str)
             .filter(|v| !v.trim().is_empty())
     };
-    let path = |k: &str| s(k).filter(|p| p.chars().count() <= MAX_PATH_CHARS);
+    let path = |k: &str| s(k).filter(|p| validate::path(k, p).is_ok());
     let name = t.name;
     let mut o = match name {
         "Read" => OperationInput {
@@ -348,18 +344,18 @@ pub fn tool_use(t: &ToolUse<'_>) -> OperationInput {
         o.summary = Some(format!("{name} failed: {}", first_line(err)));
     }
     o.id = t.id.clone();
-    o.tool = Some(clip(name, 200));
-    o.target = o.target.map(|v| clip(v.trim(), MAX_TARGET_CHARS));
+    o.tool = Some(bounded(name, 200));
+    o.target = o.target.map(|v| bounded(v.trim(), MAX_TARGET_CHARS));
     o.summary = o
         .summary
-        .map(|v| clip(v.trim(), SUMMARY_CHARS.min(MAX_SUMMARY_CHARS)));
+        .map(|v| bounded(v.trim(), SUMMARY_CHARS.min(MAX_SUMMARY_CHARS)));
     let mut context = serde_json::Map::new();
-    if let Some(cwd) = t.cwd.filter(|c| !c.is_empty()) {
-        context.insert("cwd".into(), Value::String(clip(cwd, MAX_PATH_CHARS)));
+    if let Some(cwd) = working_dir(t.cwd) {
+        context.insert("cwd".into(), Value::String(cwd));
     }
     let outcome = t
         .error
-        .map(|e| clip(e, RESPONSE_CHARS))
+        .map(|e| bounded(e, RESPONSE_CHARS))
         .or_else(|| t.response.and_then(|r| summarise_response(name, r)));
     if let Some(r) = outcome {
         context.insert("response".into(), Value::String(r));
@@ -424,7 +420,7 @@ pub fn summarise_response(tool: &str, response: &Value) -> Option<String> {
         (_, r) => compact(r),
     };
     let text = text.trim();
-    (!text.is_empty()).then(|| clip(text, RESPONSE_CHARS))
+    (!text.is_empty()).then(|| bounded(text, RESPONSE_CHARS))
 }
 
 fn compact(v: &Value) -> String {
@@ -448,9 +444,9 @@ pub fn todos(v: Option<&Value>) -> Vec<Todo> {
                         _ => "pending".to_string(),
                     };
                     Some(Todo {
-                        content: clip(content, MAX_TODO_CHARS),
+                        content: bounded(content, MAX_TODO_CHARS),
                         status,
-                        id: t.get("id").and_then(Value::as_str).map(|i| clip(i, 200)),
+                        id: t.get("id").and_then(Value::as_str).map(|i| bounded(i, 200)),
                     })
                 })
                 .take(MAX_TODOS)
@@ -471,6 +467,19 @@ fn first_line(s: &str) -> &str {
         .find(|l| !l.trim().is_empty())
         .unwrap_or("")
         .trim()
+}
+
+/// A working directory as capture keeps it: none when empty, bounded like a path.
+pub fn working_dir(cwd: Option<&str>) -> Option<String> {
+    cwd.filter(|c| !c.is_empty())
+        .map(|c| bounded(c, MAX_PATH_CHARS))
+}
+
+/// What the mapping keeps of `s`: at most `max` characters, redacted again, because pieces
+/// that were clean apart can form a secret together (`MY_TOKEN` and `= …` joined by a
+/// newline).
+pub fn bounded(s: &str, max: usize) -> String {
+    clip(&redact::text(&clip(s, max)), max)
 }
 
 /// At most `max` characters of `s`, cut on a char boundary with `…` when shortened.
@@ -576,6 +585,37 @@ mod tests {
         let o = &plan(&e, "p").unwrap().operations[0];
         let ctx = o.context.as_ref().unwrap().to_string();
         assert!(ctx.len() < RESPONSE_CHARS + 200, "{}", ctx.len());
+    }
+
+    /// Inputs fuzzing found (`fuzz/`, target `hook_event`): each made capture refuse the
+    /// mapped operation, so the whole event was lost.
+    #[test]
+    fn mapped_operations_pass_capture_validation() {
+        let events = [
+            json!({"hook_event_name": "PostToolUse", "session_id": "s", "tool_name": "Read",
+                   "tool_input": {"file_path": "/r/a\nb.rs"}}),
+            json!({"hook_event_name": "PreCompact", "session_id": "s", "trigger": "x".repeat(5_000)}),
+        ];
+        for e in events {
+            for o in plan(&event(e.clone()), "p").unwrap().operations {
+                let checked = validate::operation("o", &o, None, 0);
+                assert!(checked.is_ok(), "{e}: {checked:?}");
+            }
+        }
+    }
+
+    /// Found by fuzzing: a tool response redacted key by key became, as JSON text, a
+    /// secret-looking assignment (`"x_api_key":false`) that was stored as such.
+    #[test]
+    fn what_the_mapping_keeps_is_already_redacted() {
+        let e = event(json!({"hook_event_name": "PostToolUse", "session_id": "s",
+            "tool_name": "Probe", "tool_input": {"q": "MY_TOKEN"},
+            "tool_response": {"interrupapi_keyted": false, "n": 1}}));
+        let o = &plan(&e, "p").unwrap().operations[0];
+        let response = o.context.as_ref().unwrap()["response"].as_str().unwrap();
+        assert_eq!(redact::text(response), response);
+        let joined = message(None, "user", "MY_TOKEN\n\n= hunter2", None);
+        assert!(!joined.content.unwrap().contains("hunter2"));
     }
 
     #[test]

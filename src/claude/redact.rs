@@ -52,8 +52,25 @@ static KEY_SHAPES: LazyLock<Regex> = LazyLock::new(|| {
     .expect("key shapes regex")
 });
 
-/// `text` with private spans dropped and secrets replaced.
+/// Passes after which a string that still changes is replaced whole (fail closed).
+const MAX_PASSES: usize = 32;
+
+/// `text` with private spans dropped and secrets replaced. Dropping a span can join the two
+/// halves of another (`<priv<private>…</private>ate>…`), so passes repeat until one changes
+/// nothing.
 pub fn text(input: &str) -> String {
+    let mut out = input.to_string();
+    for _ in 0..MAX_PASSES {
+        let next = pass(&out);
+        if next == out {
+            return out;
+        }
+        out = next;
+    }
+    MARK.to_string()
+}
+
+fn pass(input: &str) -> String {
     let mut out = PRIVATE.replace_all(input, "").into_owned();
     if out.contains("PRIVATE KEY") {
         out = PRIVATE_KEY
@@ -77,7 +94,8 @@ pub fn text(input: &str) -> String {
     KEY_SHAPES.replace_all(&out, MARK).into_owned()
 }
 
-/// Redacts every string (and object key's value) inside `v`, in place.
+/// Redacts every string inside `v`, in place; the value of a key whose name says it holds a
+/// secret is replaced whole, whatever it is (a number, an object), unless null or a boolean.
 pub fn value(v: &mut serde_json::Value) {
     match v {
         serde_json::Value::String(s) => {
@@ -89,7 +107,8 @@ pub fn value(v: &mut serde_json::Value) {
         serde_json::Value::Array(items) => items.iter_mut().for_each(value),
         serde_json::Value::Object(map) => {
             for (k, child) in map.iter_mut() {
-                if child.is_string() && secret_name(k) {
+                let opaque = matches!(child, serde_json::Value::Null | serde_json::Value::Bool(_));
+                if !opaque && secret_name(k) {
                     *child = serde_json::Value::String(MARK.into());
                 } else {
                     value(child);
@@ -163,6 +182,34 @@ mod tests {
         assert!(r.contains("before") && r.contains("after"));
         let r = text("keep <private>my diary\nline 2</private> this <PRIVATE>and never closed");
         assert_eq!(r, "keep  this ");
+    }
+
+    #[test]
+    fn a_second_pass_finds_nothing() {
+        for s in [
+            "<priv<private>x</private>ate>hidden</private> ok",
+            "<private>a</private><private>b",
+            "-----BEGIN RSA PRIV<private>x</private>ATE KEY-----\nhidden\n-----END RSA PRIVATE KEY-----",
+            "Bear<private>x</private>er abcdefghijklmnop",
+            "API_<private>x</private>KEY=hidden",
+        ] {
+            let once = text(s);
+            assert_eq!(text(&once), once, "{s:?}");
+            assert!(!once.contains("hidden") && !once.contains("abcdefghijklmnop"), "{once:?}");
+        }
+    }
+
+    #[test]
+    fn secret_named_keys_hide_whatever_they_hold() {
+        let mut v = serde_json::json!({"password": 12345678, "token": {"value": "abcdef"},
+                                       "credentials": ["u", "pw-xyz"], "input_tokens": 5});
+        value(&mut v);
+        let s = v.to_string();
+        assert!(
+            !s.contains("12345678") && !s.contains("abcdef") && !s.contains("pw-xyz"),
+            "{s}"
+        );
+        assert_eq!(v["input_tokens"], 5);
     }
 
     #[test]

@@ -4,8 +4,10 @@
 //! `tool_result`, `thinking`, …); `summary` lines name the session they sum up through
 //! `leafUuid`. [`parse`] rebuilds each session's turns, tool uses (through the same
 //! [`mapping::tool_use`] as hooks, with the matching `tool_result` as response) and todos,
-//! with their timestamps. Lines that are not JSON objects are counted, never fatal; other
-//! line types are skipped. Everything passes through [`redact`] first.
+//! with their timestamps. Lines that are not JSON objects, or whose `sessionId` capture would
+//! refuse, are counted, never fatal; other line types are skipped. Everything passes through
+//! [`redact`] first, and what a session holds is what the API accepts: timestamps that are
+//! not RFC 3339 are dropped, working directories and summaries bounded.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::BufRead;
@@ -13,7 +15,8 @@ use std::io::BufRead;
 use serde_json::Value;
 
 use super::{mapping, redact};
-use crate::domain::operation::OperationInput;
+use crate::domain::record::{SessionClose, SessionStart};
+use crate::domain::{limits::MAX_RATIONALE_CHARS, operation::OperationInput, validate};
 
 /// A session rebuilt from transcript lines.
 #[derive(Debug, Default)]
@@ -69,19 +72,22 @@ pub fn parse(reader: impl BufRead) -> Transcript {
         let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
         if kind == "summary" {
             if let (Some(s), Some(leaf)) = (str_of(&v, "summary"), str_of(&v, "leafUuid")) {
-                summaries.push((leaf.to_string(), s.to_string()));
+                summaries.push((leaf.to_string(), mapping::bounded(s, MAX_RATIONALE_CHARS)));
             }
             continue;
         }
         if kind != "user" && kind != "assistant" {
             continue;
         }
-        let Some(sid) = str_of(&v, "sessionId").map(str::to_string) else {
+        let sid = str_of(&v, "sessionId").and_then(|s| validate::id("sessionId", s).ok());
+        let Some(sid) = sid else {
             out.bad_lines += 1;
             continue;
         };
-        let at = str_of(&v, "timestamp").map(str::to_string);
-        let cwd = str_of(&v, "cwd").map(str::to_string);
+        let at = str_of(&v, "timestamp")
+            .filter(|t| validate::instant("timestamp", Some(t), 0).is_ok())
+            .map(str::to_string);
+        let cwd = mapping::working_dir(str_of(&v, "cwd"));
         let uuid = str_of(&v, "uuid").map(str::to_string);
         let si = *index.entry(sid.clone()).or_insert_with(|| {
             out.sessions.push(Session {
@@ -201,6 +207,28 @@ fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str).filter(|s| !s.is_empty())
 }
 
+impl Session {
+    /// What `POST /v1/sessions` is sent for this session in `project`.
+    pub fn start(&self, project: &str) -> SessionStart {
+        SessionStart {
+            project: project.to_string(),
+            session_id: Some(self.id.clone()),
+            agent: Some(mapping::AGENT.into()),
+            task: None,
+            continues: None,
+            cwd: self.cwd.clone(),
+        }
+    }
+
+    /// What `POST /v1/sessions/{id}/close` is sent when the session is closed on import.
+    pub fn close(&self) -> SessionClose {
+        SessionClose {
+            summary: self.summary.clone(),
+            ..Default::default()
+        }
+    }
+}
+
 /// Groups operations of `sessions` by id (for callers that merge several files).
 pub fn by_id(sessions: Vec<Session>) -> BTreeMap<String, Session> {
     let mut map: BTreeMap<String, Session> = BTreeMap::new();
@@ -223,6 +251,42 @@ pub fn by_id(sessions: Vec<Session>) -> BTreeMap<String, Session> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What `cairn import` sends must be accepted whole: lines the API would refuse are bad
+    /// lines, fields it would refuse are bounded or dropped.
+    #[test]
+    fn sessions_hold_only_what_the_api_accepts() {
+        let line = |sid: &str, extra: serde_json::Value| {
+            let mut v = serde_json::json!({"type": "user", "sessionId": sid, "uuid": "u1",
+                "message": {"role": "user", "content": "hi"}});
+            v.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            v.to_string()
+        };
+        let long = "x".repeat(20_000);
+        let lines = [
+            line("bad\u{1}id", serde_json::json!({})),
+            line(&"s".repeat(300), serde_json::json!({})),
+            line(
+                "s1",
+                serde_json::json!({"cwd": long, "timestamp": "yesterday"}),
+            ),
+            serde_json::json!({"type": "summary", "summary": long, "leafUuid": "u1"}).to_string(),
+        ];
+        let t = parse(lines.join("\n").as_bytes());
+        let ids: Vec<usize> = t.sessions.iter().map(|s| s.id.len()).collect();
+        assert_eq!((ids, t.bad_lines), (vec![2], 2));
+        let s = &t.sessions[0];
+        let start = crate::domain::validate::session_start(&s.start("p"), 0);
+        assert!(start.is_ok(), "{:?}", start.err());
+        let close = crate::domain::validate::session_close(s.id.clone(), "p".into(), &s.close(), 0);
+        assert!(close.is_ok(), "{:?}", close.err());
+        for o in &s.operations {
+            let checked = crate::domain::validate::operation("o", o, None, 0);
+            assert!(checked.is_ok(), "{:?}", checked.err());
+        }
+    }
 
     #[test]
     fn rebuilds_turns_tool_uses_results_and_summaries() {

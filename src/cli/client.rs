@@ -42,6 +42,17 @@ impl ClientSettings {
         format!("{}{path}", self.url.trim_end_matches('/'))
     }
 
+    /// The URL of the session route `/v1/sessions/<id>/<rest>`, the id percent-encoded
+    /// (session ids may hold `/`, `?`, `#` or spaces).
+    pub fn session_endpoint(&self, id: &str, rest: &str) -> anyhow::Result<reqwest::Url> {
+        let mut url = reqwest::Url::parse(&self.url).context("CAIRN_URL is not a URL")?;
+        url.path_segments_mut()
+            .map_err(|()| anyhow!("CAIRN_URL cannot hold a path"))?
+            .pop_if_empty()
+            .extend(["v1", "sessions", id, rest]);
+        Ok(url)
+    }
+
     /// An HTTP client sending the key, with the given connect timeout.
     pub fn client(&self, connect_timeout: Duration) -> anyhow::Result<reqwest::Client> {
         let mut headers = reqwest::header::HeaderMap::new();

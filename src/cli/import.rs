@@ -147,19 +147,14 @@ async fn send(
         .context("no project: set CAIRN_PROJECT (the transcript names no working directory)")?;
     let started = client
         .post(settings.endpoint("/v1/sessions"))
-        .json(&json!({
-            "project": project,
-            "session_id": s.id,
-            "agent": claude::mapping::AGENT,
-            "cwd": s.cwd,
-        }))
+        .json(&s.start(&project))
         .send()
         .await?;
     check(started).await.context("starting the session")?;
-    let url = settings.endpoint(&format!("/v1/sessions/{}/operations", s.id));
+    let url = settings.session_endpoint(&s.id, "operations")?;
     for batch in s.operations.chunks(BATCH) {
         let resp = client
-            .post(&url)
+            .post(url.clone())
             .query(&[("project", project.as_str())])
             .json(&json!({ "operations": batch }))
             .timeout(Duration::from_secs(60))
@@ -174,9 +169,9 @@ async fn send(
         .is_some_and(|t| chrono::Utc::now().signed_duration_since(t) > FINISHED_AFTER);
     if s.summary.is_some() || finished {
         let resp = client
-            .post(settings.endpoint(&format!("/v1/sessions/{}/close", s.id)))
+            .post(settings.session_endpoint(&s.id, "close")?)
             .query(&[("project", project.as_str())])
-            .json(&json!({ "summary": s.summary }))
+            .json(&s.close())
             .send()
             .await?;
         check(resp).await.context("closing the session")?;

@@ -3,6 +3,7 @@
 
 pub const MAX_ID_CHARS: usize = 200;
 pub const MAX_PROJECT_CHARS: usize = 128;
+pub const MAX_AGENT_CHARS: usize = 100;
 pub const MAX_OPERATIONS_PER_BATCH: usize = 1_000;
 pub const MAX_SUMMARY_CHARS: usize = 4_096;
 pub const MAX_CONTENT_CHARS: usize = 65_536;

@@ -22,6 +22,18 @@ pub struct SessionStart {
     pub cwd: Option<String>,
 }
 
+/// A validated session start, as spooled.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct NewSession {
+    pub id: String,
+    pub project: String,
+    pub agent: Option<String>,
+    pub task: Option<String>,
+    pub continues: Option<String>,
+    pub cwd: Option<String>,
+    pub at: i64,
+}
+
 /// `POST /v1/sessions/{id}/close`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, Object)]
 pub struct SessionClose {
@@ -29,6 +41,17 @@ pub struct SessionClose {
     pub next_steps: Option<Vec<String>>,
     /// `closed` (default) or `abandoned`.
     pub status: Option<String>,
+}
+
+/// A validated close, as spooled.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct NewClose {
+    pub id: String,
+    pub project: String,
+    pub summary: Option<String>,
+    pub next_steps: Vec<String>,
+    pub status: String,
+    pub at: i64,
 }
 
 /// One belief a decision bears on.

@@ -8,7 +8,8 @@ use super::limits::*;
 use super::operation::{NewOperation, OpType, OperationInput};
 use super::paths;
 use super::record::{
-    subject_key, BeliefRef, DecisionInput, MemoryInput, NewBeliefLink, NewDecision, NewMemory,
+    subject_key, BeliefRef, DecisionInput, MemoryInput, NewBeliefLink, NewClose, NewDecision,
+    NewMemory, NewSession, SessionClose, SessionStart,
 };
 use super::tokens;
 
@@ -123,6 +124,20 @@ pub fn instant(field: &str, value: Option<&str>, now: i64) -> ApiResult<i64> {
     }
 }
 
+/// One file path as sent, before normalisation: trimmed, non-empty, bounded, and free of
+/// control characters.
+pub fn path(field: &str, value: &str) -> ApiResult<String> {
+    let p = text(field, value, MAX_PATH_CHARS)?;
+    if p.chars().any(char::is_control) {
+        return Err(ApiError::invalid(
+            "invalid_path",
+            field,
+            "paths may not contain control characters",
+        ));
+    }
+    Ok(p)
+}
+
 /// A list of file paths, each normalised (project-relative under `cwd`), deduplicated.
 pub fn files(field: &str, value: Option<&[String]>, cwd: Option<&str>) -> ApiResult<Vec<String>> {
     let Some(list) = value else {
@@ -133,15 +148,7 @@ pub fn files(field: &str, value: Option<&[String]>, cwd: Option<&str>) -> ApiRes
     }
     let mut out: Vec<String> = Vec::with_capacity(list.len());
     for (i, p) in list.iter().enumerate() {
-        let f = format!("{field}[{i}]");
-        let p = text(&f, p, MAX_PATH_CHARS)?;
-        if p.chars().any(char::is_control) {
-            return Err(ApiError::invalid(
-                "invalid_path",
-                f,
-                "paths may not contain control characters",
-            ));
-        }
+        let p = path(&format!("{field}[{i}]"), p)?;
         let n = paths::normalize(&p, cwd);
         if !out.contains(&n) {
             out.push(n);
@@ -329,6 +336,26 @@ fn todo_summary(todos: &[super::operation::Todo]) -> String {
     format!("todo list: {done}/{} completed", todos.len())
 }
 
+/// Validates a session start; the id is generated when none is sent.
+pub fn session_start(input: &SessionStart, now: i64) -> ApiResult<NewSession> {
+    Ok(NewSession {
+        project: project("project", &input.project)?,
+        id: match &input.session_id {
+            Some(s) => id("session_id", s)?,
+            None => new_id(),
+        },
+        continues: input
+            .continues
+            .as_deref()
+            .map(|c| id("continues", c))
+            .transpose()?,
+        agent: opt_text("agent", input.agent.as_deref(), MAX_AGENT_CHARS)?,
+        task: opt_text("task", input.task.as_deref(), MAX_SUMMARY_CHARS)?,
+        cwd: opt_text("cwd", input.cwd.as_deref(), MAX_PATH_CHARS)?,
+        at: now,
+    })
+}
+
 /// Validates a decision; `operation` (its place in the session chain) is built by the caller.
 pub fn decision(input: &DecisionInput, cwd: Option<&str>, now: i64) -> ApiResult<NewDecision> {
     let project = project("project", &input.project)?;
@@ -433,9 +460,37 @@ pub fn memory(input: &MemoryInput, encoding: Encoding, now: i64) -> ApiResult<Ne
     })
 }
 
-/// Validates the `next_steps` of a close.
-pub fn next_steps(value: Option<&[String]>) -> ApiResult<Vec<String>> {
-    string_list("next_steps", value, MAX_NEXT_STEPS, MAX_TODO_CHARS)
+/// Validates the close of session `id` (already looked up) of `project`.
+pub fn session_close(
+    id: String,
+    project: String,
+    input: &SessionClose,
+    now: i64,
+) -> ApiResult<NewClose> {
+    let status = match input.status.as_deref().map(str::trim) {
+        None | Some("") | Some("closed") => "closed",
+        Some("abandoned") => "abandoned",
+        Some(_) => {
+            return Err(ApiError::invalid(
+                "invalid_status",
+                "status",
+                "status is `closed` or `abandoned`",
+            ))
+        }
+    };
+    Ok(NewClose {
+        id,
+        project,
+        summary: opt_text("summary", input.summary.as_deref(), MAX_RATIONALE_CHARS)?,
+        next_steps: string_list(
+            "next_steps",
+            input.next_steps.as_deref(),
+            MAX_NEXT_STEPS,
+            MAX_TODO_CHARS,
+        )?,
+        status: status.into(),
+        at: now,
+    })
 }
 
 #[cfg(test)]

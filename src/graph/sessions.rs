@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{now_ms, statement, Store, StoreResult, Tx};
-use crate::capture::command::{CloseSession, StartSession};
+use crate::domain::record::{NewClose, NewSession};
 
 /// A session as stored.
 #[derive(Clone, Debug, Serialize, Deserialize, poem_openapi::Object)]
@@ -24,7 +24,7 @@ pub struct SessionRow {
     pub continues: Option<String>,
 }
 
-pub async fn start(tx: &mut Tx, cmd: &StartSession) -> StoreResult<()> {
+pub async fn start(tx: &mut Tx, cmd: &NewSession) -> StoreResult<()> {
     tx.run(
         statement(include_str!("../../cypher/session_start.cypher"))
             .param("id", cmd.id.as_str())
@@ -38,7 +38,7 @@ pub async fn start(tx: &mut Tx, cmd: &StartSession) -> StoreResult<()> {
     .await
 }
 
-pub async fn close(tx: &mut Tx, cmd: &CloseSession) -> StoreResult<()> {
+pub async fn close(tx: &mut Tx, cmd: &NewClose) -> StoreResult<()> {
     tx.run(
         statement(include_str!("../../cypher/session_close.cypher"))
             .param("id", cmd.id.as_str())

@@ -179,3 +179,38 @@ async fn import_of_a_missing_path_fails_clearly() {
         "{err:#}"
     );
 }
+
+#[tokio::test]
+async fn session_ids_that_are_not_url_safe_are_imported() {
+    let app = spawn_app().await;
+    let key = mint_key(&app.project, "write").await;
+    let sid = format!("{} a/b?c=d#e f%20", app.project);
+    let lines = [
+        serde_json::json!({"type": "summary", "summary": "odd id", "leafUuid": "u1"}),
+        serde_json::json!({"type": "user", "sessionId": sid, "uuid": "u1", "cwd": "/r",
+                           "timestamp": "2025-06-01T10:00:00Z",
+                           "message": {"role": "user", "content": "hello"}}),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("odd.jsonl");
+    let text: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    std::fs::write(&file, text.join("\n")).unwrap();
+    let report = import(&app.addr, &key, &app.project, &file).await;
+    assert_eq!(
+        (report.sessions, report.failed_sessions),
+        (1, 0),
+        "{report:?}"
+    );
+    let (status, s) = app
+        .get(&format!("/v1/sessions/{}", crate::hostile::seg(&sid)))
+        .await;
+    assert_eq!(status, 200, "{s}");
+    assert_eq!(
+        (s["status"].as_str(), s["summary"].as_str()),
+        (Some("closed"), Some("odd id"))
+    );
+    eventually(10, "the turn stored", || async {
+        operations(&app.project, &sid).await.len() == 1
+    })
+    .await;
+}

@@ -9,6 +9,7 @@ mod extraction;
 mod health;
 mod helpers;
 mod hooks;
+mod hostile;
 mod import;
 mod knowledge;
 mod mcp;
