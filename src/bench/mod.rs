@@ -5,8 +5,10 @@ pub mod child;
 pub mod growth;
 pub mod ingest;
 pub mod load;
+pub mod proxy;
 pub mod recall;
 pub mod search;
+pub mod stub;
 
 use std::time::Duration;
 

@@ -5,7 +5,7 @@ use std::{collections::HashSet, process::Stdio, time::Duration};
 
 use serde_json::{json, Value};
 
-use crate::helpers::{count, eventually, spawn_with, store, Neo4jProxy};
+use crate::helpers::{count, eventually, neo4j_proxy, spawn_with, store};
 
 /// Sends batches until `stop` is set; returns the ids of every batch answered 202.
 async fn ingest(
@@ -73,9 +73,9 @@ async fn assert_exactly_once(session: &str, acked: &[String]) {
 
 #[tokio::test]
 async fn neo4j_outage_mid_ingest_loses_nothing() {
-    let proxy = Neo4jProxy::start().await;
+    let proxy = neo4j_proxy().await;
     let dir = tempfile::tempdir().unwrap();
-    let app = spawn_with(&dir.path().join("spool"), Some(&proxy.uri)).await;
+    let app = spawn_with(&dir.path().join("spool"), Some(proxy.uri())).await;
     let sid = app.session().await;
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let task = tokio::spawn(ingest(
@@ -108,10 +108,10 @@ async fn neo4j_outage_mid_ingest_loses_nothing() {
 
 #[tokio::test]
 async fn spool_written_while_neo4j_is_down_is_replayed_after_restart() {
-    let proxy = Neo4jProxy::start().await;
+    let proxy = neo4j_proxy().await;
     let dir = tempfile::tempdir().unwrap();
     let spool = dir.path().join("spool");
-    let app = spawn_with(&spool, Some(&proxy.uri)).await;
+    let app = spawn_with(&spool, Some(proxy.uri())).await;
     let sid = app.session().await;
     proxy.cut();
     let url = format!("/v1/sessions/{sid}/operations");
@@ -143,7 +143,7 @@ async fn spool_written_while_neo4j_is_down_is_replayed_after_restart() {
     );
 
     proxy.restore();
-    let app = spawn_with(&spool, Some(&proxy.uri)).await;
+    let app = spawn_with(&spool, Some(proxy.uri())).await;
     eventually(60, "spool replayed", || {
         let sid = sid.clone();
         async move { stored_ids(&sid).await.0.len() >= 50 }
