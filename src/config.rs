@@ -254,6 +254,12 @@ pub struct Settings {
     #[arg(long, env = "CAIRN_RATE_LIMIT_BURST", default_value_t = 400)]
     pub rate_limit_burst: u32,
 
+    /// Seconds a verified API key is trusted before it is checked again in Neo4j. The check
+    /// runs in the background: no request waits for it, so keys keep working while Neo4j is
+    /// away. Revocations made through this server apply at once.
+    #[arg(long, env = "CAIRN_KEY_RECHECK_SECS", default_value_t = 30)]
+    pub key_recheck_secs: u64,
+
     /// Half-life of belief evidence, in days.
     #[arg(long, env = "CAIRN_BELIEF_HALF_LIFE_DAYS", default_value_t = 90.0)]
     pub belief_half_life_days: f64,

@@ -6,7 +6,8 @@ use std::{collections::HashSet, process::Stdio, time::Duration};
 use serde_json::{json, Value};
 
 use crate::helpers::{
-    count, eventually, neo4j_proxy, spawn_with, split, store, Neo4jProxy, TestApp,
+    client_with_key, count, eventually, mint_key, neo4j_proxy, spawn_app_with, spawn_with, split,
+    store, Neo4jProxy, TestApp,
 };
 
 /// Sends batches until `stop` is set; returns the ids of every batch answered 202.
@@ -324,5 +325,54 @@ async fn after_a_restart_spooled_sessions_and_operations_are_known_before_neo4j_
         .await
         .unwrap();
     assert_eq!(edges[0].get::<i64>("n").unwrap(), 1);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_known_key_keeps_capturing_while_neo4j_is_away_past_its_recheck_time() {
+    let proxy = neo4j_proxy().await;
+    let uri = proxy.uri().to_string();
+    let app = spawn_app_with(move |s| {
+        s.neo4j.uri = uri;
+        s.key_recheck_secs = 1;
+    })
+    .await;
+    let sid = app.session().await;
+    proxy.cut();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let url = format!("/v1/sessions/{sid}/operations");
+    let mut acked = Vec::new();
+    for b in 0..3 {
+        let id = format!("{sid}-{b}");
+        let (s, body) = app
+            .post(
+                &url,
+                &json!({"operations": [{"id": id, "type": "read", "summary": "offline"}]}),
+            )
+            .await;
+        assert_eq!(s, 202, "the key is still trusted: {body}");
+        acked.push(id);
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+    }
+    // A key never seen cannot be verified while Neo4j is away.
+    let stranger = client_with_key(&mint_key(&app.project, "write").await);
+    let r = stranger
+        .post(app.url(&url))
+        .json(&json!({"operations": [{"type": "read", "summary": "who"}]}))
+        .send()
+        .await
+        .unwrap();
+    let (s, body) = split(r).await;
+    assert_eq!(
+        (s, body["error"]["code"].as_str()),
+        (503, Some("neo4j_unavailable"))
+    );
+    proxy.restore();
+    eventually(30, "offline captures written", || {
+        let sid = sid.clone();
+        async move { stored_ids(&sid).await.0.len() == 3 }
+    })
+    .await;
+    assert_exactly_once(&sid, &acked).await;
     app.stop().await;
 }
