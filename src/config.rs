@@ -290,14 +290,15 @@ pub struct ExtractSettings {
         hide_default_value = true
     )]
     pub llm_api_key: Secret,
-    /// Upper bound for one LLM request, retries included.
+    /// Deadline of one LLM HTTP request; a request that times out is sent again like a 5xx, so
+    /// one call takes at most (retries + 1) times this.
     #[arg(
         long = "llm-timeout-secs",
         env = "CAIRN_LLM_TIMEOUT_SECS",
         default_value_t = 120
     )]
     pub llm_timeout_secs: u64,
-    /// Retries on 429 and 5xx (honouring Retry-After, else exponential backoff).
+    /// Retries on 429, 5xx and timeouts (honouring Retry-After, else exponential backoff).
     #[arg(
         long = "llm-max-retries",
         env = "CAIRN_LLM_MAX_RETRIES",

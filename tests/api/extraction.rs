@@ -340,6 +340,37 @@ async fn rate_limit_is_retried_after_the_servers_delay() {
 }
 
 #[tokio::test]
+async fn a_request_that_times_out_is_sent_again() {
+    let server = MockServer::start().await;
+    let uri = server.uri();
+    let app = spawn_app_with(move |s| {
+        s.extract.llm_base_url = Some(uri);
+        s.extract.llm_timeout_secs = 1;
+        s.extract.llm_max_retries = 2;
+    })
+    .await;
+    let (_, ids) = closed_session(&app, "a", None).await;
+    let good = answer(vec![pattern(&[&ids[1]], BELIEF, None, None)]);
+    Mock::given(method("POST"))
+        .respond_with(completion(&good).set_delay(Duration::from_secs(3)))
+        .up_to_n_times(1)
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(completion(&good))
+        .with_priority(2)
+        .mount(&server)
+        .await;
+
+    let r = run(&app).await;
+    assert_eq!(r["status"], "completed", "{r}");
+    assert_eq!(r["patterns"], 1, "{r}");
+    assert_eq!(r["llm_calls"], 1, "HTTP retries are one call");
+    assert_eq!(server.received_requests().await.expect("recorded").len(), 2);
+}
+
+#[tokio::test]
 async fn json_schema_refused_falls_back_to_json_mode() {
     let server = MockServer::start().await;
     let app = llm_app(&server).await;
