@@ -802,3 +802,43 @@ async fn the_cli_exits_non_zero_when_a_session_failed() {
         "nothing left to do"
     );
 }
+
+#[tokio::test]
+async fn related_beliefs_are_looked_up_among_the_projects_beliefs_only() {
+    let mine = format!("test-{}", uuid::Uuid::new_v4().simple());
+    let theirs = format!("{mine}-other");
+    let store = crate::helpers::store();
+    crate::helpers::schema_once().await;
+    for (project, n) in [(&mine, 1), (&theirs, 2)] {
+        for i in 0..n {
+            store
+                .run(
+                    neo4rs::query("CREATE (:Belief {id: $id, project: $project, content: $content, status: 'proposed'})")
+                        .param("id", format!("{project}-b{i}"))
+                        .param("project", project.as_str())
+                        .param("content", format!("migrations run before the model changes {i}")),
+                )
+                .await
+                .expect("belief");
+        }
+        // An operation with the same words is no belief.
+        store
+            .run(
+                neo4rs::query("CREATE (:Operation {id: $id, project: $project, summary: 'migrations run before the model changes'})")
+                    .param("id", format!("{project}-op"))
+                    .param("project", project.as_str()),
+            )
+            .await
+            .expect("operation");
+    }
+    let words = cairn::graph::extraction::fulltext_query("do migrations run first?", 10).unwrap();
+    let found = cairn::graph::extraction::related_beliefs(&store, &mine, &words, 10)
+        .await
+        .expect("lookup");
+    let ids: Vec<&str> = found.iter().map(|b| b.id.as_str()).collect();
+    assert_eq!(ids, [format!("{mine}-b0")]);
+    let found = cairn::graph::extraction::related_beliefs(&store, &theirs, &words, 10)
+        .await
+        .expect("lookup");
+    assert_eq!(found.len(), 2);
+}

@@ -50,7 +50,7 @@ fn init_tracing() {
 }
 
 /// The schema once per test process; fails loudly when Neo4j is not there.
-async fn schema_once() {
+pub async fn schema_once() {
     static DONE: OnceCell<()> = OnceCell::const_new();
     DONE.get_or_init(|| async {
         let store = store();
