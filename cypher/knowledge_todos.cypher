@@ -4,6 +4,8 @@ MATCH (o:Operation {project: $project, type: 'todo'})
 WHERE o.todos CONTAINS path
 WITH DISTINCT path, o.session_id AS sid
 MATCH (latest:Operation {session_id: sid, type: 'todo'})
+USING INDEX latest:Operation(session_id, seq)
+WHERE latest.seq >= 0
 WITH path, sid, latest
 ORDER BY latest.seq DESC
 WITH path, sid, collect(latest)[0] AS l

@@ -16,6 +16,8 @@ CALL (decisions) {
 }
 CALL (s) {
   MATCH (o:Operation {session_id: s.id})
+  USING INDEX o:Operation(session_id, seq)
+  WHERE o.seq >= 0
   DETACH DELETE o
 }
 CALL (s) {

@@ -48,6 +48,10 @@ OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, `vector.similarity_func
 // Pattern extraction: rejected content / evidence lookups and run listings.
 CREATE INDEX pattern_evidence_key IF NOT EXISTS FOR (n:Pattern) ON (n.project, n.evidence_key);
 CREATE CONSTRAINT belief_content_identity IF NOT EXISTS FOR (n:Belief) REQUIRE (n.project, n.content_key) IS UNIQUE;
+// Beliefs alone, with their project, so a related-belief lookup is narrowed to one project
+// inside Lucene and costs what the project's beliefs cost, not every operation's text.
+CREATE FULLTEXT INDEX belief_text IF NOT EXISTS
+FOR (n:Belief) ON EACH [n.content, n.project];
 CREATE INDEX extraction_run_started IF NOT EXISTS FOR (n:ExtractionRun) ON (n.project, n.started_at);
 // Search and handover: the per-session search document (BM25, English stemming; the
 // project is indexed too so a query is narrowed to one project inside Lucene), and the

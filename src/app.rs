@@ -56,6 +56,7 @@ impl Application {
             settings.insecure_no_auth,
             settings.rate_limit_per_sec,
             settings.rate_limit_burst,
+            Duration::from_secs(settings.key_recheck_secs),
         ));
         let (capture, writer) = Capture::open(
             store.clone(),

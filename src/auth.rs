@@ -143,20 +143,39 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// How long a verified key is trusted before it is looked up again (revocations made through
-/// this server apply at once; through another process, within this time).
-const CACHE_TTL: Duration = Duration::from_secs(30);
+/// A failed background re-check is tried again after this long.
+const RECHECK_RETRY: Duration = Duration::from_secs(1);
+
+/// A verified key and when to check it again.
+struct Cached {
+    key: keys::StoredKey,
+    recheck_at: Instant,
+    rechecking: bool,
+}
+
+type KeyCache = Arc<Mutex<HashMap<String, Cached>>>;
 
 pub struct Authenticator {
     store: Store,
     insecure: bool,
-    cache: Mutex<HashMap<String, (keys::StoredKey, Instant)>>,
+    /// Verified keys by id. A key due for a re-check is still used while Neo4j is asked in
+    /// the background, so no request waits on Neo4j for a key it has seen (capture goes on
+    /// while Neo4j is away or slow); revocations through another process apply within
+    /// `recheck` plus one lookup.
+    cache: KeyCache,
+    recheck: Duration,
     limiter: Option<DefaultKeyedRateLimiter<String>>,
 }
 
 impl Authenticator {
     /// `rate_per_sec` 0 disables rate limiting.
-    pub fn new(store: Store, insecure: bool, rate_per_sec: u32, burst: u32) -> Self {
+    pub fn new(
+        store: Store,
+        insecure: bool,
+        rate_per_sec: u32,
+        burst: u32,
+        recheck: Duration,
+    ) -> Self {
         let limiter = NonZeroU32::new(rate_per_sec).map(|rate| {
             let burst = NonZeroU32::new(burst.max(rate_per_sec)).unwrap_or(rate);
             RateLimiter::keyed(Quota::per_second(rate).allow_burst(burst))
@@ -164,7 +183,8 @@ impl Authenticator {
         Self {
             store,
             insecure,
-            cache: Mutex::default(),
+            cache: KeyCache::default(),
+            recheck,
             limiter,
         }
     }
@@ -192,23 +212,20 @@ impl Authenticator {
             })?;
         let (id, secret) =
             parse_token(token).ok_or_else(|| ApiError::unauthorized("malformed API key"))?;
-        let cached = {
-            let cache = self.cache.lock().expect("key cache lock");
-            cache
-                .get(id)
-                .filter(|(_, at)| at.elapsed() < CACHE_TTL)
-                .map(|(k, _)| k.clone())
-        };
-        let stored = match cached {
+        let stored = match self.cached(id) {
             Some(k) => k,
             None => {
                 let k = keys::get(&self.store, id)
                     .await?
                     .ok_or_else(|| ApiError::unauthorized("unknown or revoked API key"))?;
-                self.cache
-                    .lock()
-                    .expect("key cache lock")
-                    .insert(id.to_string(), (k.clone(), Instant::now()));
+                self.cache.lock().expect("key cache lock").insert(
+                    id.to_string(),
+                    Cached {
+                        key: k.clone(),
+                        recheck_at: Instant::now() + self.recheck,
+                        rechecking: false,
+                    },
+                );
                 k
             }
         };
@@ -226,6 +243,22 @@ impl Authenticator {
         })
     }
 
+    /// A key verified before; starts its re-check in the background when it is due.
+    fn cached(&self, id: &str) -> Option<keys::StoredKey> {
+        let mut cache = self.cache.lock().expect("key cache lock");
+        let entry = cache.get_mut(id)?;
+        if !entry.rechecking && Instant::now() >= entry.recheck_at {
+            entry.rechecking = true;
+            tokio::spawn(recheck(
+                self.store.clone(),
+                self.cache.clone(),
+                id.to_string(),
+                self.recheck,
+            ));
+        }
+        Some(entry.key.clone())
+    }
+
     /// Seconds to wait when `principal` is over its rate.
     fn throttle(&self, principal: &Principal) -> Option<u64> {
         let limiter = self.limiter.as_ref()?;
@@ -235,6 +268,34 @@ impl Authenticator {
             Err(not_until) => {
                 let wait = not_until.wait_time_from(governor::clock::DefaultClock::default().now());
                 Some(wait.as_secs().max(1))
+            }
+        }
+    }
+}
+
+/// Looks a cached key up again. Only updates an entry still cached: a key forgotten (revoked)
+/// meanwhile is not brought back.
+async fn recheck(store: Store, cache: KeyCache, id: String, every: Duration) {
+    let found = keys::get(&store, &id).await;
+    let mut cache = cache.lock().expect("key cache lock");
+    match found {
+        Ok(None) => {
+            cache.remove(&id);
+        }
+        Ok(Some(key)) => {
+            if let Some(entry) = cache.get_mut(&id) {
+                *entry = Cached {
+                    key,
+                    recheck_at: Instant::now() + every,
+                    rechecking: false,
+                };
+            }
+        }
+        Err(err) => {
+            tracing::debug!(key.id = %id, error = %err, "could not re-check an API key; it stays trusted");
+            if let Some(entry) = cache.get_mut(&id) {
+                entry.recheck_at = Instant::now() + RECHECK_RETRY;
+                entry.rechecking = false;
             }
         }
     }

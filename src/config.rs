@@ -254,6 +254,12 @@ pub struct Settings {
     #[arg(long, env = "CAIRN_RATE_LIMIT_BURST", default_value_t = 400)]
     pub rate_limit_burst: u32,
 
+    /// Seconds a verified API key is trusted before it is checked again in Neo4j. The check
+    /// runs in the background: no request waits for it, so keys keep working while Neo4j is
+    /// away. Revocations made through this server apply at once.
+    #[arg(long, env = "CAIRN_KEY_RECHECK_SECS", default_value_t = 30)]
+    pub key_recheck_secs: u64,
+
     /// Half-life of belief evidence, in days.
     #[arg(long, env = "CAIRN_BELIEF_HALF_LIFE_DAYS", default_value_t = 90.0)]
     pub belief_half_life_days: f64,
@@ -284,14 +290,15 @@ pub struct ExtractSettings {
         hide_default_value = true
     )]
     pub llm_api_key: Secret,
-    /// Upper bound for one LLM request, retries included.
+    /// Deadline of one LLM HTTP request; a request that times out is sent again like a 5xx, so
+    /// one call takes at most (retries + 1) times this.
     #[arg(
         long = "llm-timeout-secs",
         env = "CAIRN_LLM_TIMEOUT_SECS",
         default_value_t = 120
     )]
     pub llm_timeout_secs: u64,
-    /// Retries on 429 and 5xx (honouring Retry-After, else exponential backoff).
+    /// Retries on 429, 5xx and timeouts (honouring Retry-After, else exponential backoff).
     #[arg(
         long = "llm-max-retries",
         env = "CAIRN_LLM_MAX_RETRIES",

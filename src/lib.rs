@@ -18,7 +18,9 @@
 //!   token counting (tiktoken); conviction math; context budgets (`domain::budget`).
 //! - [`capture`] — the write path: durable spool (fsync, group commit) and the writer that
 //!   drains it into Neo4j in order.
-//! - [`bench`] — `cairn bench …`: ingest (and more) against the real Neo4j with same-run baselines.
+//! - [`bench`] — `cairn bench …`: ingest, recall, search, load and growth against the real
+//!   Neo4j with same-run baselines; `faults` (outage, SIGKILL, full spool, LLM failures, slow
+//!   Neo4j, each ending with an exactly-once check) through the Neo4j `proxy` tests use too.
 //! - [`knowledge`] — the CI report: what is known about a set of files, as JSON and Markdown.
 //! - [`recall`] — the read path: session reconstruction (narrative, unfinished work),
 //!   token-budgeted context with long-term memory, the sliding window, hybrid session search

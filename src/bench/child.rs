@@ -1,91 +1,177 @@
-//! A real `cairn serve` child process for benchmarks that measure the server from outside:
-//! its own port and spool, no keys, no rate limit, and its memory read from `/proc`.
+//! A real `cairn serve` child process for benchmarks that measure the server from outside, or
+//! kill and restart it: started from a given executable (the current one by default) on its
+//! own port and spool, without rate limits and (unless told otherwise) without API keys; its
+//! memory read from `/proc`.
 
-use std::{path::PathBuf, time::Duration, time::Instant};
+use std::{
+    path::{Path, PathBuf},
+    process::Stdio,
+    time::{Duration, Instant},
+};
 
 use anyhow::Context as _;
 
 use crate::config::Neo4jSettings;
 
+/// How to start the child; kept so that it can be restarted identically.
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    pub exe: PathBuf,
+    pub port: u16,
+    pub spool_dir: PathBuf,
+    pub neo4j: Neo4jSettings,
+    /// Serve without API keys.
+    pub insecure: bool,
+    /// Further `cairn serve` flags.
+    pub args: Vec<String>,
+    /// `RUST_LOG` of the child.
+    pub log_level: String,
+    /// Where the child's log goes (JSON lines); inherited stderr when `None`.
+    pub log_file: Option<PathBuf>,
+}
+
+impl ServeOptions {
+    /// Options for the current executable on a free port.
+    pub fn new(spool_dir: &Path, neo4j: &Neo4jSettings) -> anyhow::Result<Self> {
+        Ok(Self {
+            exe: std::env::current_exe().context("cannot find the cairn binary")?,
+            port: std::net::TcpListener::bind("127.0.0.1:0")?
+                .local_addr()?
+                .port(),
+            spool_dir: spool_dir.to_path_buf(),
+            neo4j: neo4j.clone(),
+            insecure: true,
+            args: Vec::new(),
+            log_level: "warn".into(),
+            log_file: None,
+        })
+    }
+}
+
 pub struct ServeChild {
+    options: ServeOptions,
     child: tokio::process::Child,
-    pid: u32,
     pub base: String,
-    spool: PathBuf,
 }
 
 impl ServeChild {
-    /// Starts `cairn serve` from the current executable and waits until `/readyz` answers 200.
+    /// Starts `cairn serve` from the current executable with a spool of its own, without API
+    /// keys, and waits until `/readyz` answers 200.
     pub async fn start(neo4j: &Neo4jSettings, http: &reqwest::Client) -> anyhow::Result<Self> {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")?
-            .local_addr()?
-            .port();
         let spool =
             std::env::temp_dir().join(format!("cairn-bench-{}", uuid::Uuid::new_v4().simple()));
-        let exe = std::env::current_exe().context("cannot find the cairn binary")?;
-        let child = tokio::process::Command::new(exe)
-            .args(["serve", "--insecure-no-auth", "--rate-limit-per-sec", "0"])
-            .arg("--bind")
-            .arg(format!("127.0.0.1:{port}"))
-            .arg("--spool-dir")
-            .arg(&spool)
-            .env("CAIRN_NEO4J_URI", &neo4j.uri)
-            .env("CAIRN_NEO4J_TIMEOUT_MS", neo4j.timeout_ms.to_string())
-            .env("RUST_LOG", "warn")
-            .kill_on_drop(true)
-            .spawn()
-            .context("could not start cairn serve")?;
-        let pid = child.id().context("the child has no pid")?;
-        let me = Self {
+        let me = Self::spawn(ServeOptions::new(&spool, neo4j)?)?;
+        me.wait_ready(http, Duration::from_secs(60)).await?;
+        Ok(me)
+    }
+
+    /// Starts the child without waiting for it.
+    pub fn spawn(options: ServeOptions) -> anyhow::Result<Self> {
+        let child = command(&options)?;
+        Ok(Self {
+            base: format!("http://127.0.0.1:{}", options.port),
+            options,
             child,
-            pid,
-            base: format!("http://127.0.0.1:{port}"),
-            spool,
-        };
-        let started = Instant::now();
-        loop {
-            if let Ok(r) = http.get(me.url("/readyz")).send().await {
-                if r.status().is_success() {
-                    return Ok(me);
-                }
-            }
-            anyhow::ensure!(
-                started.elapsed() < Duration::from_secs(60),
-                "cairn serve did not become ready within 60 s"
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
+        })
     }
 
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
 
-    /// Resident memory now (`VmRSS`), in MB.
-    pub fn rss_mb(&self) -> Option<f64> {
-        proc_status_kb(self.pid, "VmRSS:").map(|kb| kb as f64 / 1024.0)
+    /// Waits until `/readyz` answers 200; returns how long that took.
+    pub async fn wait_ready(
+        &self,
+        http: &reqwest::Client,
+        limit: Duration,
+    ) -> anyhow::Result<Duration> {
+        let started = Instant::now();
+        loop {
+            if let Ok(r) = http.get(self.url("/readyz")).send().await {
+                if r.status().is_success() {
+                    return Ok(started.elapsed());
+                }
+            }
+            anyhow::ensure!(
+                started.elapsed() < limit,
+                "cairn serve did not become ready within {limit:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 
-    /// Peak resident memory so far (`VmHWM`), in MB.
-    pub fn peak_rss_mb(&self) -> Option<f64> {
-        proc_status_kb(self.pid, "VmHWM:").map(|kb| kb as f64 / 1024.0)
+    /// SIGKILL, and wait until the process is gone.
+    pub async fn kill(&mut self) -> anyhow::Result<()> {
+        self.child
+            .start_kill()
+            .context("could not kill cairn serve")?;
+        self.child.wait().await?;
+        Ok(())
+    }
+
+    /// Starts the same command again, on the same port and spool (after [`Self::kill`]).
+    pub fn restart(&mut self) -> anyhow::Result<()> {
+        self.child = command(&self.options)?;
+        Ok(())
     }
 
     /// Stops the child and removes its spool.
     pub async fn stop(mut self) {
-        let _ = self.child.start_kill();
-        let _ = self.child.wait().await;
-        let _ = std::fs::remove_dir_all(&self.spool);
+        let _ = self.kill().await;
+        let _ = std::fs::remove_dir_all(&self.options.spool_dir);
+    }
+
+    /// Resident memory now (`VmRSS`), in MB.
+    pub fn rss_mb(&self) -> Option<f64> {
+        self.proc_status_kb("VmRSS:").map(|kb| kb as f64 / 1024.0)
+    }
+
+    /// Peak resident memory so far (`VmHWM`), in MB.
+    pub fn peak_rss_mb(&self) -> Option<f64> {
+        self.proc_status_kb("VmHWM:").map(|kb| kb as f64 / 1024.0)
+    }
+
+    fn proc_status_kb(&self, key: &str) -> Option<u64> {
+        let pid = self.child.id()?;
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        status
+            .lines()
+            .find(|l| l.starts_with(key))?
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()
     }
 }
 
-fn proc_status_kb(pid: u32, key: &str) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find(|l| l.starts_with(key))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
+fn command(o: &ServeOptions) -> anyhow::Result<tokio::process::Child> {
+    let mut cmd = tokio::process::Command::new(&o.exe);
+    cmd.args(["serve", "--rate-limit-per-sec", "0", "--bind"])
+        .arg(format!("127.0.0.1:{}", o.port))
+        .arg("--spool-dir")
+        .arg(&o.spool_dir)
+        .args(&o.args)
+        .env("CAIRN_NEO4J_URI", &o.neo4j.uri)
+        .env("CAIRN_NEO4J_USER", &o.neo4j.user)
+        .env("CAIRN_NEO4J_PASSWORD", &o.neo4j.password.0)
+        .env("CAIRN_NEO4J_TIMEOUT_MS", o.neo4j.timeout_ms.to_string())
+        .env(
+            "CAIRN_NEO4J_MAX_CONNECTIONS",
+            o.neo4j.max_connections.to_string(),
+        )
+        .env("RUST_LOG", &o.log_level)
+        .stdout(Stdio::null())
+        .kill_on_drop(true);
+    if o.insecure {
+        cmd.arg("--insecure-no-auth");
+    }
+    if let Some(path) = &o.log_file {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("could not open {}", path.display()))?;
+        cmd.env("CAIRN_LOG_FORMAT", "json").stderr(file);
+    }
+    cmd.spawn().context("could not start cairn serve")
 }

@@ -2,11 +2,14 @@
 //! to a baseline measured in the same run, never against a fixed threshold.
 
 pub mod child;
+pub mod faults;
 pub mod growth;
 pub mod ingest;
 pub mod load;
+pub mod proxy;
 pub mod recall;
 pub mod search;
+pub mod stub;
 
 use std::time::Duration;
 

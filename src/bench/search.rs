@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use clap::Args;
-use poem::{handler, listener::Acceptor, listener::Listener, web::Json, Route};
+use poem::{handler, web::Json, Route};
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -338,19 +338,10 @@ fn embeddings(body: Json<Value>, dim: poem::web::Data<&usize>) -> Json<Value> {
 /// Serves the stub on 127.0.0.1:0; returns its base URL.
 async fn serve_stub(dim: usize) -> anyhow::Result<String> {
     use poem::EndpointExt;
-    let acceptor = poem::listener::TcpListener::bind("127.0.0.1:0")
-        .into_acceptor()
-        .await?;
-    let port = acceptor
-        .local_addr()
-        .first()
-        .and_then(|a| a.as_socket_addr().map(|s| s.port()))
-        .context("the stub has no port")?;
     let app = Route::new()
         .at("/v1/embeddings", poem::post(embeddings))
         .data(dim);
-    tokio::spawn(poem::Server::new_with_acceptor(acceptor).run(app));
-    Ok(format!("http://127.0.0.1:{port}/v1"))
+    Ok(format!("{}/v1", super::stub::serve(app).await?))
 }
 
 #[derive(Default, Serialize)]

@@ -75,6 +75,52 @@ impl State {
                 map.remove(id);
             }
         }
+        self.forget_purged(cmd);
+    }
+
+    /// Reads the part of the spool Neo4j has not seen (after a restart) and remembers what it
+    /// will write, as the requests that wrote it did: the sessions it starts and the operation
+    /// ids it adds are known before the writer has replayed them. Returns the records read.
+    fn recall_spooled(&self, spool: &Spool) -> usize {
+        let mut reader = spool.reader();
+        let mut records = 0;
+        loop {
+            let batch = match reader.read_batch(1024, 16 * 1024 * 1024) {
+                Ok(b) if b.is_empty() => return records,
+                Ok(b) => b,
+                Err(err) => {
+                    // The writer reports (and retries) the same read.
+                    tracing::warn!(error = %err, "could not read the spool ahead of the writer");
+                    return records;
+                }
+            };
+            records += batch.len();
+            // Undecodable records are the writer's to dead-letter.
+            for cmd in batch
+                .iter()
+                .filter_map(|r| serde_json::from_slice::<Command>(&r.payload).ok())
+            {
+                match &cmd {
+                    Command::StartSession(s) => self.remember_session(
+                        &s.id,
+                        KnownSession {
+                            project: s.project.clone(),
+                            cwd: s.cwd.clone(),
+                        },
+                    ),
+                    Command::Operations(b) => {
+                        let mut map = self.in_flight.lock().expect("in-flight lock");
+                        for op in &b.operations {
+                            map.insert(op.id.clone(), b.project.clone());
+                        }
+                    }
+                    other => self.forget_purged(other),
+                }
+            }
+        }
+    }
+
+    fn forget_purged(&self, cmd: &Command) {
         match cmd {
             Command::PurgeSession { session_id, .. } => {
                 self.sessions
@@ -130,6 +176,14 @@ impl Capture {
             writer_ok: AtomicBool::new(true),
             spool_dir,
         });
+        let pending = state.recall_spooled(&spool);
+        if pending > 0 {
+            tracing::info!(
+                records = pending,
+                spool.bytes = spool.used_bytes(),
+                "the spool holds captures not yet in neo4j; the writer replays them"
+            );
+        }
         let writer = writer::Writer {
             store: store.clone(),
             spool: spool.clone(),

@@ -25,6 +25,10 @@ pub enum BenchCommand {
     /// Grow a project in steps (10k → 100k → 1M operations) through a `cairn serve` child:
     /// ingest throughput vs. a plain UNWIND baseline, recall latency and memory at each step.
     Growth(Box<bench::growth::GrowthArgs>),
+    /// Capture load against a `cairn serve` child through faults (Neo4j outage, SIGKILL, full
+    /// spool, LLM failures, slow Neo4j); each ends with an exactly-once check in Neo4j.
+    /// Exits 1 when something did not hold.
+    Faults(Box<bench::faults::FaultsArgs>),
 }
 
 pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
@@ -37,6 +41,12 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
         BenchCommand::Search(b) => bench::search::run(*b).await?,
         BenchCommand::Load(b) => bench::load::run(*b).await?,
         BenchCommand::Growth(b) => bench::growth::run(*b).await?,
+        BenchCommand::Faults(b) => {
+            let reports = bench::faults::run(*b).await?;
+            if reports.iter().any(|r| !r.passed()) {
+                return Ok(1);
+            }
+        }
     }
     Ok(0)
 }

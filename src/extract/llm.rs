@@ -3,14 +3,19 @@
 //! is asked again in JSON mode, and JSON mode is kept for the rest of the run. The HTTP stack
 //! is a tower service: a concurrency limit, an overall timeout, and retries on 429/5xx that
 //! honour Retry-After (else exponential backoff), around a reqwest client with a per-request
-//! timeout.
+//! timeout whose requests are retried when they time out.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::{
+    future::Future,
+    pin::Pin,
+    sync::atomic::{AtomicBool, Ordering},
+    task::{Context, Poll},
+};
 
 use async_openai::{
     config::OpenAIConfig,
     error::OpenAIError,
-    middleware::{retry::OpenAIRetryLayer, ReqwestService},
+    middleware::{retry::OpenAIRetryLayer, HttpRequestFactory},
     types::chat::{CreateChatCompletionRequest, CreateChatCompletionResponse},
     Client,
 };
@@ -79,7 +84,10 @@ impl LlmClient {
             .concurrency_limit(s.llm_concurrency.max(1))
             .timeout(total)
             .layer(OpenAIRetryLayer::new(s.llm_max_retries))
-            .service(ReqwestService::new(http));
+            .service(RetryTimeouts {
+                http,
+                retries: s.llm_max_retries,
+            });
         let config = OpenAIConfig::new()
             .with_api_base(base.trim_end_matches('/'))
             .with_api_key(s.llm_api_key.0.clone());
@@ -145,6 +153,43 @@ impl LlmClient {
     ) -> Result<CreateChatCompletionResponse, OpenAIError> {
         metrics::counter!("cairn_extract_llm_requests_total").increment(1);
         self.client.chat().create(request).await
+    }
+}
+
+/// The HTTP transport: a request that times out (the server hung) is sent again, up to
+/// `retries` times, as the retry layer above does for 429 and 5xx answers.
+#[derive(Clone)]
+struct RetryTimeouts {
+    http: reqwest::Client,
+    retries: usize,
+}
+
+type Sent = Pin<Box<dyn Future<Output = Result<reqwest::Response, OpenAIError>> + Send>>;
+
+impl tower_service::Service<HttpRequestFactory> for RetryTimeouts {
+    type Response = reqwest::Response;
+    type Error = OpenAIError;
+    type Future = Sent;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: HttpRequestFactory) -> Self::Future {
+        let (http, retries) = (self.http.clone(), self.retries);
+        Box::pin(async move {
+            let mut attempt = 0;
+            loop {
+                match http.execute(request.build().await?).await {
+                    Err(e) if e.is_timeout() && attempt < retries => {
+                        attempt += 1;
+                        metrics::counter!("cairn_extract_llm_timeouts_total").increment(1);
+                        tracing::warn!(attempt, "the LLM request timed out; sending it again");
+                    }
+                    other => return other.map_err(OpenAIError::Reqwest),
+                }
+            }
+        })
     }
 }
 

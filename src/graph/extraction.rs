@@ -168,10 +168,13 @@ pub fn fulltext_query(text: &str, max_words: usize) -> Option<String> {
     (!words.is_empty()).then(|| words.join(" OR "))
 }
 
-fn related_query(project: &str, query: &str, limit: i64) -> neo4rs::Query {
+/// `words` (from [`fulltext_query`]) among the beliefs of `project`, narrowed to the project
+/// inside Lucene (a quoted phrase).
+fn related_query(project: &str, words: &str, limit: i64) -> neo4rs::Query {
+    let phrase = project.replace('\\', "\\\\").replace('"', "\\\"");
     statement(include_str!("../../cypher/extract_beliefs_related.cypher"))
         .param("project", project)
-        .param("query", query)
+        .param("query", format!("+project:\"{phrase}\" +content:({words})"))
         .param("limit", limit)
 }
 

@@ -340,6 +340,37 @@ async fn rate_limit_is_retried_after_the_servers_delay() {
 }
 
 #[tokio::test]
+async fn a_request_that_times_out_is_sent_again() {
+    let server = MockServer::start().await;
+    let uri = server.uri();
+    let app = spawn_app_with(move |s| {
+        s.extract.llm_base_url = Some(uri);
+        s.extract.llm_timeout_secs = 1;
+        s.extract.llm_max_retries = 2;
+    })
+    .await;
+    let (_, ids) = closed_session(&app, "a", None).await;
+    let good = answer(vec![pattern(&[&ids[1]], BELIEF, None, None)]);
+    Mock::given(method("POST"))
+        .respond_with(completion(&good).set_delay(Duration::from_secs(3)))
+        .up_to_n_times(1)
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(completion(&good))
+        .with_priority(2)
+        .mount(&server)
+        .await;
+
+    let r = run(&app).await;
+    assert_eq!(r["status"], "completed", "{r}");
+    assert_eq!(r["patterns"], 1, "{r}");
+    assert_eq!(r["llm_calls"], 1, "HTTP retries are one call");
+    assert_eq!(server.received_requests().await.expect("recorded").len(), 2);
+}
+
+#[tokio::test]
 async fn json_schema_refused_falls_back_to_json_mode() {
     let server = MockServer::start().await;
     let app = llm_app(&server).await;
@@ -770,4 +801,44 @@ async fn the_cli_exits_non_zero_when_a_session_failed() {
         0,
         "nothing left to do"
     );
+}
+
+#[tokio::test]
+async fn related_beliefs_are_looked_up_among_the_projects_beliefs_only() {
+    let mine = format!("test-{}", uuid::Uuid::new_v4().simple());
+    let theirs = format!("{mine}-other");
+    let store = crate::helpers::store();
+    crate::helpers::schema_once().await;
+    for (project, n) in [(&mine, 1), (&theirs, 2)] {
+        for i in 0..n {
+            store
+                .run(
+                    neo4rs::query("CREATE (:Belief {id: $id, project: $project, content: $content, status: 'proposed'})")
+                        .param("id", format!("{project}-b{i}"))
+                        .param("project", project.as_str())
+                        .param("content", format!("migrations run before the model changes {i}")),
+                )
+                .await
+                .expect("belief");
+        }
+        // An operation with the same words is no belief.
+        store
+            .run(
+                neo4rs::query("CREATE (:Operation {id: $id, project: $project, summary: 'migrations run before the model changes'})")
+                    .param("id", format!("{project}-op"))
+                    .param("project", project.as_str()),
+            )
+            .await
+            .expect("operation");
+    }
+    let words = cairn::graph::extraction::fulltext_query("do migrations run first?", 10).unwrap();
+    let found = cairn::graph::extraction::related_beliefs(&store, &mine, &words, 10)
+        .await
+        .expect("lookup");
+    let ids: Vec<&str> = found.iter().map(|b| b.id.as_str()).collect();
+    assert_eq!(ids, [format!("{mine}-b0")]);
+    let found = cairn::graph::extraction::related_beliefs(&store, &theirs, &words, 10)
+        .await
+        .expect("lookup");
+    assert_eq!(found.len(), 2);
 }

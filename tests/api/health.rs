@@ -99,9 +99,9 @@ async fn oversize_body_is_413_and_writes_nothing() {
 
 #[tokio::test]
 async fn readyz_turns_503_when_neo4j_goes_and_recovers_without_restart() {
-    let proxy = crate::helpers::Neo4jProxy::start().await;
+    let proxy = crate::helpers::neo4j_proxy().await;
     let dir = tempfile::tempdir().unwrap();
-    let app = crate::helpers::spawn_with(&dir.path().join("spool"), Some(&proxy.uri)).await;
+    let app = crate::helpers::spawn_with(&dir.path().join("spool"), Some(proxy.uri())).await;
     crate::helpers::eventually(10, "ready", || async { app.get("/readyz").await.0 == 200 }).await;
     proxy.cut();
     let started = std::time::Instant::now();

@@ -1,20 +1,13 @@
 //! `spawn_app()`: the real application on port 0 against the real Neo4j, with a spool in a
 //! temporary directory and a fresh project id. Tracing is silent unless `TEST_LOG=1`.
 
-use std::{
-    net::SocketAddr,
-    path::Path,
-    sync::{
-        atomic::{AtomicBool, Ordering},
-        Arc,
-    },
-    time::Duration,
-};
+use std::{path::Path, time::Duration};
 
+pub use cairn::bench::proxy::Neo4jProxy;
 use cairn::{app::Application, config::Settings, graph::Store};
 use clap::Parser;
 use serde_json::{json, Value};
-use tokio::{net::TcpListener, sync::OnceCell, task::JoinHandle};
+use tokio::{sync::OnceCell, task::JoinHandle};
 
 #[derive(Parser)]
 struct SettingsParser {
@@ -57,7 +50,7 @@ fn init_tracing() {
 }
 
 /// The schema once per test process; fails loudly when Neo4j is not there.
-async fn schema_once() {
+pub async fn schema_once() {
     static DONE: OnceCell<()> = OnceCell::const_new();
     DONE.get_or_init(|| async {
         let store = store();
@@ -274,59 +267,8 @@ where
     panic!("timed out after {secs}s waiting for: {what}");
 }
 
-/// A TCP proxy in front of Neo4j that a test can cut and restore: cairn sees Neo4j go down
-/// (connections reset, new ones refused) without other tests being disturbed.
-pub struct Neo4jProxy {
-    pub uri: String,
-    down: Arc<AtomicBool>,
-    generation: Arc<tokio::sync::watch::Sender<u64>>,
-}
-
-impl Neo4jProxy {
-    pub async fn start() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("proxy bind");
-        let addr: SocketAddr = listener.local_addr().expect("proxy addr");
-        let target = neo4j_uri().trim_start_matches("bolt://").to_string();
-        let down = Arc::new(AtomicBool::new(false));
-        let (gen_tx, _) = tokio::sync::watch::channel(0u64);
-        let generation = Arc::new(gen_tx);
-        let (d, g) = (down.clone(), generation.clone());
-        tokio::spawn(async move {
-            loop {
-                let Ok((mut inbound, _)) = listener.accept().await else {
-                    return;
-                };
-                if d.load(Ordering::SeqCst) {
-                    drop(inbound);
-                    continue;
-                }
-                let target = target.clone();
-                let mut cut = g.subscribe();
-                tokio::spawn(async move {
-                    let Ok(mut outbound) = tokio::net::TcpStream::connect(&target).await else {
-                        return;
-                    };
-                    tokio::select! {
-                        _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => {}
-                        _ = cut.changed() => {}
-                    }
-                });
-            }
-        });
-        Self {
-            uri: format!("bolt://{addr}"),
-            down,
-            generation,
-        }
-    }
-
-    /// Cuts every connection and refuses new ones.
-    pub fn cut(&self) {
-        self.down.store(true, Ordering::SeqCst);
-        self.generation.send_modify(|g| *g += 1);
-    }
-
-    pub fn restore(&self) {
-        self.down.store(false, Ordering::SeqCst);
-    }
+/// A proxy in front of the test Neo4j that a test can cut, restore or slow down: cairn sees
+/// Neo4j go away without other tests being disturbed.
+pub async fn neo4j_proxy() -> Neo4jProxy {
+    Neo4jProxy::start(&neo4j_uri()).await.expect("proxy starts")
 }

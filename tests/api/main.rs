@@ -6,6 +6,7 @@ mod beliefs;
 mod decisions;
 mod durability;
 mod extraction;
+mod faults;
 mod health;
 mod helpers;
 mod hooks;

@@ -5,7 +5,7 @@ use crate::helpers::{count, spawn_app, store};
 async fn seqs(session: &str) -> Vec<i64> {
     let rows = store()
         .rows(
-            neo4rs::query("MATCH (o:Operation {session_id: $s}) RETURN o.seq AS seq ORDER BY seq")
+            neo4rs::query("MATCH (o:Operation {session_id: $s}) WHERE o.seq >= 0 RETURN o.seq AS seq ORDER BY seq")
                 .param("s", session),
         )
         .await
@@ -18,7 +18,7 @@ async fn assert_single_chain(session: &str, expected: i64) {
     let rows = store()
         .rows(
             neo4rs::query(
-                "MATCH (o:Operation {session_id: $s})
+                "MATCH (o:Operation {session_id: $s}) WHERE o.seq >= 0
                  OPTIONAL MATCH (o)-[f:FOLLOWS]->(p:Operation)
                  WITH o, count(f) AS out, collect(p.seq) AS prev
                  OPTIONAL MATCH (n:Operation)-[:FOLLOWS]->(o)
@@ -320,7 +320,7 @@ async fn three_concurrent_writers_get_gap_free_seq_and_one_chain() {
     assert_single_chain(&sid, 1501).await;
     // Within one writer, arrival order is kept.
     let rows = store()
-        .rows(neo4rs::query("MATCH (o:Operation {session_id: $s}) WHERE o.id STARTS WITH $p RETURN o.id AS id ORDER BY o.seq").param("s", sid.as_str()).param("p", format!("{}-w0-", app.project)))
+        .rows(neo4rs::query("MATCH (o:Operation {session_id: $s}) WHERE o.seq >= 0 AND o.id STARTS WITH $p RETURN o.id AS id ORDER BY o.seq").param("s", sid.as_str()).param("p", format!("{}-w0-", app.project)))
         .await
         .unwrap();
     let ids: Vec<String> = rows.iter().map(|r| r.get("id").unwrap()).collect();
