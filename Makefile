@@ -31,7 +31,7 @@ lint:
 # Fuzz the Claude Code hook-event and transcript parsers (cargo-fuzz on nightly, its own
 # target directory fuzz/target) for FUZZ_SECONDS each; not part of `test`. Seeds come from
 # tests/fixtures/claude-code, new inputs collect in fuzz/corpus, crashes in fuzz/artifacts.
-# The targets are safe Rust, so no sanitizer: twice the executions per second.
+# The targets are safe Rust, so they run without a sanitizer.
 FUZZ_SECONDS ?= 60
 FUZZ_CARGO ?= cargo +nightly
 FUZZ_SEEDS_hook_event := tests/fixtures/claude-code/hooks
