@@ -4,7 +4,7 @@
 //! waits and retries (the spool grows); a record Neo4j rejects outright is set aside in
 //! `dead-letter.jsonl` so one bad record cannot stall capture.
 
-use std::{io::Write, sync::Arc, time::Duration, time::Instant};
+use std::{collections::HashMap, io::Write, sync::Arc, time::Duration, time::Instant};
 
 use tokio::sync::watch;
 
@@ -262,11 +262,36 @@ fn plan(commands: &[(u64, Option<Command>)], lanes: usize) -> Vec<Vec<Part<'_>>>
 }
 
 fn unit(run: Part<'_>, is_ops: bool, lanes: usize) -> Vec<Part<'_>> {
-    if is_ops {
+    if is_ops && !triggers_cross_sessions(&run) {
         spread(run, lanes)
     } else {
         vec![run]
     }
+}
+
+/// Whether an operation of the run is triggered by an operation of another session in the
+/// same run: both must then be written in one transaction (the target must exist first).
+fn triggers_cross_sessions(run: &Part<'_>) -> bool {
+    let batches = || {
+        run.iter().filter_map(|(_, c)| match c {
+            Command::Operations(b) => Some(b),
+            _ => None,
+        })
+    };
+    let mut owner: HashMap<&str, (&str, &str)> = HashMap::new();
+    for b in batches() {
+        for op in &b.operations {
+            owner.insert(&op.id, (&b.project, &b.session_id));
+        }
+    }
+    batches().any(|b| {
+        b.operations.iter().any(|op| {
+            op.triggered_by
+                .as_deref()
+                .and_then(|t| owner.get(t))
+                .is_some_and(|&(p, s)| p != b.project || s != b.session_id)
+        })
+    })
 }
 
 /// Spreads operation batches over at most `lanes` parts, a session never split.
@@ -516,5 +541,29 @@ mod tests {
             sessions(&plan(&cmds, 1))[0],
             vec![vec!["a", "b", "c", "a", "d"]]
         );
+    }
+
+    fn numbered(cmds: Vec<Command>) -> Vec<(u64, Option<Command>)> {
+        cmds.into_iter()
+            .enumerate()
+            .map(|(i, c)| (i as u64, Some(c)))
+            .collect()
+    }
+
+    #[test]
+    fn a_trigger_across_sessions_keeps_the_run_in_one_transaction() {
+        let mut triggered = batch("b", &["2"]);
+        if let Command::Operations(b) = &mut triggered {
+            b.operations[0].triggered_by = Some("1".into());
+        }
+        let cmds = numbered(vec![batch("a", &["1"]), triggered, batch("c", &["3"])]);
+        assert_eq!(sessions(&plan(&cmds, 4)), vec![vec![vec!["a", "b", "c"]]]);
+        // A trigger within one session leaves the lanes as they are.
+        let mut own = batch("a", &["1", "2"]);
+        if let Command::Operations(b) = &mut own {
+            b.operations[1].triggered_by = Some("1".into());
+        }
+        let cmds = numbered(vec![own, batch("c", &["3"])]);
+        assert_eq!(sessions(&plan(&cmds, 4)), vec![vec![vec!["a"], vec!["c"]]]);
     }
 }
