@@ -17,7 +17,7 @@
 //! - [`domain`] — operations, decisions, memories; validation and size limits; paths;
 //!   token counting (tiktoken); conviction math; context budgets (`domain::budget`).
 //! - [`capture`] — the write path: durable spool (fsync, group commit) and the writer that
-//!   drains it into Neo4j in order.
+//!   drains it into Neo4j in order, over a few lanes of transactions (a session never split).
 //! - [`bench`] — `cairn bench …`: ingest, recall, search, load and growth against the real
 //!   Neo4j with same-run baselines; `faults` (outage, SIGKILL, full spool, LLM failures, slow
 //!   Neo4j, each ending with an exactly-once check) through the Neo4j `proxy` tests use too.
