@@ -234,8 +234,7 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
         cairn_ack_validate_mean_ms: stage("validate"),
         cairn_ack_spool_mean_ms: stage("spool"),
         spool_sync_mean_ms: super::histogram_mean_ms(&metrics, "cairn_spool_sync_seconds", ""),
-        spool_records_per_sync: super::histogram_mean_ms(&metrics, "cairn_spool_group_records", "")
-            .map(|v| v / 1000.0),
+        spool_records_per_sync: super::histogram_mean(&metrics, "cairn_spool_group_records", ""),
         baseline_ops_per_sec: base_rate,
         baseline_batch_p50_ms: ms(quantile(&mut base_lat, 0.5)),
         baseline_batch_p99_ms: ms(quantile(&mut base_lat, 0.99)),

@@ -66,9 +66,9 @@ pub fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// Mean milliseconds of a histogram series in Prometheus text (`name{labels}` as rendered,
-/// e.g. `cairn_capture_ack_seconds{stage="spool"}`), from its `_sum` and `_count`.
-pub fn histogram_mean_ms(text: &str, name: &str, labels: &str) -> Option<f64> {
+/// Mean of a histogram series in Prometheus text (`name{labels}` as rendered, e.g.
+/// `cairn_capture_ack_seconds{stage="spool"}`), from its `_sum` and `_count`.
+pub fn histogram_mean(text: &str, name: &str, labels: &str) -> Option<f64> {
     let value = |suffix: &str| {
         let key = format!("{name}_{suffix}{labels} ");
         text.lines()
@@ -76,7 +76,12 @@ pub fn histogram_mean_ms(text: &str, name: &str, labels: &str) -> Option<f64> {
             .and_then(|v| v.trim().parse::<f64>().ok())
     };
     let count = value("count")?;
-    (count > 0.0).then(|| value("sum").unwrap_or(0.0) / count * 1000.0)
+    (count > 0.0).then(|| value("sum").unwrap_or(0.0) / count)
+}
+
+/// [`histogram_mean`] of a series in seconds, in milliseconds.
+pub fn histogram_mean_ms(text: &str, name: &str, labels: &str) -> Option<f64> {
+    histogram_mean(text, name, labels).map(|s| s * 1000.0)
 }
 
 #[cfg(test)]
