@@ -8,6 +8,7 @@ pub mod extraction;
 pub mod keys;
 pub mod knowledge;
 pub mod memories;
+pub mod nodelay;
 pub mod operations;
 pub mod purge;
 pub mod schema;
@@ -81,6 +82,7 @@ pub type StoreResult<T> = Result<T, StoreError>;
 pub struct Store {
     graph: Graph,
     timeout: Duration,
+    nodelay: std::sync::Arc<nodelay::Sweeper>,
 }
 
 impl Store {
@@ -98,6 +100,7 @@ impl Store {
         Ok(Self {
             graph: Graph::connect(config)?,
             timeout: settings.timeout(),
+            nodelay: std::sync::Arc::new(nodelay::Sweeper::for_uri(&settings.uri)),
         })
     }
 
@@ -112,6 +115,8 @@ impl Store {
             Err(_) => Err(StoreError::Timeout(self.timeout)),
         };
         metrics::histogram!("cairn_neo4j_query_seconds").record(started.elapsed().as_secs_f64());
+        // The statement may have opened a pooled connection.
+        self.nodelay.sweep_if_due();
         if out.is_err() {
             metrics::counter!("cairn_neo4j_query_errors_total").increment(1);
         }
