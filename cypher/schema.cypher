@@ -61,3 +61,8 @@ FOR (n:Session) ON EACH [n.search_doc, n.project]
 OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}};
 CREATE INDEX session_search_dirty IF NOT EXISTS FOR (n:Session) ON (n.search_dirty);
 CREATE INDEX session_embed_pending IF NOT EXISTS FOR (n:Session) ON (n.embed_pending);
+// Decisions and beliefs of a project whatever their subject or status (context, knowledge,
+// handover): the composite indexes above are not used for a predicate on `project` alone,
+// and without these the planner scans the label across every project.
+CREATE INDEX decision_project IF NOT EXISTS FOR (n:Decision) ON (n.project);
+CREATE INDEX belief_project_any_status IF NOT EXISTS FOR (n:Belief) ON (n.project);

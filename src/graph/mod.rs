@@ -95,7 +95,7 @@ impl Store {
             .password(settings.password.0.as_str())
             .max_connections(settings.max_connections)
             .connection_timeout(Duration::from_millis(settings.timeout_ms.min(5_000)))
-            .fetch_size(500)
+            .fetch_size(2_000)
             .build()?;
         Ok(Self {
             graph: Graph::connect(config)?,
