@@ -1,9 +1,8 @@
-// Every operation of a session in seq order (the reconstruction reads the whole chain).
-// The (session_id, seq) index is named explicitly: without a seq predicate the planner
-// falls back to the project index and scans every operation of the project.
+// A session's operations after seq $after (0: all of them), in seq order. The
+// (session_id, seq) index is named explicitly so the seq range is read from it.
 MATCH (o:Operation {session_id: $session_id, project: $project})
 USING INDEX o:Operation(session_id, seq)
-WHERE o.seq >= 0
+WHERE o.seq > $after
 RETURN o.id AS id, o.seq AS seq, o.type AS type, o.target AS target, o.summary AS summary,
        o.tool AS tool, coalesce(o.files_read, []) AS files_read,
        coalesce(o.files_modified, []) AS files_modified, o.role AS role, o.content AS content,

@@ -21,6 +21,8 @@ pub struct AppState {
     pub auth: Arc<Authenticator>,
     /// The embeddings endpoint, when configured; search is fulltext-only without it.
     pub embedder: Option<Arc<crate::embed::Embedder>>,
+    /// Sessions' operation logs, for reconstruction and context.
+    pub logs: crate::recall::logs::Logs,
 }
 
 impl AppState {
@@ -85,6 +87,7 @@ impl Application {
             crate::embed::Embedder::from_settings(&settings.embed, settings.neo4j.embed_dimensions)
                 .map(Arc::new);
         crate::telemetry::metrics_handle();
+        let recall_cache_bytes = settings.recall_cache_mb.saturating_mul(1024 * 1024);
         let (stop_tx, _) = watch::channel(false);
         Ok(Self {
             port,
@@ -95,6 +98,7 @@ impl Application {
                 capture,
                 auth,
                 embedder,
+                logs: crate::recall::logs::Logs::new(recall_cache_bytes),
             }),
             writer,
             stop_tx,

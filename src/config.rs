@@ -220,6 +220,11 @@ pub struct Settings {
     #[arg(long, env = "CAIRN_WRITER_LANES", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
     pub writer_lanes: u16,
 
+    /// Memory for cached session operation logs (reconstruction, context), in MiB; 0 turns
+    /// the cache off. Entries are exact: a log is extended by what was appended since.
+    #[arg(long, env = "CAIRN_RECALL_CACHE_MB", default_value_t = 64)]
+    pub recall_cache_mb: u64,
+
     /// Tokenizer for stored token counts and context budgets.
     #[arg(
         long,

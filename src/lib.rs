@@ -24,9 +24,11 @@
 //! - [`knowledge`] — the CI report: what is known about a set of files, as JSON and Markdown.
 //! - [`recall`] — the read path: session reconstruction (narrative, unfinished work),
 //!   token-budgeted context with long-term memory, the sliding window, hybrid session search
-//!   (`search`; documents and embeddings kept by `index`), the wake-up `handover`. Budget
-//!   arithmetic is pure, in `domain::budget`.
-//! - [`graph`] — the Neo4j store, one file per aggregate; statements live in `cypher/`.
+//!   (`search`; documents and embeddings kept by `index`), the wake-up `handover`. Sessions'
+//!   operation logs are cached exactly in `logs` (append-only, extended by what is new).
+//!   Budget arithmetic is pure, in `domain::budget`.
+//! - [`graph`] — the Neo4j store, one file per aggregate; statements live in `cypher/`;
+//!   `nodelay` turns Nagle's algorithm off on the driver's sockets.
 //! - [`extract`] — the pattern-extraction job: candidate mining, session digest, versioned
 //!   prompts (`prompts/`), the LLM client, answer validation, applying results in one
 //!   transaction per session; `ExtractionRun` records.

@@ -346,6 +346,7 @@ impl CairnMcp {
                 };
                 let r = crate::recall::reconstruction::reconstruct(
                     &self.state.store,
+                    &self.state.logs,
                     &project,
                     head,
                     filter,
@@ -440,6 +441,7 @@ impl CairnMcp {
                     allocation: budget::Allocation::default(),
                     half_life_ms: self.state.settings.belief_half_life_ms(),
                     finder: self.state.finder(),
+                    logs: &self.state.logs,
                 };
                 let ctx = crate::recall::context::assemble(&self.state.store, &req).await?;
                 serde_json::to_value(ctx).map_err(ApiError::internal)

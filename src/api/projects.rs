@@ -21,7 +21,9 @@ impl ProjectsApi {
     #[oai(path = "/projects/:id", method = "delete")]
     async fn delete(&self, auth: Data<&Principal>, id: Path<String>) -> Handled<Json<Deleted>> {
         auth.require(id.0.trim(), Scope::Admin)?;
-        match self.0.capture.purge_project(&id.0).await? {
+        let applied = self.0.capture.purge_project(&id.0).await?;
+        self.0.logs.forget_project(id.0.trim());
+        match applied {
             Applied::Yes => {
                 crate::graph::keys::audit(
                     &self.0.store,

@@ -161,7 +161,8 @@ impl RecallApi {
             max_operations: max as usize,
         };
         Ok(Json(
-            reconstruction::reconstruct(&self.0.store, &project, head, filter).await?,
+            reconstruction::reconstruct(&self.0.store, &self.0.logs, &project, head, filter)
+                .await?,
         ))
     }
 
@@ -247,6 +248,7 @@ impl RecallApi {
             allocation: b.allocation.unwrap_or_default().resolve()?,
             half_life_ms: self.0.settings.belief_half_life_ms(),
             finder: self.0.finder(),
+            logs: &self.0.logs,
         };
         Ok(Json(context::assemble(&self.0.store, &req).await?))
     }

@@ -180,12 +180,15 @@ impl SessionsApi {
         project: Query<Option<String>>,
     ) -> Handled<Json<Deleted>> {
         let project = Query(scoped_project(&auth, project.0.as_deref(), Scope::Admin)?);
-        match self
+        let applied = self
             .0
             .capture
             .purge_session(&id.0, project.0.as_deref())
-            .await?
-        {
+            .await?;
+        if let Some(p) = project.0.as_deref() {
+            self.0.logs.forget_session(p.trim(), id.0.trim());
+        }
+        match applied {
             Applied::Yes => Ok(Json(Deleted { deleted: true })),
             Applied::Queued => Err(ApiError::Timeout("deleting the session").into()),
         }

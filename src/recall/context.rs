@@ -7,6 +7,7 @@
 //! the final text is counted once, so `tokens_used` is exact and never above the budget.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use poem_openapi::Object;
 use serde::{Deserialize, Serialize};
@@ -18,10 +19,14 @@ use crate::domain::tokens;
 use crate::embed::Embedder;
 use crate::error::{ApiError, ApiResult};
 use crate::graph::{self, param, statement, Store, StoreResult};
+use crate::recall::logs::{self, Log, Logs};
+use crate::recall::reconstruction::OperationView;
 use crate::recall::search::{self, Weights};
 
 /// Most sessions a context draws on.
 pub const MAX_SESSIONS: usize = 20;
+/// Most files a context lists candidates from.
+const MAX_FILES: usize = 500;
 /// Longest `task` accepted, in characters.
 pub const MAX_TASK_CHARS: usize = 4_096;
 
@@ -39,6 +44,9 @@ pub struct Request<'a> {
     pub allocation: Allocation,
     pub half_life_ms: i64,
     pub finder: Finder<'a>,
+    /// Cached session logs: used instead of reading a session's history, and filled with
+    /// the sessions a first page read completely.
+    pub logs: &'a Logs,
 }
 
 /// One section of the assembled text.
@@ -191,24 +199,12 @@ fn clip(s: &str, max_chars: usize) -> String {
     out
 }
 
-#[derive(Deserialize)]
-struct OpRow {
-    session_id: String,
-    seq: i64,
-    #[serde(rename = "type")]
-    kind: String,
-    target: Option<String>,
-    summary: String,
-    role: Option<String>,
-    content: Option<String>,
-    tokens: i64,
-}
-
-#[derive(Deserialize)]
+#[derive(Debug, Deserialize, PartialEq)]
 struct FileRow {
     path: String,
     mode: Option<String>,
     sessions: Vec<String>,
+    at: i64,
 }
 
 #[derive(Deserialize)]
@@ -296,12 +292,100 @@ fn header_text(s: &ScopeSession) -> String {
 /// Rough tokens per operation, to decide how many sessions one query should cover.
 const TOKENS_PER_OP_GUESS: usize = 10;
 
-/// Fetches history newest-first until `want` tokens are in hand: the sessions likely needed
-/// in one query, a further page of one session only when its first page was not enough.
+/// Most operations read to complete the logs of a context's uncached sessions; beyond it
+/// history is paged and files are queried instead.
+const WHOLE_READ_MAX: i64 = 5_000;
+
+/// The logs of the scope's sessions: cached ones brought up to date, and the others read
+/// whole (and cached) when together they hold at most [`WHOLE_READ_MAX`] operations.
+async fn session_logs(
+    req: &Request<'_>,
+    store: &Store,
+    sessions: &[ScopeSession],
+) -> StoreResult<HashMap<String, Arc<Log>>> {
+    #[derive(Serialize)]
+    struct Page<'a> {
+        id: &'a str,
+        before: i64,
+    }
+    let mut logs = cached_logs(req, store, sessions).await?;
+    let missing: Vec<&ScopeSession> = sessions
+        .iter()
+        .filter(|s| !logs.contains_key(&s.id))
+        .collect();
+    let total: i64 = missing.iter().map(|s| s.operation_count.max(0)).sum();
+    if missing.is_empty() || total > WHOLE_READ_MAX {
+        return Ok(logs);
+    }
+    let pages: Vec<Page<'_>> = missing
+        .iter()
+        .filter(|s| s.operation_count > 0)
+        .map(|s| Page {
+            id: &s.id,
+            before: i64::MAX,
+        })
+        .collect();
+    let mut by_session: HashMap<String, Vec<OperationView>> = HashMap::new();
+    if !pages.is_empty() {
+        let rows: Vec<OperationView> = store
+            .fetch(
+                statement(include_str!(
+                    "../../cypher/recall_history_operations.cypher"
+                ))
+                .param("project", req.project)
+                .param("limit", WHOLE_READ_MAX)
+                .param("pages", param(&pages)?),
+            )
+            .await?;
+        for r in rows {
+            by_session.entry(r.session_id.clone()).or_default().push(r);
+        }
+    }
+    for s in missing {
+        let mut ops = by_session.remove(&s.id).unwrap_or_default();
+        ops.reverse();
+        let log = Log {
+            started_at: s.started_at,
+            ops,
+        };
+        logs.insert(s.id.clone(), req.logs.keep(req.project, &s.id, log));
+    }
+    Ok(logs)
+}
+
+/// The scope's sessions whose logs are cached, brought up to date, by id.
+async fn cached_logs(
+    req: &Request<'_>,
+    store: &Store,
+    sessions: &[ScopeSession],
+) -> StoreResult<HashMap<String, Arc<Log>>> {
+    let found = futures::future::try_join_all(sessions.iter().map(|s| {
+        req.logs.cached(
+            store,
+            req.project,
+            logs::Head {
+                id: &s.id,
+                started_at: s.started_at,
+                operation_count: s.operation_count,
+            },
+        )
+    }))
+    .await?;
+    Ok(sessions
+        .iter()
+        .zip(found)
+        .filter_map(|(s, log)| Some((s.id.clone(), log?)))
+        .collect())
+}
+
+/// Fetches history newest-first until `want` tokens are in hand: a cached log when there is
+/// one, else the sessions likely needed in one query, a further page of one session only
+/// when its first page was not enough.
 async fn history(
     store: &Store,
     req: &Request<'_>,
     sessions: &[ScopeSession],
+    cached: &HashMap<String, Arc<Log>>,
     want: usize,
 ) -> StoreResult<Vec<SessionLines>> {
     #[derive(Serialize)]
@@ -311,7 +395,7 @@ async fn history(
     }
     let page = (want / 8).clamp(50, 2_000);
     let fetch = |pages: Vec<Page<'_>>| {
-        store.fetch::<OpRow>(
+        store.fetch::<OperationView>(
             statement(include_str!(
                 "../../cypher/recall_history_operations.cypher"
             ))
@@ -323,7 +407,7 @@ async fn history(
             ),
         )
     };
-    let to_line = |r: OpRow| {
+    let to_line = |r: &OperationView| {
         let kind = OpType::parse(&r.kind).unwrap_or(OpType::ToolCall);
         let text = render_line(
             kind,
@@ -355,45 +439,61 @@ async fn history(
         }
         let pages = group
             .iter()
-            .filter(|&&i| sessions[i].operation_count > 0)
-            .map(|&i| Page {
-                id: &sessions[i].id,
+            .map(|&i| &sessions[i])
+            .filter(|s| s.operation_count > 0 && !cached.contains_key(&s.id))
+            .map(|s| Page {
+                id: &s.id,
                 before: i64::MAX,
             })
-            .collect();
-        let mut by_session: HashMap<String, Vec<OpRow>> = HashMap::new();
-        for r in fetch(pages).await? {
-            by_session.entry(r.session_id.clone()).or_default().push(r);
+            .collect::<Vec<_>>();
+        let mut by_session: HashMap<String, Vec<OperationView>> = HashMap::new();
+        if !pages.is_empty() {
+            for r in fetch(pages).await? {
+                by_session.entry(r.session_id.clone()).or_default().push(r);
+            }
         }
         for i in group {
             let s = &sessions[i];
             let header = line(req.encoding, header_text(s));
             have += header.cost;
-            let mut ops: Vec<(i64, Line)> = by_session
-                .remove(&s.id)
-                .unwrap_or_default()
-                .into_iter()
-                .map(to_line)
-                .collect();
-            have += ops.iter().map(|(_, l)| l.cost).sum::<usize>();
             let total = s.operation_count.max(0) as usize;
-            // A long session: page further back only while the share still wants more.
-            while have <= want
-                && ops.len() < total
-                && ops.len().is_multiple_of(page)
-                && !ops.is_empty()
-            {
-                let before = ops.last().map_or(i64::MAX, |(seq, _)| *seq);
-                let more: Vec<(i64, Line)> = fetch(vec![Page { id: &s.id, before }])
-                    .await?
-                    .into_iter()
+            let mut ops: Vec<(i64, Line)> = Vec::new();
+            if let Some(log) = cached.get(&s.id) {
+                // Newest first (the newest always), only as far back as the share can use.
+                for o in log.ops.iter().rev() {
+                    if have > want && !ops.is_empty() {
+                        break;
+                    }
+                    let l = to_line(o);
+                    have += l.1.cost;
+                    ops.push(l);
+                }
+            } else {
+                ops = by_session
+                    .remove(&s.id)
+                    .unwrap_or_default()
+                    .iter()
                     .map(to_line)
                     .collect();
-                if more.is_empty() {
-                    break;
+                have += ops.iter().map(|(_, l)| l.cost).sum::<usize>();
+                // A long session: page further back only while the share still wants more.
+                while have <= want
+                    && ops.len() < total
+                    && ops.len().is_multiple_of(page)
+                    && !ops.is_empty()
+                {
+                    let before = ops.last().map_or(i64::MAX, |(seq, _)| *seq);
+                    let more: Vec<(i64, Line)> = fetch(vec![Page { id: &s.id, before }])
+                        .await?
+                        .iter()
+                        .map(to_line)
+                        .collect();
+                    if more.is_empty() {
+                        break;
+                    }
+                    have += more.iter().map(|(_, l)| l.cost).sum::<usize>();
+                    ops.extend(more);
                 }
-                have += more.iter().map(|(_, l)| l.cost).sum::<usize>();
-                ops.extend(more);
             }
             out.push(SessionLines {
                 header,
@@ -403,6 +503,60 @@ async fn history(
         }
     }
     Ok(out)
+}
+
+/// Files touched in the given logs, as `recall_files.cypher` lists them: one row per path,
+/// the newest reference's mode (a write before a read of the same operation), the sessions
+/// that touched it newest first, newest path first, at most `limit`.
+fn files_from_logs(logs: &[(&str, &Log)], limit: usize) -> Vec<FileRow> {
+    struct Touch<'a> {
+        at: i64,
+        seq: i64,
+        session: &'a str,
+        mode: &'static str,
+        path: &'a str,
+    }
+    let mut touches = Vec::new();
+    for (session, log) in logs {
+        for o in &log.ops {
+            let modes = o
+                .files_modified
+                .iter()
+                .map(|p| (p, "write"))
+                .chain(o.files_read.iter().map(|p| (p, "read")));
+            touches.extend(modes.map(|(path, mode)| Touch {
+                at: o.at,
+                seq: o.seq,
+                session,
+                mode,
+                path,
+            }));
+        }
+    }
+    touches.sort_by_key(|t| std::cmp::Reverse((t.at, t.seq)));
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut out: Vec<FileRow> = Vec::new();
+    for t in touches {
+        match index.get(t.path) {
+            Some(&i) => {
+                if !out[i].sessions.iter().any(|s| s == t.session) {
+                    out[i].sessions.push(t.session.to_string());
+                }
+            }
+            None => {
+                index.insert(t.path, out.len());
+                out.push(FileRow {
+                    path: t.path.to_string(),
+                    mode: Some(t.mode.to_string()),
+                    sessions: vec![t.session.to_string()],
+                    at: t.at,
+                });
+            }
+        }
+    }
+    out.sort_by(|a, b| b.at.cmp(&a.at).then_with(|| a.path.cmp(&b.path)));
+    out.truncate(limit);
+    out
 }
 
 /// Assembles the context. `session_not_found` when `session_id` names no session of the
@@ -415,15 +569,29 @@ pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
     let scope_ms = started.elapsed().as_millis() as u64;
     let ids: Vec<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
 
-    let files_q = statement(include_str!("../../cypher/recall_files.cypher"))
-        .param("project", req.project)
-        .param("sessions", param(&ids)?)
-        .param("limit", 500i64);
-    let (hist, files) = tokio::join!(
-        history(store, req, &sessions, plan.content),
-        store.fetch::<FileRow>(files_q),
-    );
-    let (hist, files) = (hist?, files?);
+    let cached = session_logs(req, store, &sessions).await?;
+    let (hist, files) = if cached.len() == sessions.len() {
+        // Every session's log is in hand: its files need no query.
+        let logs: Vec<(&str, &Log)> = sessions
+            .iter()
+            .filter_map(|s| Some((s.id.as_str(), cached.get(&s.id)?.as_ref())))
+            .collect();
+        let files = files_from_logs(&logs, MAX_FILES);
+        (
+            history(store, req, &sessions, &cached, plan.content).await?,
+            files,
+        )
+    } else {
+        let files_q = statement(include_str!("../../cypher/recall_files.cypher"))
+            .param("project", req.project)
+            .param("sessions", param(&ids)?)
+            .param("limit", MAX_FILES as i64);
+        let (hist, files) = tokio::join!(
+            history(store, req, &sessions, &cached, plan.content),
+            store.fetch::<FileRow>(files_q),
+        );
+        (hist?, files?)
+    };
     let history_ms = started.elapsed().as_millis() as u64;
     let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
 
@@ -816,6 +984,44 @@ pub fn encoding_name(e: Encoding) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn files_from_logs_list_each_path_once_newest_first() {
+        let op = |seq: i64, at: i64, read: &[&str], write: &[&str]| OperationView {
+            seq,
+            at,
+            files_read: read.iter().map(|p| p.to_string()).collect(),
+            files_modified: write.iter().map(|p| p.to_string()).collect(),
+            ..Default::default()
+        };
+        let older = Log {
+            started_at: 1,
+            ops: vec![op(1, 10, &["a.rs", "b.rs"], &[]), op(2, 20, &[], &["a.rs"])],
+        };
+        let newer = Log {
+            started_at: 2,
+            ops: vec![op(1, 30, &["b.rs"], &["b.rs"]), op(2, 40, &["c.rs"], &[])],
+        };
+        let files = files_from_logs(&[("new", &newer), ("old", &older)], 10);
+        let row = |path: &str, mode: &str, sessions: &[&str], at: i64| FileRow {
+            path: path.into(),
+            mode: Some(mode.into()),
+            sessions: sessions.iter().map(|s| s.to_string()).collect(),
+            at,
+        };
+        assert_eq!(
+            files,
+            vec![
+                row("c.rs", "read", &["new"], 40),
+                row("b.rs", "write", &["new", "old"], 30),
+                row("a.rs", "write", &["old"], 20),
+            ]
+        );
+        assert_eq!(
+            files_from_logs(&[("new", &newer), ("old", &older)], 1).len(),
+            1
+        );
+    }
 
     #[test]
     fn terms_are_lucene_safe_content_words() {

@@ -2,13 +2,15 @@
 //! operations, decisions, beliefs affected, what was left unfinished); [`context`] assembles
 //! token-budgeted context for a session or a task, long-term memory included; [`window`] is
 //! the sliding window of a session's recent turns; [`search`] finds related sessions (hybrid
-//! BM25 + embeddings); [`handover`] is the wake-up briefing for a new session. Budget
+//! BM25 + embeddings); [`handover`] is the wake-up briefing for a new session; [`logs`]
+//! caches sessions' operation logs for reconstruction and context. Budget
 //! arithmetic is pure and lives in [`crate::domain::budget`]. Nothing here knows HTTP; the
 //! only writer is [`index`], which keeps derived search fields (documents, embeddings).
 
 pub mod context;
 pub mod handover;
 pub mod index;
+pub mod logs;
 pub mod reconstruction;
 pub mod search;
 pub mod window;

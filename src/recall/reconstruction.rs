@@ -7,6 +7,7 @@ use std::collections::{BTreeSet, HashSet};
 use poem_openapi::Object;
 use serde::{Deserialize, Serialize};
 
+use super::logs::{self, Logs};
 use super::SessionHead;
 use crate::domain::operation::{OpType, Todo};
 use crate::error::ApiResult;
@@ -16,7 +17,7 @@ use crate::graph::{decisions::DecisionView, statement, Store, StoreResult};
 pub const MAX_OPERATIONS: usize = 5_000;
 
 /// An operation as reconstructed.
-#[derive(Clone, Debug, Serialize, Deserialize, Object)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, Object)]
 pub struct OperationView {
     pub id: String,
     pub seq: i64,
@@ -39,6 +40,10 @@ pub struct OperationView {
     pub tokens: i64,
     /// The decision a `decision` operation records.
     pub decision_id: Option<String>,
+    /// The session, when a read across sessions needs it (not part of the answer).
+    #[oai(skip)]
+    #[serde(default, skip_serializing)]
+    pub session_id: String,
 }
 
 /// A belief the session's operations or decisions informed.
@@ -152,39 +157,42 @@ fn passes(f: &Filter, kind: &str) -> bool {
 /// Rebuilds a session of `project` (the caller has checked it exists via `head`).
 pub async fn reconstruct(
     store: &Store,
+    logs: &Logs,
     project: &str,
     head: SessionHead,
     filter: Filter,
 ) -> ApiResult<Reconstruction> {
     let sid = head.id.as_str();
     let started = std::time::Instant::now();
-    let ops_q = statement(include_str!(
-        "../../cypher/recall_session_operations.cypher"
-    ))
-    .param("project", project)
-    .param("session_id", sid);
+    let log_head = logs::Head {
+        id: sid,
+        started_at: head.started_at,
+        operation_count: head.operation_count,
+    };
     let dec_q = statement(include_str!("../../cypher/recall_session_decisions.cypher"))
         .param("project", project)
         .param("session_id", sid);
     let bel_q = statement(include_str!("../../cypher/recall_session_beliefs.cypher"))
         .param("project", project)
         .param("session_id", sid);
-    let (ops, decisions, beliefs, open) = tokio::join!(
-        store.fetch::<OperationView>(ops_q),
+    let (log, decisions, beliefs, open) = tokio::join!(
+        logs.load(store, project, log_head),
         store.fetch::<DecisionView>(dec_q),
         store.fetch::<BeliefAffected>(bel_q),
         unfinished(store, project, sid),
     );
-    let (ops, decisions, beliefs_affected, unfinished) = (ops?, decisions?, beliefs?, open?);
+    let (log, decisions, beliefs_affected, unfinished) = (log?, decisions?, beliefs?, open?);
+    let ops = &log.ops;
     let fetched_ms = started.elapsed().as_millis() as u64;
     let (narrative, narrative_source) = match head.llm_summary.as_deref() {
         Some(s) if !s.trim().is_empty() => (s.to_string(), "llm"),
-        _ => (narrate(&head, &ops, &decisions, &unfinished), "graph"),
+        _ => (narrate(&head, ops, &decisions, &unfinished), "graph"),
     };
     let total = ops.len();
     let kept: Vec<OperationView> = ops
-        .into_iter()
+        .iter()
         .filter(|o| passes(&filter, &o.kind))
+        .cloned()
         .collect();
     let passing = kept.len();
     let operations = cut(kept, filter.max_operations);
@@ -370,16 +378,10 @@ mod tests {
             kind: kind.into(),
             target: None,
             summary: format!("{kind} {seq}"),
-            tool: None,
-            files_read: vec![],
-            files_modified: vec![],
-            role: None,
-            content: None,
-            todos: None,
             status: Some("ok".into()),
             at: seq,
             tokens: 3,
-            decision_id: None,
+            ..Default::default()
         }
     }
 

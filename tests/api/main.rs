@@ -18,5 +18,6 @@ mod openapi;
 mod operations;
 mod purge;
 mod recall;
+mod recall_cache;
 mod search;
 mod sessions;

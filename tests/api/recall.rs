@@ -14,7 +14,8 @@ use serde_json::{json, Value};
 
 use crate::helpers::{eventually, spawn_app, store, TestApp};
 
-async fn start(app: &TestApp, task: &str, continues: Option<&str>) -> String {
+/// Starts a session with `task`, continuing `continues`; returns its id.
+pub async fn start(app: &TestApp, task: &str, continues: Option<&str>) -> String {
     let (s, b) = app
         .post(
             "/v1/sessions",

@@ -117,12 +117,23 @@ fn ids(body: &Value) -> Vec<String> {
 
 /// Waits until `query` returns `first` as its best hit; returns the body.
 async fn until_first(app: &TestApp, query: &str, first: &str) -> Value {
+    until_first_where(app, query, first, |_| true).await
+}
+
+/// Waits until `query` returns `first` as its best hit and that hit satisfies `done` (the
+/// index is eventually consistent: an older document may rank the session first already).
+async fn until_first_where(
+    app: &TestApp,
+    query: &str,
+    first: &str,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
     let mut last = Value::Null;
     let found = async {
         for _ in 0..100 {
             let (status, body) = search(app, query).await;
             assert_eq!(status, 200, "{body}");
-            if ids(&body).first().map(String::as_str) == Some(first) {
+            if ids(&body).first().map(String::as_str) == Some(first) && done(&body["sessions"][0]) {
                 return Some(body);
             }
             last = body;
@@ -151,7 +162,10 @@ async fn fulltext_finds_sessions_by_their_words() {
         "src/db/migrate.rs",
     )
     .await;
-    let body = until_first(&app, "redirect cookie", &login).await;
+    let body = until_first_where(&app, "redirect cookie", &login, |hit| {
+        hit["files"].as_array().is_some_and(|f| !f.is_empty())
+    })
+    .await;
     assert_eq!(body["mode"], "fulltext");
     let hit = &body["sessions"][0];
     assert!(hit["summary"].as_str().unwrap().contains("stale cookie"));

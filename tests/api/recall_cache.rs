@@ -1,0 +1,142 @@
+//! Cached session logs against the real Neo4j: a cached log follows what is appended, never
+//! outlives a purge, and context built from cached logs is the context built from the graph.
+
+use serde_json::{json, Value};
+
+use crate::helpers::{spawn_app, TestApp};
+use crate::recall::start;
+
+async fn reconstruct(app: &TestApp, sid: &str) -> Value {
+    let (s, b) = app
+        .get(&format!(
+            "/v1/sessions/{sid}/reconstruction?max_operations=5000"
+        ))
+        .await;
+    assert_eq!(s, 200, "{b}");
+    b
+}
+
+fn seqs(r: &Value) -> Vec<i64> {
+    r["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["seq"].as_i64().unwrap())
+        .collect()
+}
+
+fn summaries(r: &Value) -> Vec<String> {
+    r["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["summary"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_cached_log_follows_appends_and_never_outlives_a_purge() {
+    let app = spawn_app().await;
+    let sid = start(&app, "cache me", None).await;
+    app.ops_sync(
+        &sid,
+        json!([
+            {"type": "read", "summary": "first read", "files_read": ["a.rs"]},
+            {"type": "write", "summary": "first write", "files_modified": ["a.rs"]},
+        ]),
+    )
+    .await;
+    let first = reconstruct(&app, &sid).await;
+    assert_eq!(seqs(&first), vec![1, 2]);
+    // The second read comes from the cache and must still see what is appended after it.
+    app.ops_sync(
+        &sid,
+        json!([{"type": "tool_call", "tool": "Bash", "summary": "then ran the tests"}]),
+    )
+    .await;
+    let second = reconstruct(&app, &sid).await;
+    assert_eq!(seqs(&second), vec![1, 2, 3]);
+    assert_eq!(second["operations_total"], 3);
+    assert_eq!(summaries(&second)[2], "then ran the tests");
+
+    // Purged and started again under the same id: only the new operations.
+    let (s, b) = app
+        .delete(&format!("/v1/sessions/{sid}?project={}", app.project))
+        .await;
+    assert_eq!(s, 200, "{b}");
+    let (s, b) = app
+        .post(
+            "/v1/sessions",
+            &json!({"project": app.project, "session_id": sid, "agent": "test", "task": "again"}),
+        )
+        .await;
+    assert_eq!(s, 201, "{b}");
+    app.ops_sync(
+        &sid,
+        json!([
+            {"type": "read", "summary": "reborn read"},
+            {"type": "read", "summary": "reborn second read"},
+            {"type": "read", "summary": "reborn third read"},
+        ]),
+    )
+    .await;
+    let reborn = reconstruct(&app, &sid).await;
+    assert_eq!(
+        summaries(&reborn),
+        vec!["reborn read", "reborn second read", "reborn third read"]
+    );
+    app.stop().await;
+}
+
+/// A chain whose newest session holds more operations than context reads whole, so the first
+/// context pages the history and queries the files; reconstructions then cache both logs and
+/// the second context is built from them alone.
+#[tokio::test]
+async fn context_from_cached_logs_is_context_from_the_graph() {
+    let app = spawn_app().await;
+    let older = start(&app, "parser groundwork", None).await;
+    app.ops_sync(
+        &older,
+        json!([
+            {"type": "read", "summary": "read the grammar", "files_read": ["grammar.md", "src/parser.rs"]},
+            {"type": "write", "summary": "wrote the parser", "files_modified": ["src/parser.rs"]},
+            {"type": "write", "summary": "wrote the docs", "files_modified": ["docs/parser.md"]},
+        ]),
+    )
+    .await;
+    let newer = start(&app, "parser follow-up", Some(&older)).await;
+    let files = [
+        "src/parser.rs",
+        "src/lexer.rs",
+        "tests/parser.rs",
+        "README.md",
+    ];
+    for batch in 0..6 {
+        let ops: Vec<Value> = (0..1000)
+            .map(|i| {
+                let n = batch * 1000 + i;
+                match n % 3 {
+                    0 => json!({"type": "read", "summary": format!("read step {n}"), "files_read": [files[n % 4]]}),
+                    1 => json!({"type": "write", "summary": format!("wrote step {n}"), "files_modified": [files[(n + 1) % 4], format!("gen/out{}.rs", n % 7)]}),
+                    _ => json!({"type": "tool_call", "tool": "Bash", "summary": format!("ran step {n}")}),
+                }
+            })
+            .collect();
+        app.ops_sync(&newer, json!(ops)).await;
+    }
+    let body = json!({"project": app.project, "session_id": newer, "budget_tokens": 6000});
+    let (s, from_graph) = app.post("/v1/context", &body).await;
+    assert_eq!(s, 200, "{from_graph}");
+    assert_eq!(reconstruct(&app, &older).await["operations_total"], 3);
+    assert_eq!(reconstruct(&app, &newer).await["operations_total"], 6000);
+    let (s, from_logs) = app.post("/v1/context", &body).await;
+    assert_eq!(s, 200, "{from_logs}");
+
+    assert_eq!(from_logs["text"], from_graph["text"]);
+    assert_eq!(from_logs["sections"], from_graph["sections"]);
+    assert_eq!(from_logs["warnings"], from_graph["warnings"]);
+    let text = from_logs["text"].as_str().unwrap();
+    assert!(text.contains("docs/parser.md"), "{text}");
+    assert!(text.contains("ran step 5999"), "{text}");
+    app.stop().await;
+}
