@@ -189,6 +189,21 @@ fn line(encoding: Encoding, text: String) -> Line {
     Line { text, cost }
 }
 
+/// The lines of `lines` in order until they cost at least `cap` (always the first one):
+/// `lines` is lazy, so what lies beyond is never tokenised.
+fn within(cap: usize, lines: impl Iterator<Item = Line>) -> Vec<Line> {
+    let mut out = Vec::new();
+    let mut cost = 0;
+    for l in lines {
+        if cost >= cap && !out.is_empty() {
+            break;
+        }
+        cost += l.cost;
+        out.push(l);
+    }
+    out
+}
+
 fn clip(s: &str, max_chars: usize) -> String {
     let s = s.trim().replace('\n', " ");
     if s.chars().count() <= max_chars {
@@ -565,7 +580,16 @@ pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
     let enc = req.encoding;
     let started = std::time::Instant::now();
     let plan = budget::plan(req.budget, &req.allocation);
-    let sessions = scope(store, req).await?;
+    // The project's long-term memory does not depend on the scope: read it meanwhile.
+    let mem_q = statement(include_str!("../../cypher/recall_memories.cypher"))
+        .param("project", req.project)
+        .param("limit", 500i64);
+    let (sessions, beliefs, memories) = tokio::join!(
+        scope(store, req),
+        graph::beliefs::list(store, req.project, Some("active"), req.half_life_ms, 500),
+        store.fetch::<MemoryRow>(mem_q),
+    );
+    let (sessions, beliefs, memories) = (sessions?, beliefs?, memories?);
     let scope_ms = started.elapsed().as_millis() as u64;
     let ids: Vec<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
 
@@ -604,16 +628,11 @@ pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
         .param("project", req.project)
         .param("sessions", param(&ids)?)
         .param("files", param(&paths)?);
-    let mem_q = statement(include_str!("../../cypher/recall_memories.cypher"))
-        .param("project", req.project)
-        .param("limit", 500i64);
-    let (decisions, links, beliefs, memories) = tokio::join!(
+    let (decisions, links) = tokio::join!(
         store.fetch::<DecisionRow>(dec_q),
         store.fetch::<LinkRow>(link_q),
-        graph::beliefs::list(store, req.project, Some("active"), req.half_life_ms, 500),
-        store.fetch::<MemoryRow>(mem_q),
     );
-    let (decisions, links, beliefs, memories) = (decisions?, links?, beliefs?, memories?);
+    let (decisions, links) = (decisions?, links?);
     let fetched_ms = started.elapsed().as_millis() as u64;
 
     // Words the long-term memory is matched against: the task and the sessions' tasks.
@@ -627,20 +646,23 @@ pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
     let words = terms(&words_from);
     let in_scope: HashSet<&str> = ids.iter().copied().collect();
 
-    // Candidates, in selection order.
-    let file_lines: Vec<Line> = files
-        .iter()
-        .map(|f| {
+    // Candidates, in selection order. Files and decisions are taken as a contiguous newest
+    // run and no section is granted more than the whole content share, so their lines are
+    // tokenised lazily, never beyond that much.
+    let cap = plan.content;
+    let file_lines = within(
+        cap,
+        files.iter().map(|f| {
             let mode = f.mode.as_deref().unwrap_or("touched");
             line(
                 enc,
                 format!("- {} ({mode}; sessions: {})", f.path, f.sessions.join(", ")),
             )
-        })
-        .collect();
-    let decision_lines: Vec<Line> = decisions
-        .iter()
-        .map(|d| {
+        }),
+    );
+    let decision_lines = within(
+        cap,
+        decisions.iter().map(|d| {
             let mut t = format!("- {}: {}", clip(&d.subject, 200), clip(&d.choice, 300));
             if let Some(r) = d.rationale.as_deref().filter(|r| !r.trim().is_empty()) {
                 t.push_str(&format!(" — {}", clip(r, 300)));
@@ -649,11 +671,11 @@ pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
                 t.push_str(" (superseded)");
             }
             line(enc, t)
-        })
-        .collect();
+        }),
+    );
     let linked: HashMap<&str, &Vec<String>> =
         links.iter().map(|l| (l.id.as_str(), &l.links)).collect();
-    let mut ranked_beliefs: Vec<(f64, Line)> = beliefs
+    let mut ranked_beliefs: Vec<(f64, &graph::beliefs::BeliefView)> = beliefs
         .iter()
         .filter_map(|b| {
             let relevance = match linked.get(b.id.as_str()) {
@@ -661,19 +683,11 @@ pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
                 Some(_) => 0.6,
                 None => 0.5 * text_score(&b.content, &words),
             };
-            (relevance > 0.0).then(|| {
-                (
-                    relevance * b.conviction,
-                    line(
-                        enc,
-                        format!("- ({:.2}) {}", b.conviction, clip(&b.content, 600)),
-                    ),
-                )
-            })
+            (relevance > 0.0).then_some((relevance * b.conviction, b))
         })
         .collect();
     ranked_beliefs.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let mut ranked_memories: Vec<(f64, Line)> = memories
+    let mut ranked_memories: Vec<(f64, &MemoryRow)> = memories
         .iter()
         .filter_map(|m| {
             let relevance = if m
@@ -687,23 +701,41 @@ pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
             } else {
                 0.5 * text_score(&m.content, &words)
             };
-            (relevance > 0.0).then(|| {
-                let text = format!("- ({}) {}", m.kind, m.content);
-                let l = if enc == req.stored && m.tokens > 0 {
-                    Line {
-                        text,
-                        cost: m.tokens as usize + 1,
-                    }
-                } else {
-                    line(enc, text)
-                };
-                (relevance * m.confidence.unwrap_or(0.5), l)
-            })
+            (relevance > 0.0).then_some((relevance * m.confidence.unwrap_or(0.5), m))
         })
         .collect();
     ranked_memories.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let belief_lines: Vec<Line> = ranked_beliefs.into_iter().map(|(_, l)| l).collect();
-    let memory_lines: Vec<Line> = ranked_memories.into_iter().map(|(_, l)| l).collect();
+    // Ranked sections skip what does not fit and may take a smaller item further down, so
+    // every candidate is counted.
+    let belief_lines: Vec<Line> = ranked_beliefs
+        .iter()
+        .map(|(_, b)| {
+            line(
+                enc,
+                format!("- ({:.2}) {}", b.conviction, clip(&b.content, 600)),
+            )
+        })
+        .collect();
+    let memory_lines: Vec<Line> = ranked_memories
+        .iter()
+        .map(|(_, m)| {
+            let text = format!("- ({}) {}", m.kind, m.content);
+            if enc == req.stored && m.tokens > 0 {
+                Line {
+                    text,
+                    cost: m.tokens as usize + 1,
+                }
+            } else {
+                line(enc, text)
+            }
+        })
+        .collect();
+    let candidates = [
+        files.len(),
+        decisions.len(),
+        ranked_beliefs.len(),
+        ranked_memories.len(),
+    ];
 
     // History flattened newest-first; a session's header is paid with its newest item.
     let mut flat: Vec<(usize, Option<usize>, usize)> = Vec::new(); // (session, op index, cost)
@@ -903,10 +935,10 @@ pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
         .sum();
     let omitted = [
         all_ops.saturating_sub(shown_ops),
-        file_lines.len() - take_files,
-        decision_lines.len() - take_decisions,
-        belief_lines.len() - belief_idx.len(),
-        memory_lines.len() - memory_idx.len(),
+        candidates[0] - take_files,
+        candidates[1] - take_decisions,
+        candidates[2] - belief_idx.len(),
+        candidates[3] - memory_idx.len(),
     ];
     for (i, what) in [
         (1, "files"),
