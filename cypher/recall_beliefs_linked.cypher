@@ -1,19 +1,12 @@
-// Beliefs informed by the given sessions' operations or decisions (link 'session'), or by
-// operations that touched one of the given files (link 'file'). The file link starts from the
-// project's beliefs: their evidence is small, a file's history is not.
-CALL () {
-  UNWIND $sessions AS sid
-  MATCH (o:Operation {session_id: sid, project: $project})-[:INFORMS]->(b:Belief)
-  USING INDEX o:Operation(session_id, seq)
-  WHERE o.seq >= 0
-  RETURN b.id AS id, 'session' AS link
-  UNION
-  UNWIND $sessions AS sid
-  MATCH (x:Decision {session_id: sid, project: $project})-[:INFORMS]->(b:Belief)
-  RETURN b.id AS id, 'session' AS link
-  UNION
-  MATCH (b:Belief {project: $project})<-[:INFORMS]-(:Operation)-[:TOUCHED]->(f:File)
-  WHERE f.path IN $files
-  RETURN b.id AS id, 'file' AS link
-}
+// Beliefs of the project with evidence from the given sessions (an operation or decision of
+// theirs informs it: link 'session') or from an operation that touched one of the given files
+// (link 'file'). One pass over the project's evidence: it is small next to the sessions'
+// histories, and a file's history is not read at all.
+MATCH (b:Belief {project: $project})<-[:INFORMS]-(x)
+WITH b.id AS id,
+     CASE
+       WHEN x.session_id IN $sessions THEN 'session'
+       WHEN x:Operation AND EXISTS { (x)-[:TOUCHED]->(f:File) WHERE f.path IN $files } THEN 'file'
+     END AS link
+WHERE link IS NOT NULL
 RETURN id, collect(DISTINCT link) AS links

@@ -1,6 +1,7 @@
-// What a search hit shows, for the fused candidates.
+// What a search hit shows, for the fused candidates, with what context needs of a session.
 UNWIND $ids AS id
 MATCH (s:Session {id: id, project: $project})
 RETURN s.id AS id, s.task AS task, s.summary AS summary, s.status AS status,
        coalesce(s.search_files, []) AS files, coalesce(s.search_importance, 0.0) AS importance,
-       s.last_activity_at AS last_activity_at
+       s.llm_summary AS llm_summary, s.started_at AS started_at,
+       s.last_activity_at AS last_activity_at, coalesce(s.op_count, 0) AS operation_count

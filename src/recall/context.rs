@@ -79,7 +79,7 @@ pub struct Context {
 }
 
 /// A session the context may draw on.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize)]
 pub struct ScopeSession {
     pub id: String,
     pub task: Option<String>,
@@ -129,14 +129,7 @@ pub async fn candidate_sessions(
         )
         .await?;
         if !found.hits.is_empty() {
-            let ids: Vec<&str> = found.hits.iter().map(|h| h.session_id.as_str()).collect();
-            return store
-                .fetch(
-                    statement(include_str!("../../cypher/recall_sessions_by_id.cypher"))
-                        .param("project", project)
-                        .param("ids", param(&ids)?),
-                )
-                .await;
+            return Ok(found.hits.into_iter().filter_map(|h| h.session).collect());
         }
     }
     store

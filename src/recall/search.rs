@@ -16,6 +16,7 @@ use serde::Deserialize;
 use crate::config::SearchSettings;
 use crate::embed::Embedder;
 use crate::graph::{now_ms, param, statement, Store, StoreResult};
+use crate::recall::context::ScopeSession;
 
 /// Query characters at most.
 pub const MAX_QUERY_CHARS: usize = 1_000;
@@ -81,6 +82,10 @@ pub struct Hit {
     pub days_ago: f64,
     /// Files it wrote (first) or touched, at most 20.
     pub files: Vec<String>,
+    /// The session as context draws on it (read with the hit, not part of the answer).
+    #[oai(skip)]
+    #[serde(skip)]
+    pub session: Option<ScopeSession>,
 }
 
 #[derive(Clone, Debug)]
@@ -255,7 +260,10 @@ pub async fn search(
         status: Option<String>,
         files: Vec<String>,
         importance: f64,
+        llm_summary: Option<String>,
+        started_at: i64,
         last_activity_at: Option<i64>,
+        operation_count: i64,
     }
     let rows: Vec<Row> = if ids.is_empty() {
         Vec::new()
@@ -278,6 +286,16 @@ pub async fn search(
             let score = weights.similarity * sim
                 + weights.recency * recency(days)
                 + weights.importance * r.importance.clamp(0.0, 1.0);
+            let session = ScopeSession {
+                id: r.id.clone(),
+                task: r.task.clone(),
+                status: r.status.clone().unwrap_or_default(),
+                summary: r.summary.clone(),
+                llm_summary: r.llm_summary,
+                started_at: r.started_at,
+                last_activity_at: r.last_activity_at.unwrap_or(r.started_at),
+                operation_count: r.operation_count,
+            };
             Hit {
                 session_id: r.id,
                 task: r.task,
@@ -287,6 +305,7 @@ pub async fn search(
                 score: round3(score),
                 days_ago: (days * 10.0).round() / 10.0,
                 files: r.files,
+                session: Some(session),
             }
         })
         .collect();

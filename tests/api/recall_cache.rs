@@ -140,3 +140,59 @@ async fn context_from_cached_logs_is_context_from_the_graph() {
     assert!(text.contains("ran step 5999"), "{text}");
     app.stop().await;
 }
+
+/// Beliefs reach a context through their evidence alone (no shared words): evidence from a
+/// session in scope, or from an operation elsewhere that touched one of the scope's files.
+#[tokio::test]
+async fn context_links_beliefs_through_sessions_and_files() {
+    let app = spawn_app().await;
+    let belief = |content: &'static str| {
+        let app = &app;
+        async move {
+            let (s, b) = app
+                .post(
+                    "/v1/beliefs",
+                    &json!({"project": app.project, "content": content, "conviction": 0.9}),
+                )
+                .await;
+            assert!(s == 200 || s == 201, "{s} {b}");
+            b["id"].as_str().unwrap().to_string()
+        }
+    };
+    let by_session = belief("mondays are slow").await;
+    let by_file = belief("tuesdays are quick").await;
+    let unlinked = belief("wednesdays are odd").await;
+    assert!(!unlinked.is_empty());
+    let elsewhere = start(&app, "some other work", None).await;
+    app.ops_sync(
+        &elsewhere,
+        json!([{"type": "write", "summary": "edited the shared module", "files_modified": ["src/shared.rs"],
+                "informs_belief": by_file}]),
+    )
+    .await;
+    let sid = start(&app, "the work in scope", None).await;
+    app.ops_sync(
+        &sid,
+        json!([
+            {"type": "read", "summary": "read the shared module", "files_read": ["src/shared.rs"]},
+            {"type": "tool_call", "tool": "Bash", "summary": "timed the week", "informs_belief": by_session},
+        ]),
+    )
+    .await;
+    let (s, r) = app
+        .post(
+            "/v1/context",
+            &json!({"project": app.project, "session_id": sid, "budget_tokens": 4000}),
+        )
+        .await;
+    assert_eq!(s, 200, "{r}");
+    let text = r["text"].as_str().unwrap();
+    assert!(text.contains("mondays are slow"), "{text}");
+    assert!(text.contains("tuesdays are quick"), "{text}");
+    assert!(!text.contains("wednesdays"), "{text}");
+    assert!(
+        text.find("mondays").unwrap() < text.find("tuesdays").unwrap(),
+        "session evidence ranks above file evidence: {text}"
+    );
+    app.stop().await;
+}
