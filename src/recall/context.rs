@@ -304,12 +304,19 @@ const TOKENS_PER_OP_GUESS: usize = 10;
 /// history is paged and files are queried instead.
 const WHOLE_READ_MAX: i64 = 5_000;
 
-/// The logs of the scope's sessions: cached ones brought up to date, and the others read
-/// whole (and cached) when together they hold at most [`WHOLE_READ_MAX`] operations.
+/// Operations per history page for a share of `want` tokens.
+fn page_size(want: usize) -> usize {
+    (want / 8).clamp(50, 2_000)
+}
+
+/// The logs of the scope's sessions: cached ones brought up to date, and (with the cache on)
+/// the others read whole and cached when together they hold at most four pages' worth of
+/// operations (and never more than [`WHOLE_READ_MAX`]).
 async fn session_logs(
     req: &Request<'_>,
     store: &Store,
     sessions: &[ScopeSession],
+    want: usize,
 ) -> StoreResult<HashMap<String, Arc<Log>>> {
     #[derive(Serialize)]
     struct Page<'a> {
@@ -322,7 +329,10 @@ async fn session_logs(
         .filter(|s| !logs.contains_key(&s.id))
         .collect();
     let total: i64 = missing.iter().map(|s| s.operation_count.max(0)).sum();
-    if missing.is_empty() || total > WHOLE_READ_MAX {
+    // A whole read pays back only through the cache, and only when it is not much more than
+    // the pages the share needs anyway (else the cache would churn on long sessions).
+    let worth = WHOLE_READ_MAX.min(4 * page_size(want) as i64);
+    if missing.is_empty() || total > worth || !req.logs.enabled() {
         return Ok(logs);
     }
     let pages: Vec<Page<'_>> = missing
@@ -352,10 +362,7 @@ async fn session_logs(
     for s in missing {
         let mut ops = by_session.remove(&s.id).unwrap_or_default();
         ops.reverse();
-        let log = Log {
-            started_at: s.started_at,
-            ops,
-        };
+        let log = Log::new(s.started_at, ops);
         logs.insert(s.id.clone(), req.logs.keep(req.project, &s.id, log));
     }
     Ok(logs)
@@ -401,7 +408,7 @@ async fn history(
         id: &'a str,
         before: i64,
     }
-    let page = (want / 8).clamp(50, 2_000);
+    let page = page_size(want);
     let fetch = |pages: Vec<Page<'_>>| {
         store.fetch::<OperationView>(
             statement(include_str!(
@@ -586,7 +593,7 @@ pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
     let scope_ms = started.elapsed().as_millis() as u64;
     let ids: Vec<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
 
-    let cached = session_logs(req, store, &sessions).await?;
+    let cached = session_logs(req, store, &sessions, plan.content).await?;
     let (hist, files) = if cached.len() == sessions.len() {
         // Every session's log is in hand: its files need no query.
         let logs: Vec<(&str, &Log)> = sessions
@@ -1019,14 +1026,14 @@ mod tests {
             files_modified: write.iter().map(|p| p.to_string()).collect(),
             ..Default::default()
         };
-        let older = Log {
-            started_at: 1,
-            ops: vec![op(1, 10, &["a.rs", "b.rs"], &[]), op(2, 20, &[], &["a.rs"])],
-        };
-        let newer = Log {
-            started_at: 2,
-            ops: vec![op(1, 30, &["b.rs"], &["b.rs"]), op(2, 40, &["c.rs"], &[])],
-        };
+        let older = Log::new(
+            1,
+            vec![op(1, 10, &["a.rs", "b.rs"], &[]), op(2, 20, &[], &["a.rs"])],
+        );
+        let newer = Log::new(
+            2,
+            vec![op(1, 30, &["b.rs"], &["b.rs"]), op(2, 40, &["c.rs"], &[])],
+        );
         let files = files_from_logs(&[("new", &newer), ("old", &older)], 10);
         let row = |path: &str, mode: &str, sessions: &[&str], at: i64| FileRow {
             path: path.into(),

@@ -3,6 +3,7 @@
 //! narrative built deterministically from the graph (or the extraction job's LLM summary).
 
 use std::collections::{BTreeSet, HashSet};
+use std::sync::Arc;
 
 use poem_openapi::Object;
 use serde::{Deserialize, Serialize};
@@ -192,7 +193,7 @@ pub async fn reconstruct(
     let kept: Vec<OperationView> = ops
         .iter()
         .filter(|o| passes(&filter, &o.kind))
-        .cloned()
+        .map(|o| OperationView::clone(o))
         .collect();
     let passing = kept.len();
     let operations = cut(kept, filter.max_operations);
@@ -294,7 +295,7 @@ fn listing(items: &BTreeSet<&str>, max: usize) -> String {
 /// and left open, from the stored operations only.
 pub fn narrate(
     head: &SessionHead,
-    ops: &[OperationView],
+    ops: &[Arc<OperationView>],
     decisions: &[DecisionView],
     open: &[Unfinished],
 ) -> String {
