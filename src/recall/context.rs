@@ -304,6 +304,14 @@ const TOKENS_PER_OP_GUESS: usize = 10;
 /// history is paged and files are queried instead.
 const WHOLE_READ_MAX: i64 = 5_000;
 
+/// One session's page of history: its operations with seq below `before`, newest first
+/// (`recall_history_operations.cypher`).
+#[derive(Serialize)]
+struct Page<'a> {
+    id: &'a str,
+    before: i64,
+}
+
 /// Operations per history page for a share of `want` tokens.
 fn page_size(want: usize) -> usize {
     (want / 8).clamp(50, 2_000)
@@ -318,11 +326,6 @@ async fn session_logs(
     sessions: &[ScopeSession],
     want: usize,
 ) -> StoreResult<HashMap<String, Arc<Log>>> {
-    #[derive(Serialize)]
-    struct Page<'a> {
-        id: &'a str,
-        before: i64,
-    }
     let mut logs = cached_logs(req, store, sessions).await?;
     let missing: Vec<&ScopeSession> = sessions
         .iter()
@@ -403,11 +406,6 @@ async fn history(
     cached: &HashMap<String, Arc<Log>>,
     want: usize,
 ) -> StoreResult<Vec<SessionLines>> {
-    #[derive(Serialize)]
-    struct Page<'a> {
-        id: &'a str,
-        before: i64,
-    }
     let page = page_size(want);
     let fetch = |pages: Vec<Page<'_>>| {
         store.fetch::<OperationView>(
