@@ -45,7 +45,7 @@ pub struct Request<'a> {
     pub half_life_ms: i64,
     pub finder: Finder<'a>,
     /// Cached session logs: used instead of reading a session's history, and filled with
-    /// the sessions a first page read completely.
+    /// the small sessions a context reads whole.
     pub logs: &'a Logs,
 }
 
@@ -79,7 +79,7 @@ pub struct Context {
 }
 
 /// A session the context may draw on.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 pub struct ScopeSession {
     pub id: String,
     pub task: Option<String>,
