@@ -2,6 +2,7 @@
 //! important kept), its decisions, the beliefs it informed, what it left unfinished, and a
 //! narrative built deterministically from the graph (or the extraction job's LLM summary).
 
+use std::borrow::Borrow;
 use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 
@@ -128,12 +129,13 @@ fn importance(kind: &str) -> u8 {
 
 /// Keeps at most `max` operations, the most important first (newer before older within a
 /// kind), then restores seq order. `ops` must be in seq order.
-pub fn cut(ops: Vec<OperationView>, max: usize) -> Vec<OperationView> {
+pub fn cut<T: Borrow<OperationView>>(ops: Vec<T>, max: usize) -> Vec<T> {
     if ops.len() <= max {
         return ops;
     }
     let mut ranked: Vec<(u8, i64, usize)> = ops
         .iter()
+        .map(Borrow::borrow)
         .enumerate()
         .map(|(i, o)| (importance(&o.kind), -o.seq, i))
         .collect();
@@ -190,13 +192,17 @@ pub async fn reconstruct(
         _ => (narrate(&head, ops, &decisions, &unfinished), "graph"),
     };
     let total = ops.len();
-    let kept: Vec<OperationView> = ops
+    let kept: Vec<&OperationView> = ops
         .iter()
+        .map(Arc::as_ref)
         .filter(|o| passes(&filter, &o.kind))
-        .map(|o| OperationView::clone(o))
         .collect();
     let passing = kept.len();
-    let operations = cut(kept, filter.max_operations);
+    // Cut first, so only what is returned is copied out of the shared log.
+    let operations: Vec<OperationView> = cut(kept, filter.max_operations)
+        .into_iter()
+        .cloned()
+        .collect();
     tracing::debug!(
         session.id = %sid,
         operations.total = total,
