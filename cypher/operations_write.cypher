@@ -1,18 +1,29 @@
-// Writes a batch of operations across sessions in one statement: nodes and PART_OF, the FOLLOWS
-// chain, TRIGGERED_BY, TOUCHED files, INFORMS beliefs, and each session's new tail. Each unit
-// subquery runs once, in order, and sees what the ones before it wrote.
+// Writes a batch of operations across sessions in one statement. Per session chain: the new
+// nodes with PART_OF, FOLLOWS from the rows' own order (no operation is looked up to be linked;
+// the first follows the session's old tail) and the new tail. Then TRIGGERED_BY, TOUCHED files
+// and INFORMS beliefs. Each unit subquery runs once, in order, and sees what the ones before it
+// wrote.
 CALL () {
-  UNWIND $rows AS row
-  MATCH (s:Session {id: row.session_id})
-  CREATE (o:Operation)
-  SET o = row
-  CREATE (o)-[:PART_OF]->(s)
-}
-CALL () {
-  UNWIND $links AS l
-  MATCH (a:Operation {id: l.id})
-  MATCH (b:Operation {id: l.prev})
-  CREATE (a)-[:FOLLOWS]->(b)
+  UNWIND $chains AS c
+  MATCH (s:Session {id: c.session_id})
+  OPTIONAL MATCH (tail:Operation {id: c.prev})
+  CALL (c, s) {
+    UNWIND c.rows AS row
+    CREATE (o:Operation)
+    SET o = row
+    CREATE (o)-[:PART_OF]->(s)
+    WITH o ORDER BY o.seq
+    RETURN collect(o) AS ops
+  }
+  CALL (tail, ops) {
+    UNWIND range(0, size(ops) - 1) AS i
+    WITH ops[i] AS o, CASE i WHEN 0 THEN tail ELSE ops[i - 1] END AS prev
+    WITH o, prev WHERE prev IS NOT NULL
+    CREATE (o)-[:FOLLOWS]->(prev)
+  }
+  SET s.last_seq = c.last_seq, s.last_op_id = c.last_op_id,
+      s.op_count = coalesce(s.op_count, 0) + size(ops),
+      s.tokens = coalesce(s.tokens, 0) + c.tokens
 }
 CALL () {
   UNWIND $triggers AS t
@@ -37,11 +48,4 @@ CALL () {
   MATCH (b:Belief {id: i.belief, project: i.project})
   MERGE (o)-[r:INFORMS]->(b)
   SET r.effect = i.effect, r.weight = i.weight, r.at = i.at
-}
-CALL () {
-  UNWIND $tails AS t
-  MATCH (s:Session {id: t.session_id})
-  SET s.last_seq = t.last_seq, s.last_op_id = t.last_op_id,
-      s.op_count = coalesce(s.op_count, 0) + t.added,
-      s.tokens = coalesce(s.tokens, 0) + t.tokens
 }

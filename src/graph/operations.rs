@@ -37,7 +37,11 @@ struct Row<'a> {
     target: Option<&'a str>,
     summary: &'a str,
     tool: Option<&'a str>,
+    // Empty lists are left out: an array property costs a record of its own, and readers
+    // take a missing list as empty.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
     files_read: &'a [String],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
     files_modified: &'a [String],
     rationale: Option<&'a str>,
     role: Option<&'a str>,
@@ -51,10 +55,15 @@ struct Row<'a> {
     created_at: i64,
 }
 
+/// One session's new operations in order, the operation they follow and the new tail.
 #[derive(Serialize)]
-struct Link<'a> {
-    id: &'a str,
-    prev: &'a str,
+struct Chain<'a> {
+    session_id: &'a str,
+    prev: Option<&'a str>,
+    rows: Vec<Row<'a>>,
+    last_seq: i64,
+    last_op_id: &'a str,
+    tokens: i64,
 }
 
 #[derive(Serialize)]
@@ -80,15 +89,6 @@ struct Informs<'a> {
     effect: &'a str,
     weight: f64,
     at: i64,
-}
-
-#[derive(Serialize)]
-struct Tail<'a> {
-    session_id: &'a str,
-    last_seq: i64,
-    last_op_id: &'a str,
-    added: i64,
-    tokens: i64,
 }
 
 #[derive(Serialize)]
@@ -145,23 +145,16 @@ pub async fn append(tx: &mut Tx, groups: &[Group<'_>]) -> StoreResult<Appended> 
 
     let now = now_ms();
     let mut out = Appended::default();
-    let (mut rows, mut links, mut triggers, mut touches, mut informs, mut new_tails) = (
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-    );
+    let (mut chains, mut triggers, mut touches, mut informs) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for g in groups {
         let Some((last_seq, last_op_id)) = tails.get(g.session_id) else {
             out.orphaned += g.ops.len();
             continue;
         };
         let mut seq = *last_seq;
-        let mut prev: Option<&str> = last_op_id.as_deref();
         let mut tokens = 0i64;
-        let before = rows.len();
+        let mut rows = Vec::with_capacity(g.ops.len());
         for &op in &g.ops {
             debug_assert!(op.tokens.is_some(), "the writer counts tokens first");
             let op_tokens = op.tokens.unwrap_or_default();
@@ -193,13 +186,6 @@ pub async fn append(tx: &mut Tx, groups: &[Group<'_>]) -> StoreResult<Appended> 
                 created_at: now,
             });
             tokens += op_tokens;
-            if let Some(p) = prev {
-                links.push(Link {
-                    id: &op.id,
-                    prev: p,
-                });
-            }
-            prev = Some(&op.id);
             if let Some(t) = op.triggered_by.as_deref() {
                 triggers.push(Trigger {
                     id: &op.id,
@@ -232,19 +218,19 @@ pub async fn append(tx: &mut Tx, groups: &[Group<'_>]) -> StoreResult<Appended> 
                 });
             }
         }
-        let added = rows.len() - before;
-        if added > 0 {
-            new_tails.push(Tail {
+        if let Some(last) = rows.last() {
+            out.created += rows.len();
+            chains.push(Chain {
                 session_id: g.session_id,
+                prev: last_op_id.as_deref(),
                 last_seq: seq,
-                last_op_id: prev.expect("at least one operation was added"),
-                added: added as i64,
+                last_op_id: last.id,
                 tokens,
+                rows,
             });
         }
     }
-    out.created = rows.len();
-    if rows.is_empty() {
+    if chains.is_empty() {
         return Ok(out);
     }
     // Concurrent writers lock shared `File` nodes in one global order, so they cannot
@@ -255,12 +241,10 @@ pub async fn append(tx: &mut Tx, groups: &[Group<'_>]) -> StoreResult<Appended> 
     touches.dedup_by(|a, b| (a.project, a.path, a.id, a.mode) == (b.project, b.path, b.id, b.mode));
     tx.run(
         statement(include_str!("../../cypher/operations_write.cypher"))
-            .param("rows", param(&rows)?)
-            .param("links", param(&links)?)
+            .param("chains", param(&chains)?)
             .param("triggers", param(&triggers)?)
             .param("touches", param(&touches)?)
-            .param("informs", param(&informs)?)
-            .param("tails", param(&new_tails)?),
+            .param("informs", param(&informs)?),
     )
     .await?;
     Ok(out)
