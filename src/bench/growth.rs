@@ -259,14 +259,15 @@ async fn grow(
             t.await??;
         }
         let expected = (done + added) as i64;
-        let deadline = Instant::now() + Duration::from_secs(3_600);
-        while super::stored_operations(store, project).await? < expected {
-            anyhow::ensure!(
-                Instant::now() < deadline,
-                "operations did not reach Neo4j within an hour"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        super::wait_written(
+            store,
+            project,
+            expected,
+            Duration::from_millis(50),
+            Duration::from_secs(3_600),
+        )
+        .await?
+        .context("operations did not reach Neo4j within an hour")?;
         let cairn_rate = added as f64 / started.elapsed().as_secs_f64();
         done += added;
         let mut ack = std::mem::take(&mut *latencies.lock().await);

@@ -189,14 +189,15 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
     }
     let acked_after = started.elapsed();
     let expected = (batches_total * args.batch) as i64;
-    let deadline = Instant::now() + Duration::from_secs(600);
-    while super::stored_operations(&store, &project).await? < expected {
-        anyhow::ensure!(
-            Instant::now() < deadline,
-            "operations did not all reach Neo4j within 10 minutes"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    super::wait_written(
+        &store,
+        &project,
+        expected,
+        Duration::from_millis(20),
+        Duration::from_secs(600),
+    )
+    .await?
+    .context("operations did not all reach Neo4j within 10 minutes")?;
     let cairn_elapsed = started.elapsed();
     let mut ack = std::mem::take(&mut *latencies.lock().await);
     let metrics = crate::telemetry::metrics_handle().render();

@@ -28,6 +28,57 @@ pub async fn stored_operations(store: &crate::graph::Store, project: &str) -> an
         .map_or(0, |r| r.n))
 }
 
+/// Operations of `project` written so far, from the sessions' counters: what a bench polls
+/// while waiting for the writer (counting the operations themselves would load Neo4j with
+/// work the baseline never does). Confirm the end with [`stored_operations`].
+pub async fn written_operations(store: &crate::graph::Store, project: &str) -> anyhow::Result<i64> {
+    #[derive(serde::Deserialize)]
+    struct N {
+        n: i64,
+    }
+    Ok(store
+        .fetch_one::<N>(
+            crate::graph::statement(include_str!("../../cypher/bench_written_operations.cypher"))
+                .param("project", project),
+        )
+        .await?
+        .map_or(0, |r| r.n))
+}
+
+/// Waits until the sessions of `project` count `expected` operations (polling every `every`,
+/// at most `limit`), then confirms it by counting the operations. Returns the time the
+/// counters took to reach `expected`, or `None` past `limit`.
+pub async fn wait_written(
+    store: &crate::graph::Store,
+    project: &str,
+    expected: i64,
+    every: Duration,
+    limit: Duration,
+) -> anyhow::Result<Option<Duration>> {
+    let started = std::time::Instant::now();
+    while written_operations(store, project).await? < expected {
+        if started.elapsed() > limit {
+            return Ok(None);
+        }
+        tokio::time::sleep(every).await;
+    }
+    let elapsed = started.elapsed();
+    // The counters and the operations commit together; give the count a moment to see the
+    // last commits' index entries, then insist.
+    let confirm_by = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let stored = stored_operations(store, project).await?;
+        if stored == expected {
+            return Ok(Some(elapsed));
+        }
+        anyhow::ensure!(
+            stored < expected && std::time::Instant::now() < confirm_by,
+            "the sessions count {expected} operations but {stored} are stored"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// The ingest baseline: `rows` written straight to Neo4j with one plain `UNWIND`, numbered
 /// from `first_seq`, no service in between.
 pub async fn baseline_insert(

@@ -190,6 +190,7 @@ impl Capture {
             state: state.clone(),
             encoding,
             lanes: writer_lanes.max(1),
+            replay_end: spool.appended(),
         };
         Ok((
             Self {

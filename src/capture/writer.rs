@@ -12,7 +12,7 @@ use super::command::{Command, Operations};
 use super::spool::{Record, Spool, SpoolReader};
 use super::State;
 use crate::config::Encoding;
-use crate::graph::{self, Store, StoreError};
+use crate::graph::{self, operations::Ids, Store, StoreError};
 
 /// Records per read at most.
 const MAX_RECORDS: usize = 256;
@@ -25,6 +25,9 @@ pub struct Writer {
     pub(super) state: Arc<State>,
     pub(super) encoding: Encoding,
     pub(super) lanes: usize,
+    /// End of the spool when it was opened: records up to here may be in Neo4j already (a
+    /// crash came between the commit and the cursor), so their ids are looked up first.
+    pub(super) replay_end: u64,
 }
 
 /// Records applied in one transaction, in log order.
@@ -105,9 +108,21 @@ impl Writer {
     async fn apply_until_done(&self, part: &Part<'_>, mut shutdown: watch::Receiver<bool>) -> bool {
         let mut backoff = Duration::from_millis(50);
         let mut stopping_since: Option<Instant> = None;
+        let mut ids = if part.iter().any(|&(end, _)| end <= self.replay_end) {
+            Ids::Lookup
+        } else {
+            Ids::AssumeNew
+        };
         loop {
-            match self.apply_all(part).await {
+            match self.apply_all(part, ids).await {
                 Ok(()) => return true,
+                Err(err) if ids == Ids::AssumeNew && err.is_duplicate() => {
+                    // A resent operation (or one stored before a lost commit reply): the
+                    // unique id constraint refused the whole transaction; redo it skipping
+                    // what is stored.
+                    metrics::counter!("cairn_writer_duplicate_retries_total").increment(1);
+                    ids = Ids::Lookup;
+                }
                 Err(err) if err.is_conflict() => {
                     metrics::counter!("cairn_writer_conflicts_total").increment(1);
                     tracing::debug!(error = %err, "writer transaction lost a lock conflict; retrying");
@@ -144,7 +159,7 @@ impl Writer {
 
     /// Applies every record of `part` in one transaction; runs of operation batches are
     /// written together, one statement for all their sessions.
-    async fn apply_all(&self, part: &[(u64, &Command)]) -> Result<(), StoreError> {
+    async fn apply_all(&self, part: &[(u64, &Command)], ids: Ids) -> Result<(), StoreError> {
         let started = Instant::now();
         for (_, cmd) in part {
             if let Command::PurgeProject { project } = cmd {
@@ -156,12 +171,12 @@ impl Writer {
         let mut ops = 0usize;
         for step in &steps {
             let result = match step {
-                Step::Operations(groups) => {
-                    graph::operations::append(&mut tx, groups).await.map(|a| {
+                Step::Operations(groups) => graph::operations::append(&mut tx, groups, ids)
+                    .await
+                    .map(|a| {
                         ops += a.created;
                         report_skips(&a);
-                    })
-                }
+                    }),
                 Step::Other(cmd) => apply(&mut tx, cmd).await,
             };
             if let Err(err) = result {
@@ -181,7 +196,7 @@ impl Writer {
     async fn isolate(&self, part: &Part<'_>, shutdown: &watch::Receiver<bool>) -> bool {
         for &(end, cmd) in part {
             loop {
-                match self.apply_all(&[(end, cmd)]).await {
+                match self.apply_all(&[(end, cmd)], Ids::Lookup).await {
                     Ok(()) => break,
                     Err(err) if err.is_unavailable() => {
                         if *shutdown.borrow() {
@@ -391,7 +406,7 @@ async fn apply(tx: &mut graph::Tx, cmd: &Command) -> Result<(), StoreError> {
         Command::StartSession(s) => graph::sessions::start(tx, s).await,
         Command::CloseSession(c) => graph::sessions::close(tx, c).await,
         Command::Operations(b) => {
-            report_skips(&graph::operations::append(tx, &[group(b)]).await?);
+            report_skips(&graph::operations::append(tx, &[group(b)], Ids::Lookup).await?);
             Ok(())
         }
         Command::Decision(d) => {
@@ -401,7 +416,7 @@ async fn apply(tx: &mut graph::Tx, cmd: &Command) -> Result<(), StoreError> {
                     session_id: sid,
                     ops: vec![op],
                 };
-                graph::operations::append(tx, &[group]).await?;
+                graph::operations::append(tx, &[group], Ids::Lookup).await?;
             }
             graph::decisions::create(tx, d).await?;
             match &d.session_id {

@@ -45,6 +45,12 @@ impl StoreError {
         }
     }
 
+    /// A write that would have stored a second node with a unique key (an operation id
+    /// stored already, say).
+    pub fn is_duplicate(&self) -> bool {
+        matches!(self, Self::Neo4j(neo4rs::Error::Neo4j(e)) if e.code().ends_with("ConstraintValidationFailed"))
+    }
+
     /// A transaction that lost a lock conflict with another one: retry it at once.
     pub fn is_conflict(&self) -> bool {
         matches!(self, Self::Neo4j(neo4rs::Error::Neo4j(e)) if e.code().ends_with("DeadlockDetected"))

@@ -15,6 +15,17 @@ pub struct Group<'a> {
     pub ops: Vec<&'a NewOperation>,
 }
 
+/// How `append` learns which operation ids are stored already.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ids {
+    /// Looks them up first (one index seek per operation).
+    Lookup,
+    /// Assumes none is: the unique constraint on `Operation.id` fails the statement if one is
+    /// (see [`super::StoreError::is_duplicate`]), and the caller retries with `Lookup`. Capture's
+    /// common case (a resend or a replay is rare) then costs no lookup at all.
+    AssumeNew,
+}
+
 /// What an append did.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Appended {
@@ -98,10 +109,11 @@ struct Lock<'a> {
     at: i64,
 }
 
-/// Appends each group to its session's chain inside `tx`, in two reads and one write however
-/// many sessions there are. Ids already stored are skipped, so replaying a batch writes nothing
-/// twice; groups of sessions that no longer exist are dropped and counted.
-pub async fn append(tx: &mut Tx, groups: &[Group<'_>]) -> StoreResult<Appended> {
+/// Appends each group to its session's chain inside `tx`, in one or two reads and one write
+/// however many sessions there are. With [`Ids::Lookup`], ids already stored are skipped, so
+/// replaying a batch writes nothing twice; groups of sessions that no longer exist are dropped
+/// and counted.
+pub async fn append(tx: &mut Tx, groups: &[Group<'_>], known: Ids) -> StoreResult<Appended> {
     #[derive(Deserialize)]
     struct TailRow {
         id: String,
@@ -129,19 +141,22 @@ pub async fn append(tx: &mut Tx, groups: &[Group<'_>]) -> StoreResult<Appended> 
         .into_iter()
         .map(|t| (t.id, (t.last_seq, t.last_op_id)))
         .collect();
-    let ids: Vec<&str> = groups
-        .iter()
-        .flat_map(|g| g.ops.iter().map(|o| o.id.as_str()))
-        .collect();
-    let mut seen: HashSet<&str> = tx
-        .fetch::<Existing>(
-            statement(include_str!("../../cypher/operations_existing.cypher"))
-                .param("ids", param(&ids)?),
-        )
-        .await?
-        .into_iter()
-        .filter_map(|e| ids.iter().find(|i| **i == e.id).copied())
-        .collect();
+    let mut seen: HashSet<&str> = HashSet::new();
+    if known == Ids::Lookup {
+        let ids: Vec<&str> = groups
+            .iter()
+            .flat_map(|g| g.ops.iter().map(|o| o.id.as_str()))
+            .collect();
+        seen = tx
+            .fetch::<Existing>(
+                statement(include_str!("../../cypher/operations_existing.cypher"))
+                    .param("ids", param(&ids)?),
+            )
+            .await?
+            .into_iter()
+            .filter_map(|e| ids.iter().find(|i| **i == e.id).copied())
+            .collect();
+    }
 
     let now = now_ms();
     let mut out = Appended::default();

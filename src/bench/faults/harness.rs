@@ -222,7 +222,7 @@ impl Harness {
     pub async fn written(&self, ops: u64) -> Option<Duration> {
         let started = Instant::now();
         while started.elapsed() < DRAIN_LIMIT {
-            if crate::bench::stored_operations(&self.store, &self.project)
+            if crate::bench::written_operations(&self.store, &self.project)
                 .await
                 .is_ok_and(|n| n as u64 >= ops)
             {
