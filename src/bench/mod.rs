@@ -15,32 +15,41 @@ use std::time::Duration;
 
 /// Operations stored for `project`.
 pub async fn stored_operations(store: &crate::graph::Store, project: &str) -> anyhow::Result<i64> {
-    #[derive(serde::Deserialize)]
-    struct N {
-        n: i64,
-    }
-    Ok(store
-        .fetch_one::<N>(
-            crate::graph::statement(include_str!("../../cypher/bench_count_operations.cypher"))
-                .param("project", project),
-        )
-        .await?
-        .map_or(0, |r| r.n))
+    project_count(
+        store,
+        include_str!("../../cypher/bench_count_operations.cypher"),
+        project,
+    )
+    .await
 }
 
 /// Operations of `project` written so far, from the sessions' counters: what a bench polls
 /// while waiting for the writer (counting the operations themselves would load Neo4j with
 /// work the baseline never does). Confirm the end with [`stored_operations`].
-pub async fn written_operations(store: &crate::graph::Store, project: &str) -> anyhow::Result<i64> {
+pub async fn written_operations(
+    store: &crate::graph::Store,
+    project: &str,
+) -> anyhow::Result<i64> {
+    project_count(
+        store,
+        include_str!("../../cypher/bench_written_operations.cypher"),
+        project,
+    )
+    .await
+}
+
+/// The `n` a counting statement returns for `project`.
+async fn project_count(
+    store: &crate::graph::Store,
+    cypher: &'static str,
+    project: &str,
+) -> anyhow::Result<i64> {
     #[derive(serde::Deserialize)]
     struct N {
         n: i64,
     }
     Ok(store
-        .fetch_one::<N>(
-            crate::graph::statement(include_str!("../../cypher/bench_written_operations.cypher"))
-                .param("project", project),
-        )
+        .fetch_one::<N>(crate::graph::statement(cypher).param("project", project))
         .await?
         .map_or(0, |r| r.n))
 }
