@@ -26,10 +26,7 @@ pub async fn stored_operations(store: &crate::graph::Store, project: &str) -> an
 /// Operations of `project` written so far, from the sessions' counters: what a bench polls
 /// while waiting for the writer (counting the operations themselves would load Neo4j with
 /// work the baseline never does). Confirm the end with [`stored_operations`].
-pub async fn written_operations(
-    store: &crate::graph::Store,
-    project: &str,
-) -> anyhow::Result<i64> {
+pub async fn written_operations(store: &crate::graph::Store, project: &str) -> anyhow::Result<i64> {
     project_count(
         store,
         include_str!("../../cypher/bench_written_operations.cypher"),

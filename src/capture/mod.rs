@@ -2,6 +2,7 @@
 //! [`spool::Spool`] and answer once it is on disk; the [`writer::Writer`] applies commands to
 //! Neo4j in order. Nothing here knows about HTTP.
 
+mod background;
 pub mod command;
 pub mod spool;
 pub mod writer;
@@ -191,7 +192,12 @@ impl Capture {
             encoding,
             lanes: writer_lanes.max(1),
             replay_end: spool.appended(),
+            background: background::Background::start("cairn-writer-cpu")?,
         };
+        // The tokenizer's tables take a moment to build: build them before the first batch.
+        writer.background.spawn(move || {
+            crate::domain::tokens::count(encoding, "");
+        });
         Ok((
             Self {
                 store,

@@ -28,6 +28,8 @@ pub struct Writer {
     /// End of the spool when it was opened: records up to here may be in Neo4j already (a
     /// crash came between the commit and the cursor), so their ids are looked up first.
     pub(super) replay_end: u64,
+    /// Where records are decoded and their tokens counted, below the handlers' priority.
+    pub(super) background: super::background::Background,
 }
 
 /// Records applied in one transaction, in log order.
@@ -88,18 +90,40 @@ impl Writer {
         metrics::gauge!("cairn_spool_bytes").set(self.spool.used_bytes() as f64);
     }
 
-    /// Decodes a batch and counts its operations' tokens, off the async threads.
+    /// Decodes a batch and counts its operations' tokens on the background thread. Records
+    /// that cannot be decoded (written by an incompatible version) are dead-lettered with
+    /// their raw text, never silently dropped.
     async fn prepare(&self, batch: Vec<Record>) -> Vec<(u64, Option<Command>)> {
-        let mut commands = self.decode(batch);
         let encoding = self.encoding;
-        tokio::task::spawn_blocking(move || {
-            for cmd in commands.iter_mut().filter_map(|(_, c)| c.as_mut()) {
-                cmd.count_tokens(encoding);
-            }
-            commands
-        })
-        .await
-        .expect("token counting does not panic")
+        let decoded = self
+            .background
+            .run(move || {
+                batch
+                    .into_iter()
+                    .map(|r| {
+                        let cmd = serde_json::from_slice::<Command>(&r.payload)
+                            .map(|mut cmd| {
+                                cmd.count_tokens(encoding);
+                                cmd
+                            })
+                            .map_err(|err| (r.payload, err.to_string()));
+                        (r.end, cmd)
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .await;
+        decoded
+            .into_iter()
+            .map(|(end, cmd)| match cmd {
+                Ok(cmd) => (end, Some(cmd)),
+                Err((payload, err)) => {
+                    let raw =
+                        serde_json::Value::String(String::from_utf8_lossy(&payload).into_owned());
+                    self.dead_letter(end, &raw, &err);
+                    (end, None)
+                }
+            })
+            .collect()
     }
 
     /// Applies `part` until it is in Neo4j: retries while Neo4j is unreachable or the
@@ -212,23 +236,6 @@ impl Writer {
             }
         }
         true
-    }
-
-    /// Records that cannot be decoded (written by an incompatible version) are dead-lettered
-    /// with their raw text, never silently dropped.
-    fn decode(&self, batch: Vec<Record>) -> Vec<(u64, Option<Command>)> {
-        batch
-            .into_iter()
-            .map(|r| match serde_json::from_slice::<Command>(&r.payload) {
-                Ok(cmd) => (r.end, Some(cmd)),
-                Err(err) => {
-                    let raw =
-                        serde_json::Value::String(String::from_utf8_lossy(&r.payload).into_owned());
-                    self.dead_letter(r.end, &raw, &err.to_string());
-                    (r.end, None)
-                }
-            })
-            .collect()
     }
 
     fn dead_letter(&self, end: u64, cmd: &impl serde::Serialize, err: &str) {

@@ -3,6 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use neo4rs::{BoltList, BoltMap, BoltString, BoltType};
 use serde::{Deserialize, Serialize};
 
 use super::{now_ms, param, statement, Store, StoreResult, Tx};
@@ -37,22 +38,18 @@ pub struct Appended {
     pub orphaned: usize,
 }
 
-#[derive(Serialize)]
+/// An operation's node properties. Rows are built straight into Bolt values (see
+/// [`Row::bolt`]): capture's hot path skips the detour through JSON values.
 struct Row<'a> {
     id: &'a str,
     project: &'a str,
     session_id: &'a str,
     seq: i64,
-    #[serde(rename = "type")]
     kind: &'a str,
     target: Option<&'a str>,
     summary: &'a str,
     tool: Option<&'a str>,
-    // Empty lists are left out: an array property costs a record of its own, and readers
-    // take a missing list as empty.
-    #[serde(skip_serializing_if = "<[String]>::is_empty")]
     files_read: &'a [String],
-    #[serde(skip_serializing_if = "<[String]>::is_empty")]
     files_modified: &'a [String],
     rationale: Option<&'a str>,
     role: Option<&'a str>,
@@ -66,8 +63,49 @@ struct Row<'a> {
     created_at: i64,
 }
 
+impl Row<'_> {
+    /// The property map. Absent values and empty lists are left out: an array property costs
+    /// a record of its own, and readers take a missing list as empty.
+    fn bolt(&self) -> BoltType {
+        let mut m = BoltMap::with_capacity(20);
+        let mut put = |k: &str, v: BoltType| m.put(BoltString::new(k), v);
+        put("id", self.id.into());
+        put("project", self.project.into());
+        put("session_id", self.session_id.into());
+        put("seq", self.seq.into());
+        put("type", self.kind.into());
+        put("summary", self.summary.into());
+        put("status", self.status.into());
+        put("at", self.at.into());
+        put("tokens", self.tokens.into());
+        put("created_at", self.created_at.into());
+        for (k, v) in [
+            ("target", self.target),
+            ("tool", self.tool),
+            ("rationale", self.rationale),
+            ("role", self.role),
+            ("content", self.content),
+            ("todos", self.todos),
+            ("context", self.context),
+            ("triggered_by", self.triggered_by),
+        ] {
+            if let Some(v) = v {
+                put(k, v.into());
+            }
+        }
+        for (k, v) in [
+            ("files_read", self.files_read),
+            ("files_modified", self.files_modified),
+        ] {
+            if !v.is_empty() {
+                put(k, v.into());
+            }
+        }
+        BoltType::Map(m)
+    }
+}
+
 /// One session's new operations in order, the operation they follow and the new tail.
-#[derive(Serialize)]
 struct Chain<'a> {
     session_id: &'a str,
     prev: Option<&'a str>,
@@ -75,6 +113,24 @@ struct Chain<'a> {
     last_seq: i64,
     last_op_id: &'a str,
     tokens: i64,
+}
+
+impl Chain<'_> {
+    fn bolt(&self) -> BoltType {
+        let mut m = BoltMap::with_capacity(6);
+        m.put("session_id".into(), self.session_id.into());
+        m.put("prev".into(), self.prev.into());
+        m.put(
+            "rows".into(),
+            BoltType::List(BoltList {
+                value: self.rows.iter().map(Row::bolt).collect(),
+            }),
+        );
+        m.put("last_seq".into(), self.last_seq.into());
+        m.put("last_op_id".into(), self.last_op_id.into());
+        m.put("tokens".into(), self.tokens.into());
+        BoltType::Map(m)
+    }
 }
 
 #[derive(Serialize)]
@@ -256,7 +312,12 @@ pub async fn append(tx: &mut Tx, groups: &[Group<'_>], known: Ids) -> StoreResul
     touches.dedup_by(|a, b| (a.project, a.path, a.id, a.mode) == (b.project, b.path, b.id, b.mode));
     tx.run(
         statement(include_str!("../../cypher/operations_write.cypher"))
-            .param("chains", param(&chains)?)
+            .param(
+                "chains",
+                BoltType::List(BoltList {
+                    value: chains.iter().map(Chain::bolt).collect(),
+                }),
+            )
             .param("triggers", param(&triggers)?)
             .param("touches", param(&touches)?)
             .param("informs", param(&informs)?),
