@@ -17,7 +17,9 @@
 //! - [`domain`] — operations, decisions, memories; validation and size limits; paths;
 //!   token counting (tiktoken); conviction math; context budgets (`domain::budget`).
 //! - [`capture`] — the write path: durable spool (fsync, group commit) and the writer that
-//!   drains it into Neo4j in order, over a few lanes of transactions (a session never split).
+//!   drains it into Neo4j in order, over a few lanes of transactions (a session never split);
+//!   the writer's CPU work (decoding, token counts) runs on a lower-priority thread, and new
+//!   operations lean on the unique id constraint rather than a lookup.
 //! - [`bench`] — `cairn bench …`: ingest, recall, search, load and growth against the real
 //!   Neo4j with same-run baselines; `faults` (outage, SIGKILL, full spool, LLM failures, slow
 //!   Neo4j, each ending with an exactly-once check) through the Neo4j `proxy` tests use too.

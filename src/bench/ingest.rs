@@ -2,12 +2,11 @@
 //! all are in Neo4j, next to a baseline of the same rows written straight to Neo4j with a
 //! plain `UNWIND` by the same number of concurrent writers.
 
-use std::{sync::Arc, time::Duration, time::Instant};
+use std::{time::Duration, time::Instant};
 
 use anyhow::Context;
 use clap::Args;
 use serde_json::json;
-use tokio::sync::Mutex;
 
 use super::{ms, quantile};
 use crate::app::Application;
@@ -25,6 +24,14 @@ pub struct IngestArgs {
     /// Concurrent clients (each writes its own session).
     #[arg(long, default_value_t = 16)]
     pub clients: usize,
+    /// Requests per second per client (open loop, latency counted from each request's
+    /// scheduled time); 0 sends each request as soon as the previous one is answered.
+    #[arg(long, default_value_t = 0.0)]
+    pub rate: f64,
+    /// Rounds of baseline and cairn, alternating which goes first, each with its share of
+    /// the operations; the figures sum over all rounds.
+    #[arg(long, default_value_t = 2)]
+    pub rounds: usize,
     #[command(flatten)]
     pub settings: Settings,
 }
@@ -34,6 +41,9 @@ pub struct IngestReport {
     pub operations: usize,
     pub batch: usize,
     pub clients: usize,
+    /// Requests per second per client; 0 for a closed loop.
+    pub rate: f64,
+    pub rounds: usize,
     pub cairn_ops_per_sec: f64,
     pub cairn_ack_p50_ms: f64,
     pub cairn_ack_p99_ms: f64,
@@ -64,20 +74,38 @@ fn rows(client: usize, batch: usize, size: usize, run: &str) -> Vec<serde_json::
         .collect()
 }
 
+/// Batches per client: the clients' shares of `batches_total`.
+fn shares(batches_total: usize, clients: usize) -> Vec<usize> {
+    let per_client = batches_total.div_ceil(clients);
+    (0..clients)
+        .map(|c| per_client.min(batches_total.saturating_sub(c * per_client)))
+        .collect()
+}
+
+/// The batches of round `r` of `rounds` out of `n`.
+fn round_range(n: usize, r: usize, rounds: usize) -> std::ops::Range<usize> {
+    n * r / rounds..n * (r + 1) / rounds
+}
+
 pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
     anyhow::ensure!(
         args.batch > 0 && args.clients > 0 && args.operations >= args.batch,
         "nothing to do"
     );
+    anyhow::ensure!(
+        args.rate.is_finite() && args.rate >= 0.0,
+        "--rate is a number of requests per second, 0 or more"
+    );
+    anyhow::ensure!(args.rounds >= 1, "--rounds is 1 or more");
     let batches_total = args.operations / args.batch;
-    let per_client = batches_total.div_ceil(args.clients);
+    let shares = shares(batches_total, args.clients);
     let run_id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
     let store = Store::connect(&args.settings.neo4j).context("invalid Neo4j settings")?;
     graph::schema::apply(&store, args.settings.neo4j.embed_dimensions)
         .await
         .context("could not reach Neo4j; start it with scripts/neo4j-local start")?;
 
-    // --- baseline: straight to Neo4j ---
+    // The baseline's sessions, straight in Neo4j.
     let base_project = format!("bench-base-{run_id}");
     let baseline_sessions: Vec<String> = (0..args.clients)
         .map(|c| format!("{base_project}-s{c}"))
@@ -91,42 +119,8 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
             )
             .await?;
     }
-    let latencies = Arc::new(Mutex::new(Vec::new()));
-    eprintln!(
-        "baseline: {} operations, {} writers, plain UNWIND …",
-        batches_total * args.batch,
-        args.clients
-    );
-    let started = Instant::now();
-    let mut tasks = Vec::new();
-    for (c, session) in baseline_sessions.iter().enumerate() {
-        let (store, lat, session, project, run_id) = (
-            store.clone(),
-            latencies.clone(),
-            session.clone(),
-            base_project.clone(),
-            run_id.clone(),
-        );
-        let n = per_client.min(batches_total.saturating_sub(c * per_client));
-        let batch = args.batch;
-        tasks.push(tokio::spawn(async move {
-            for b in 0..n {
-                let r = rows(c, b, batch, &format!("base-{run_id}"));
-                let t = Instant::now();
-                super::baseline_insert(&store, &project, &session, r, (b * batch) as i64).await?;
-                lat.lock().await.push(t.elapsed());
-            }
-            anyhow::Ok(())
-        }));
-    }
-    for t in tasks {
-        t.await??;
-    }
-    let base_elapsed = started.elapsed();
-    let base_ops = super::stored_operations(&store, &base_project).await?;
-    let mut base_lat = std::mem::take(&mut *latencies.lock().await);
 
-    // --- cairn: the HTTP capture path, until everything is in Neo4j ---
+    // cairn, serving the HTTP capture path, and its sessions.
     let dir = tempfile_dir()?;
     let mut settings = args.settings.clone();
     settings.bind = "127.0.0.1:0".parse()?;
@@ -152,17 +146,12 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
             .await?;
         sessions.push(r["session_id"].as_str().context("session id")?.to_string());
     }
-    eprintln!(
-        "cairn: {} operations, {} clients, batches of {} …",
-        batches_total * args.batch,
-        args.clients,
-        args.batch
-    );
     // Request bodies are encoded before the clock starts: the clients stand for agents in
     // other processes, so their JSON encoding is not cairn's time (nor its CPU).
-    let bodies: Vec<Vec<bytes::Bytes>> = (0..sessions.len())
-        .map(|c| {
-            let n = per_client.min(batches_total.saturating_sub(c * per_client));
+    let bodies: Vec<Vec<bytes::Bytes>> = shares
+        .iter()
+        .enumerate()
+        .map(|(c, &n)| {
             (0..n)
                 .map(|b| {
                     let body =
@@ -172,49 +161,95 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
                 .collect()
         })
         .collect();
-    let started = Instant::now();
-    let mut tasks = Vec::new();
-    for (session, bodies) in sessions.iter().zip(bodies) {
-        let (http, lat, url) = (
-            http.clone(),
-            latencies.clone(),
-            format!("{url}/v1/sessions/{session}/operations"),
-        );
-        tasks.push(tokio::spawn(async move {
-            for body in bodies {
-                let t = Instant::now();
-                let r = http
-                    .post(&url)
-                    .header(reqwest::header::CONTENT_TYPE, "application/json")
-                    .body(body)
-                    .send()
-                    .await?;
-                anyhow::ensure!(
-                    r.status().as_u16() == 202,
-                    "capture answered {}",
-                    r.status()
-                );
-                lat.lock().await.push(t.elapsed());
+
+    // Rounds alternate which side goes first (A B, B A, …), so drift in the server's state
+    // (warm-up, checkpoints) weighs on both sides alike.
+    eprintln!(
+        "{} operations in batches of {}, {} clients, {} round(s): cairn (HTTP capture, until in Neo4j) and baseline (plain UNWIND, {} writers) …",
+        batches_total * args.batch,
+        args.batch,
+        args.clients,
+        args.rounds,
+        args.clients
+    );
+    let (mut base_elapsed, mut cairn_elapsed, mut acked_after) =
+        (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+    let (mut base_lat, mut ack) = (Vec::new(), Vec::new());
+    let mut written = 0i64;
+    for r in 0..args.rounds {
+        for cairn_side in [r % 2 == 1, r % 2 == 0] {
+            if cairn_side {
+                let mut tasks = Vec::new();
+                let started = Instant::now();
+                for (c, session) in sessions.iter().enumerate() {
+                    let range = round_range(bodies[c].len(), r, args.rounds);
+                    written += (range.len() * args.batch) as i64;
+                    tasks.push(tokio::spawn(send(
+                        http.clone(),
+                        format!("{url}/v1/sessions/{session}/operations"),
+                        bodies[c][range].to_vec(),
+                        (args.rate > 0.0).then(|| {
+                            let every = Duration::from_secs_f64(1.0 / args.rate);
+                            (
+                                started + every.mul_f64(c as f64 / args.clients as f64),
+                                every,
+                            )
+                        }),
+                    )));
+                }
+                for t in tasks {
+                    ack.extend(t.await??);
+                }
+                acked_after += started.elapsed();
+                super::wait_written(
+                    &store,
+                    &project,
+                    written,
+                    Duration::from_millis(20),
+                    Duration::from_secs(600),
+                )
+                .await?
+                .context("operations did not all reach Neo4j within 10 minutes")?;
+                cairn_elapsed += started.elapsed();
+            } else {
+                let mut tasks = Vec::new();
+                let started = Instant::now();
+                for (c, session) in baseline_sessions.iter().enumerate() {
+                    let (store, session, project, run_id) = (
+                        store.clone(),
+                        session.clone(),
+                        base_project.clone(),
+                        run_id.clone(),
+                    );
+                    let range = round_range(shares[c], r, args.rounds);
+                    let batch = args.batch;
+                    tasks.push(tokio::spawn(async move {
+                        let mut lat = Vec::new();
+                        for b in range {
+                            let rows = rows(c, b, batch, &format!("base-{run_id}"));
+                            let t = Instant::now();
+                            super::baseline_insert(
+                                &store,
+                                &project,
+                                &session,
+                                rows,
+                                (b * batch) as i64,
+                            )
+                            .await?;
+                            lat.push(t.elapsed());
+                        }
+                        anyhow::Ok(lat)
+                    }));
+                }
+                for t in tasks {
+                    base_lat.extend(t.await??);
+                }
+                base_elapsed += started.elapsed();
             }
-            anyhow::Ok(())
-        }));
+        }
     }
-    for t in tasks {
-        t.await??;
-    }
-    let acked_after = started.elapsed();
-    let expected = (batches_total * args.batch) as i64;
-    super::wait_written(
-        &store,
-        &project,
-        expected,
-        Duration::from_millis(20),
-        Duration::from_secs(600),
-    )
-    .await?
-    .context("operations did not all reach Neo4j within 10 minutes")?;
-    let cairn_elapsed = started.elapsed();
-    let mut ack = std::mem::take(&mut *latencies.lock().await);
+    let base_ops = super::stored_operations(&store, &base_project).await?;
+    let expected = written;
     let metrics = crate::telemetry::metrics_handle().render();
     let stage = |s: &str| {
         super::histogram_mean_ms(
@@ -226,9 +261,10 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
     stop.send_replace(true);
     server.await??;
     eprintln!(
-        "all acknowledged after {:.1} s, all in Neo4j after {:.1} s",
+        "cairn: acknowledged in {:.1} s, in Neo4j after {:.1} s; baseline: {:.1} s",
         acked_after.as_secs_f64(),
-        cairn_elapsed.as_secs_f64()
+        cairn_elapsed.as_secs_f64(),
+        base_elapsed.as_secs_f64()
     );
 
     // Clean up both projects.
@@ -243,6 +279,8 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
         operations: expected as usize,
         batch: args.batch,
         clients: args.clients,
+        rate: args.rate,
+        rounds: args.rounds,
         cairn_ops_per_sec: cairn_rate,
         cairn_ack_p50_ms: ms(quantile(&mut ack, 0.5)),
         cairn_ack_p99_ms: ms(quantile(&mut ack, 0.99)),
@@ -258,6 +296,41 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
     })
 }
 
+/// One client: posts `bodies` in order and returns each acknowledgement's latency. With
+/// `schedule` (first due time, interval) it sends open loop, each latency counted from when
+/// the request was due, so a slow answer cannot hide the requests queued behind it.
+async fn send(
+    http: reqwest::Client,
+    url: String,
+    bodies: Vec<bytes::Bytes>,
+    schedule: Option<(Instant, Duration)>,
+) -> anyhow::Result<Vec<Duration>> {
+    let mut lat = Vec::with_capacity(bodies.len());
+    for (k, body) in bodies.into_iter().enumerate() {
+        let t = match schedule {
+            Some((first, every)) => {
+                let due = first + every * k as u32;
+                tokio::time::sleep_until(due.into()).await;
+                due
+            }
+            None => Instant::now(),
+        };
+        let r = http
+            .post(&url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body)
+            .send()
+            .await?;
+        anyhow::ensure!(
+            r.status().as_u16() == 202,
+            "capture answered {}",
+            r.status()
+        );
+        lat.push(t.elapsed());
+    }
+    Ok(lat)
+}
+
 fn tempfile_dir() -> anyhow::Result<std::path::PathBuf> {
     let dir = std::env::temp_dir().join(format!("cairn-bench-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir)?;
@@ -267,9 +340,16 @@ fn tempfile_dir() -> anyhow::Result<std::path::PathBuf> {
 /// Prints the report as a table and as one JSON line.
 pub fn print(r: &IngestReport) {
     println!(
-        "ingest: {} operations, batches of {}, {} concurrent clients",
-        r.operations, r.batch, r.clients
+        "ingest: {} operations, batches of {}, {} concurrent clients, {} round(s) alternating cairn and baseline",
+        r.operations, r.batch, r.clients, r.rounds
     );
+    if r.rate > 0.0 {
+        println!(
+            "open loop: {} requests/s per client ({:.0} operations/s offered); ack latency from each request's scheduled time",
+            r.rate,
+            r.rate * (r.clients * r.batch) as f64
+        );
+    }
     println!("{:<34}{:>14}{:>14}", "", "cairn", "baseline");
     println!(
         "{:<34}{:>14.0}{:>14.0}",
@@ -289,6 +369,13 @@ pub fn print(r: &IngestReport) {
     if let (Some(s), Some(g)) = (r.spool_sync_mean_ms, r.spool_records_per_sync) {
         println!("spool: write + fsync {s:.2} ms mean, {g:.1} records per fsync");
     }
-    println!("throughput ratio cairn/baseline: {:.2}", r.throughput_ratio);
+    if r.rate > 0.0 {
+        println!(
+            "throughput ratio cairn/baseline: {:.2} (open loop: cairn's throughput is capped by the offered rate)",
+            r.throughput_ratio
+        );
+    } else {
+        println!("throughput ratio cairn/baseline: {:.2}", r.throughput_ratio);
+    }
     println!("{}", serde_json::to_string(r).unwrap_or_default());
 }

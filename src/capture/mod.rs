@@ -1,6 +1,7 @@
 //! The write path. Handlers validate input, append a [`command::Command`] to the durable
 //! [`spool::Spool`] and answer once it is on disk; the [`writer::Writer`] applies commands to
-//! Neo4j in order. Nothing here knows about HTTP.
+//! Neo4j in order, decoding records and counting tokens on a `background` thread below the
+//! handlers' CPU priority. Nothing here knows about HTTP.
 
 mod background;
 pub mod command;
