@@ -162,6 +162,17 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
         })
         .collect();
 
+    // The baseline's rows, built ahead too, so neither side pays for its client's encoding.
+    let mut base_rows: Vec<std::collections::VecDeque<Vec<serde_json::Value>>> = shares
+        .iter()
+        .enumerate()
+        .map(|(c, &n)| {
+            (0..n)
+                .map(|b| rows(c, b, args.batch, &format!("base-{run_id}")))
+                .collect()
+        })
+        .collect();
+
     // Rounds alternate which side goes first (A B, B A, …), so drift in the server's state
     // (warm-up, checkpoints) weighs on both sides alike.
     eprintln!(
@@ -215,18 +226,14 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
                 let mut tasks = Vec::new();
                 let started = Instant::now();
                 for (c, session) in baseline_sessions.iter().enumerate() {
-                    let (store, session, project, run_id) = (
-                        store.clone(),
-                        session.clone(),
-                        base_project.clone(),
-                        run_id.clone(),
-                    );
+                    let (store, session, project) =
+                        (store.clone(), session.clone(), base_project.clone());
                     let range = round_range(shares[c], r, args.rounds);
+                    let batches: Vec<_> = base_rows[c].drain(..range.len()).collect();
                     let batch = args.batch;
                     tasks.push(tokio::spawn(async move {
                         let mut lat = Vec::new();
-                        for b in range {
-                            let rows = rows(c, b, batch, &format!("base-{run_id}"));
+                        for (b, rows) in range.zip(batches) {
                             let t = Instant::now();
                             super::baseline_insert(
                                 &store,
