@@ -199,7 +199,7 @@ pub async fn append(tx: &mut Tx, groups: &[Group<'_>], known: Ids) -> StoreResul
         .collect();
     let mut seen: HashSet<&str> = HashSet::new();
     if known == Ids::Lookup {
-        let ids: Vec<&str> = groups
+        let ids: HashSet<&str> = groups
             .iter()
             .flat_map(|g| g.ops.iter().map(|o| o.id.as_str()))
             .collect();
@@ -210,7 +210,7 @@ pub async fn append(tx: &mut Tx, groups: &[Group<'_>], known: Ids) -> StoreResul
             )
             .await?
             .into_iter()
-            .filter_map(|e| ids.iter().find(|i| **i == e.id).copied())
+            .filter_map(|e| ids.get(e.id.as_str()).copied())
             .collect();
     }
 
