@@ -60,8 +60,13 @@ impl Application {
             settings.rate_limit_burst,
             Duration::from_secs(settings.key_recheck_secs),
         ));
+        // The writer's own pool: a connection per lane, one for purges outside its transactions.
+        let mut writer_neo4j = settings.neo4j.clone();
+        writer_neo4j.max_connections = usize::from(settings.writer_lanes) + 1;
+        let writer_store = Store::connect(&writer_neo4j).context("invalid Neo4j settings")?;
         let (capture, writer) = Capture::open(
             store.clone(),
+            writer_store,
             settings.spool_dir.clone(),
             settings.spool_max_bytes,
             settings.tokenizer,
@@ -146,7 +151,9 @@ impl Application {
             signal_tx.send_replace(true);
         });
 
-        let writer_task = tokio::spawn(writer.run(stop_tx.subscribe()));
+        let writer_done = writer
+            .spawn(stop_tx.subscribe())
+            .context("could not start the capture writer's thread")?;
         let schema_task = tokio::spawn(ensure_schema(state.clone(), stop_tx.subscribe()));
         let sweep_task = tokio::spawn(abandon_sweep(state.clone(), stop_tx.subscribe()));
         let index_task = tokio::spawn(crate::recall::index::run(
@@ -167,8 +174,8 @@ impl Application {
         let served = server.await;
         stop_tx.send_replace(true);
         tracing::info!("http server stopped; draining the capture spool");
-        if let Err(err) = writer_task.await {
-            tracing::error!(error = %err, "capture writer ended abnormally");
+        if writer_done.await.is_err() {
+            tracing::error!("the capture writer ended abnormally; what it had not written stays in the spool and is replayed on the next start");
         }
         schema_task.abort();
         sweep_task.abort();

@@ -1,57 +1,39 @@
-//! One thread at lowered CPU priority for the writer's own CPU work: decoding spooled records
-//! and counting their tokens. Acknowledging a capture needs CPU at once; draining the spool
-//! only needs it eventually, so when the machine is busy the kernel runs the request handlers
-//! and the spool's fsync thread first.
+//! The writer's own thread: a single-threaded async runtime at lowered CPU priority.
+//! Acknowledging a capture needs CPU at once; draining the spool only needs it eventually.
+//! On its own thread the writer's CPU work (decoding records, counting tokens, encoding Bolt
+//! messages) never sits in front of a request on the handlers' runtime, and when the machine
+//! is busy the kernel runs the handlers and the spool's fsync thread first.
 
-use std::sync::mpsc;
+use std::future::Future;
 
 use tokio::sync::oneshot;
-
-type Job = Box<dyn FnOnce() + Send>;
-
-/// Handle to the thread; the thread ends when the last handle is dropped.
-pub struct Background {
-    jobs: mpsc::Sender<Job>,
-}
 
 /// Niceness of the thread: below every default-priority thread, yet never starved.
 const NICENESS: i32 = 10;
 
-impl Background {
-    pub fn start(name: &str) -> std::io::Result<Self> {
-        let (jobs, rx) = mpsc::channel::<Job>();
-        std::thread::Builder::new()
-            .name(name.into())
-            .spawn(move || {
-                lower_priority();
-                while let Ok(job) = rx.recv() {
-                    job();
-                }
-            })?;
-        Ok(Self { jobs })
-    }
-
-    /// Queues `f` on the thread without waiting for it.
-    pub fn spawn(&self, f: impl FnOnce() + Send + 'static) {
-        self.jobs
-            .send(Box::new(f))
-            .expect("the background thread outlives its handles");
-    }
-
-    /// Runs `f` on the thread and waits for its result.
-    pub async fn run<T: Send + 'static>(&self, f: impl FnOnce() -> T + Send + 'static) -> T {
-        let (tx, rx) = oneshot::channel();
-        self.jobs
-            .send(Box::new(move || {
-                let _ = tx.send(f());
-            }))
-            .expect("the background thread outlives its handles");
-        rx.await.expect("background jobs do not panic")
-    }
+/// Runs the future `make` builds on a new thread named `name`, on a runtime of its own.
+/// The receiver resolves to the future's output, or to an error if it panicked.
+pub fn spawn<F, Fut>(name: &str, make: F) -> std::io::Result<oneshot::Receiver<Fut::Output>>
+where
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: Future + 'static,
+    Fut::Output: Send + 'static,
+{
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let (tx, rx) = oneshot::channel();
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            lower_priority();
+            let _ = tx.send(runtime.block_on(make()));
+        })?;
+    Ok(rx)
 }
 
 /// Lowers the calling thread's CPU priority (Linux keeps a niceness per thread). Raising it
-/// back would need privileges, which is why only this dedicated thread is lowered.
+/// back would need privileges, which is why only a dedicated thread is lowered.
 fn lower_priority() {
     #[cfg(target_os = "linux")]
     {
@@ -68,21 +50,31 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn jobs_run_in_order_on_a_lowered_thread() {
-        let bg = Background::start("cairn-test-bg").unwrap();
-        let first = bg.run(|| 1 + 1).await;
-        let name = bg
-            .run(|| std::thread::current().name().map(str::to_string))
-            .await;
-        assert_eq!(first, 2);
-        assert_eq!(name.as_deref(), Some("cairn-test-bg"));
-        #[cfg(target_os = "linux")]
-        {
+    async fn runs_on_its_own_lowered_thread_with_timers() {
+        let done = spawn("cairn-test-bg", || async {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            let name = std::thread::current().name().map(str::to_string);
             // SAFETY: getpriority only reads its integer arguments.
-            let nice = bg
-                .run(|| unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) })
-                .await;
-            assert!(nice >= NICENESS, "niceness {nice}");
-        }
+            #[cfg(target_os = "linux")]
+            let nice = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
+            #[cfg(not(target_os = "linux"))]
+            let nice = NICENESS;
+            (name, nice)
+        })
+        .unwrap();
+        let (name, nice) = done.await.unwrap();
+        assert_eq!(name.as_deref(), Some("cairn-test-bg"));
+        assert!(nice >= NICENESS, "niceness {nice}");
+    }
+
+    #[tokio::test]
+    async fn a_panic_is_reported_to_the_receiver() {
+        let done = spawn("cairn-test-bg-panic", || async {
+            if std::hint::black_box(true) {
+                panic!("boom");
+            }
+        })
+        .unwrap();
+        assert!(done.await.is_err());
     }
 }

@@ -1,7 +1,7 @@
 //! The write path. Handlers validate input, append a [`command::Command`] to the durable
 //! [`spool::Spool`] and answer once it is on disk; the [`writer::Writer`] applies commands to
-//! Neo4j in order, decoding records and counting tokens on a `background` thread below the
-//! handlers' CPU priority. Nothing here knows about HTTP.
+//! Neo4j in order, on a `background` thread of its own below the handlers' CPU priority, with
+//! its own connection pool. Nothing here knows about HTTP.
 
 mod background;
 pub mod command;
@@ -24,6 +24,7 @@ use self::command::{Command, Operations};
 use self::spool::{Spool, SpoolError};
 use crate::config::Encoding;
 use crate::domain::{
+    field::Field,
     limits::MAX_OPERATIONS_PER_BATCH,
     operation::{NewOperation, OpType, OperationInput},
     record::{DecisionInput, MemoryInput, SessionClose, SessionStart},
@@ -36,8 +37,9 @@ use crate::graph::{self, now_ms, Store};
 /// records the writer could not apply.
 pub struct State {
     sessions: Mutex<HashMap<String, KnownSession>>,
-    /// Operation ids spooled but not yet in Neo4j, with their project.
-    in_flight: Mutex<HashMap<String, String>>,
+    /// Operation ids spooled but not yet in Neo4j, with their project (client ids, hence a
+    /// seeded hasher; a fast one, as every acknowledged operation passes through).
+    in_flight: Mutex<HashMap<String, Arc<str>, foldhash::fast::RandomState>>,
     failed: Mutex<HashMap<u64, String>>,
     writer_ok: AtomicBool,
     spool_dir: PathBuf,
@@ -68,8 +70,17 @@ impl State {
         self.failed.lock().expect("failed lock").insert(end, error);
     }
 
-    /// Called by the writer once `cmd` is in Neo4j.
-    fn applied(&self, cmd: &Command) {
+    /// Remembers the operations of `batch` as on their way to Neo4j.
+    fn track(&self, batch: &Operations) {
+        let project: Arc<str> = Arc::from(batch.project.as_str());
+        let mut map = self.in_flight.lock().expect("in-flight lock");
+        map.reserve(batch.operations.len());
+        for op in &batch.operations {
+            map.insert(op.id.clone(), project.clone());
+        }
+    }
+
+    fn untrack(&self, cmd: &Command) {
         let ids = cmd.operation_ids();
         if !ids.is_empty() {
             let mut map = self.in_flight.lock().expect("in-flight lock");
@@ -77,6 +88,11 @@ impl State {
                 map.remove(id);
             }
         }
+    }
+
+    /// Called by the writer once `cmd` is in Neo4j.
+    fn applied(&self, cmd: &Command) {
+        self.untrack(cmd);
         self.forget_purged(cmd);
     }
 
@@ -110,12 +126,7 @@ impl State {
                             cwd: s.cwd.clone(),
                         },
                     ),
-                    Command::Operations(b) => {
-                        let mut map = self.in_flight.lock().expect("in-flight lock");
-                        for op in &b.operations {
-                            map.insert(op.id.clone(), b.project.clone());
-                        }
-                    }
+                    Command::Operations(b) => self.track(b),
                     other => self.forget_purged(other),
                 }
             }
@@ -161,9 +172,12 @@ pub struct Capture {
 }
 
 impl Capture {
-    /// Opens the spool and returns the service plus the writer to spawn.
+    /// Opens the spool and returns the service plus the writer to spawn. The writer gets a
+    /// connection pool of its own (`writer_store`): its connections then live on its thread.
+    #[allow(clippy::too_many_arguments)]
     pub fn open(
         store: Store,
+        writer_store: Store,
         spool_dir: PathBuf,
         spool_max_bytes: u64,
         encoding: Encoding,
@@ -187,18 +201,13 @@ impl Capture {
             );
         }
         let writer = writer::Writer {
-            store: store.clone(),
+            store: writer_store,
             spool: spool.clone(),
             state: state.clone(),
             encoding,
             lanes: writer_lanes.max(1),
             replay_end: spool.appended(),
-            background: background::Background::start("cairn-writer-cpu")?,
         };
-        // The tokenizer's tables take a moment to build: build them before the first batch.
-        writer.background.spawn(move || {
-            crate::domain::tokens::count(encoding, "");
-        });
         Ok((
             Self {
                 store,
@@ -397,27 +406,21 @@ impl Capture {
         let started = std::time::Instant::now();
         let (session_id, session) = self.session(session_id, project).await?;
         let now = now_ms();
+        let field = Field::Name("operations");
         let ops = inputs
             .iter()
             .enumerate()
-            .map(|(i, op)| {
-                validate::operation(&format!("operations[{i}]"), op, session.cwd.as_deref(), now)
-            })
+            .map(|(i, op)| validate::operation(field.item(i), op, session.cwd.as_deref(), now))
             .collect::<ApiResult<Vec<_>>>()?;
         self.check_references(&session.project, &ops).await?;
-        let ids: Vec<String> = ops.iter().map(|o| o.id.clone()).collect();
         let count = ops.len();
-        {
-            let mut map = self.state.in_flight.lock().expect("in-flight lock");
-            for id in &ids {
-                map.insert(id.clone(), session.project.clone());
-            }
-        }
-        let cmd = Command::Operations(Operations {
+        let batch = Operations {
             project: session.project,
             session_id,
             operations: ops,
-        });
+        };
+        self.state.track(&batch);
+        let cmd = Command::Operations(batch);
         let checked = std::time::Instant::now();
         metrics::histogram!("cairn_capture_ack_seconds", "stage" => "validate")
             .record((checked - started).as_secs_f64());
@@ -428,10 +431,7 @@ impl Capture {
                 end
             }
             Err(err) => {
-                let mut map = self.state.in_flight.lock().expect("in-flight lock");
-                for id in &ids {
-                    map.remove(id);
-                }
+                self.state.untrack(&cmd);
                 return Err(err);
             }
         };
@@ -460,7 +460,7 @@ impl Capture {
                     .lock()
                     .expect("in-flight lock")
                     .get(t)
-                    .is_some_and(|p| p == project);
+                    .is_some_and(|p| &**p == project);
                 if !in_batch.contains(t) && !pending {
                     ask_triggers.push(t.to_string());
                 }

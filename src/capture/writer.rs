@@ -28,17 +28,26 @@ pub struct Writer {
     /// End of the spool when it was opened: records up to here may be in Neo4j already (a
     /// crash came between the commit and the cursor), so their ids are looked up first.
     pub(super) replay_end: u64,
-    /// Where records are decoded and their tokens counted, below the handlers' priority.
-    pub(super) background: super::background::Background,
 }
 
 /// Records applied in one transaction, in log order.
 type Part<'a> = Vec<(u64, &'a Command)>;
 
 impl Writer {
+    /// Starts the writer on its own thread (see `background`); the receiver resolves when it
+    /// has finished, or fails if it panicked.
+    pub fn spawn(
+        self,
+        shutdown: watch::Receiver<bool>,
+    ) -> std::io::Result<tokio::sync::oneshot::Receiver<()>> {
+        super::background::spawn("cairn-writer", move || self.run(shutdown))
+    }
+
     /// Runs until `shutdown` turns true and everything durable has been written (or Neo4j
     /// stayed unreachable past the grace period; the spool keeps the rest for the next start).
-    pub async fn run(self, mut shutdown: watch::Receiver<bool>) {
+    async fn run(self, mut shutdown: watch::Receiver<bool>) {
+        // The tokenizer's tables take a moment to build: build them before the first batch.
+        crate::domain::tokens::count(self.encoding, "");
         let mut reader = Some(self.spool.reader());
         loop {
             let (r, batch) = read(reader.take().expect("reader is put back")).await;
@@ -53,7 +62,7 @@ impl Writer {
             };
             self.report_depth();
             if batch.is_empty() {
-                if *shutdown.borrow() {
+                if stopping(&shutdown) {
                     tracing::info!("capture writer drained the spool");
                     return;
                 }
@@ -66,7 +75,7 @@ impl Writer {
                 continue;
             }
             let end = batch.last().map(|r| r.end).expect("batch is not empty");
-            let commands = self.prepare(batch).await;
+            let commands = self.prepare(batch);
             for unit in plan(&commands, self.lanes) {
                 let parts = unit
                     .iter()
@@ -90,37 +99,22 @@ impl Writer {
         metrics::gauge!("cairn_spool_bytes").set(self.spool.used_bytes() as f64);
     }
 
-    /// Decodes a batch and counts its operations' tokens on the background thread. Records
-    /// that cannot be decoded (written by an incompatible version) are dead-lettered with
-    /// their raw text, never silently dropped.
-    async fn prepare(&self, batch: Vec<Record>) -> Vec<(u64, Option<Command>)> {
-        let encoding = self.encoding;
-        let decoded = self
-            .background
-            .run(move || {
-                batch
-                    .into_iter()
-                    .map(|r| {
-                        let cmd = serde_json::from_slice::<Command>(&r.payload)
-                            .map(|mut cmd| {
-                                cmd.count_tokens(encoding);
-                                cmd
-                            })
-                            .map_err(|err| (r.payload, err.to_string()));
-                        (r.end, cmd)
-                    })
-                    .collect::<Vec<_>>()
-            })
-            .await;
-        decoded
+    /// Decodes a batch and counts its operations' tokens. Records that cannot be decoded
+    /// (written by an incompatible version) are dead-lettered with their raw text, never
+    /// silently dropped.
+    fn prepare(&self, batch: Vec<Record>) -> Vec<(u64, Option<Command>)> {
+        batch
             .into_iter()
-            .map(|(end, cmd)| match cmd {
-                Ok(cmd) => (end, Some(cmd)),
-                Err((payload, err)) => {
+            .map(|r| match serde_json::from_slice::<Command>(&r.payload) {
+                Ok(mut cmd) => {
+                    cmd.count_tokens(self.encoding);
+                    (r.end, Some(cmd))
+                }
+                Err(err) => {
                     let raw =
-                        serde_json::Value::String(String::from_utf8_lossy(&payload).into_owned());
-                    self.dead_letter(end, &raw, &err);
-                    (end, None)
+                        serde_json::Value::String(String::from_utf8_lossy(&r.payload).into_owned());
+                    self.dead_letter(r.end, &raw, &err.to_string());
+                    (r.end, None)
                 }
             })
             .collect()
@@ -154,7 +148,8 @@ impl Writer {
                 }
                 Err(err) if err.is_unavailable() => {
                     self.state.set_writer_ok(false);
-                    if *shutdown.borrow() {
+                    let stop = stopping(&shutdown);
+                    if stop {
                         let since = *stopping_since.get_or_insert_with(Instant::now);
                         // Two query deadlines: long enough to ride out a blip, short
                         // enough that a stop is never held hostage by a dead server.
@@ -169,7 +164,7 @@ impl Writer {
                     tracing::warn!(error = %err, retry_in_ms = backoff.as_millis() as u64, "neo4j unreachable; capture is spooling");
                     tokio::select! {
                         _ = tokio::time::sleep(backoff) => {}
-                        _ = shutdown.changed() => {}
+                        _ = shutdown.changed(), if !stop => {}
                     }
                     backoff = (backoff * 2).min(Duration::from_secs(2));
                 }
@@ -223,7 +218,7 @@ impl Writer {
                 match self.apply_all(&[(end, cmd)], Ids::Lookup).await {
                     Ok(()) => break,
                     Err(err) if err.is_unavailable() => {
-                        if *shutdown.borrow() {
+                        if stopping(shutdown) {
                             return false;
                         }
                         tokio::time::sleep(Duration::from_millis(500)).await;
@@ -253,6 +248,12 @@ impl Writer {
             tracing::error!(error = %e, path = %path.display(), "could not write the dead-letter file");
         }
     }
+}
+
+/// A stop was asked for, or whoever could ask is gone (the application was dropped without a
+/// stop): either way the writer drains what it can and ends.
+fn stopping(shutdown: &watch::Receiver<bool>) -> bool {
+    *shutdown.borrow() || shutdown.has_changed().is_err()
 }
 
 /// A random delay between `base` and twice `base`, so retrying lanes do not collide again.

@@ -3,6 +3,7 @@
 
 pub mod budget;
 pub mod conviction;
+pub mod field;
 pub mod limits;
 pub mod operation;
 pub mod paths;

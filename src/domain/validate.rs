@@ -4,6 +4,7 @@
 use crate::config::Encoding;
 use crate::error::{ApiError, ApiResult};
 
+use super::field::Field;
 use super::limits::*;
 use super::operation::{NewOperation, OpType, OperationInput};
 use super::paths;
@@ -19,7 +20,8 @@ pub fn new_id() -> String {
 }
 
 /// Project ids: 1..=128 chars of `[A-Za-z0-9._-]`.
-pub fn project(field: &str, value: &str) -> ApiResult<String> {
+pub fn project<'f>(field: impl Into<Field<'f>>, value: &str) -> ApiResult<String> {
+    let field = field.into();
     let v = value.trim();
     if v.is_empty() {
         return Err(ApiError::missing(field));
@@ -41,12 +43,13 @@ pub fn project(field: &str, value: &str) -> ApiResult<String> {
 }
 
 /// Client ids (session, operation, belief references): non-empty, bounded, no control chars.
-pub fn id(field: &str, value: &str) -> ApiResult<String> {
+pub fn id<'f>(field: impl Into<Field<'f>>, value: &str) -> ApiResult<String> {
+    let field = field.into();
     let v = value.trim();
     if v.is_empty() {
         return Err(ApiError::missing(field));
     }
-    if v.chars().count() > MAX_ID_CHARS {
+    if v.len() > MAX_ID_CHARS && v.chars().count() > MAX_ID_CHARS {
         return Err(ApiError::too_long(field, MAX_ID_CHARS, "characters"));
     }
     if v.chars().any(char::is_control) {
@@ -60,7 +63,8 @@ pub fn id(field: &str, value: &str) -> ApiResult<String> {
 }
 
 /// Required text: trimmed non-empty, at most `max` characters.
-pub fn text(field: &str, value: &str, max: usize) -> ApiResult<String> {
+pub fn text<'f>(field: impl Into<Field<'f>>, value: &str, max: usize) -> ApiResult<String> {
+    let field = field.into();
     let v = value.trim();
     if v.is_empty() {
         return Err(ApiError::missing(field));
@@ -69,22 +73,30 @@ pub fn text(field: &str, value: &str, max: usize) -> ApiResult<String> {
 }
 
 /// Optional text: empty becomes `None`.
-pub fn opt_text(field: &str, value: Option<&str>, max: usize) -> ApiResult<Option<String>> {
+pub fn opt_text<'f>(
+    field: impl Into<Field<'f>>,
+    value: Option<&str>,
+    max: usize,
+) -> ApiResult<Option<String>> {
+    let field = field.into();
     match value.map(str::trim) {
         None | Some("") => Ok(None),
         Some(v) => bounded(field, v, max).map(Some),
     }
 }
 
-fn bounded(field: &str, v: &str, max: usize) -> ApiResult<String> {
-    if v.chars().count() > max {
+fn bounded<'f>(field: impl Into<Field<'f>>, v: &str, max: usize) -> ApiResult<String> {
+    let field = field.into();
+    // A string has at least as many bytes as characters: most are settled by their length.
+    if v.len() > max && v.chars().count() > max {
         return Err(ApiError::too_long(field, max, "characters"));
     }
     Ok(v.to_string())
 }
 
 /// A number in 0..=1.
-pub fn unit(field: &str, value: Option<f64>, default: f64) -> ApiResult<f64> {
+pub fn unit<'f>(field: impl Into<Field<'f>>, value: Option<f64>, default: f64) -> ApiResult<f64> {
+    let field = field.into();
     match value {
         None => Ok(default),
         Some(v) if v.is_finite() && (0.0..=1.0).contains(&v) => Ok(v),
@@ -97,7 +109,8 @@ pub fn unit(field: &str, value: Option<f64>, default: f64) -> ApiResult<f64> {
 }
 
 /// `supports` or `contradicts`.
-pub fn effect(field: &str, value: Option<&str>) -> ApiResult<String> {
+pub fn effect<'f>(field: impl Into<Field<'f>>, value: Option<&str>) -> ApiResult<String> {
+    let field = field.into();
     match value.unwrap_or("supports") {
         e @ ("supports" | "contradicts") => Ok(e.to_string()),
         _ => Err(ApiError::invalid(
@@ -109,7 +122,8 @@ pub fn effect(field: &str, value: Option<&str>) -> ApiResult<String> {
 }
 
 /// RFC 3339 timestamp → epoch ms; absent → `now`.
-pub fn instant(field: &str, value: Option<&str>, now: i64) -> ApiResult<i64> {
+pub fn instant<'f>(field: impl Into<Field<'f>>, value: Option<&str>, now: i64) -> ApiResult<i64> {
+    let field = field.into();
     match value.map(str::trim) {
         None | Some("") => Ok(now),
         Some(v) => chrono::DateTime::parse_from_rfc3339(v)
@@ -126,7 +140,8 @@ pub fn instant(field: &str, value: Option<&str>, now: i64) -> ApiResult<i64> {
 
 /// One file path as sent, before normalisation: trimmed, non-empty, bounded, and free of
 /// control characters.
-pub fn path(field: &str, value: &str) -> ApiResult<String> {
+pub fn path<'f>(field: impl Into<Field<'f>>, value: &str) -> ApiResult<String> {
+    let field = field.into();
     let p = text(field, value, MAX_PATH_CHARS)?;
     if p.chars().any(char::is_control) {
         return Err(ApiError::invalid(
@@ -139,7 +154,12 @@ pub fn path(field: &str, value: &str) -> ApiResult<String> {
 }
 
 /// A list of file paths, each normalised (project-relative under `cwd`), deduplicated.
-pub fn files(field: &str, value: Option<&[String]>, cwd: Option<&str>) -> ApiResult<Vec<String>> {
+pub fn files<'f>(
+    field: impl Into<Field<'f>>,
+    value: Option<&[String]>,
+    cwd: Option<&str>,
+) -> ApiResult<Vec<String>> {
+    let field = field.into();
     let Some(list) = value else {
         return Ok(Vec::new());
     };
@@ -148,7 +168,7 @@ pub fn files(field: &str, value: Option<&[String]>, cwd: Option<&str>) -> ApiRes
     }
     let mut out: Vec<String> = Vec::with_capacity(list.len());
     for (i, p) in list.iter().enumerate() {
-        let p = path(&format!("{field}[{i}]"), p)?;
+        let p = path(field.item(i), p)?;
         let n = paths::normalize(&p, cwd);
         if !out.contains(&n) {
             out.push(n);
@@ -157,12 +177,13 @@ pub fn files(field: &str, value: Option<&[String]>, cwd: Option<&str>) -> ApiRes
     Ok(out)
 }
 
-fn string_list(
-    field: &str,
+fn string_list<'f>(
+    field: impl Into<Field<'f>>,
     value: Option<&[String]>,
     max_items: usize,
     max_chars: usize,
 ) -> ApiResult<Vec<String>> {
+    let field = field.into();
     let Some(list) = value else {
         return Ok(Vec::new());
     };
@@ -171,19 +192,20 @@ fn string_list(
     }
     list.iter()
         .enumerate()
-        .map(|(i, s)| text(&format!("{field}[{i}]"), s, max_chars))
+        .map(|(i, s)| text(field.item(i), s, max_chars))
         .collect()
 }
 
 /// Validates one operation. `field` is its JSON path (`operations[3]`); `cwd` comes from its
 /// context or from the session.
-pub fn operation(
-    field: &str,
+pub fn operation<'f>(
+    field: impl Into<Field<'f>>,
     op: &OperationInput,
     session_cwd: Option<&str>,
     now: i64,
 ) -> ApiResult<NewOperation> {
-    let f = |name: &str| format!("{field}.{name}");
+    let field = field.into();
+    let f = |name| field.member(name);
     let kind = OpType::parse(op.kind.trim()).ok_or_else(|| {
         ApiError::invalid(
             "unknown_operation_type",
@@ -196,7 +218,7 @@ pub fn operation(
         )
     })?;
     let id = match &op.id {
-        Some(v) => id(&f("id"), v)?,
+        Some(v) => id(f("id"), v)?,
         None => new_id(),
     };
     let context = match &op.context {
@@ -235,9 +257,9 @@ pub fn operation(
                 "a message needs `role`: `user` or `assistant`",
             ))
         }
-        (_, r) => opt_text(&f("role"), r, 32)?,
+        (_, r) => opt_text(f("role"), r, 32)?,
     };
-    let content = opt_text(&f("content"), op.content.as_deref(), MAX_CONTENT_CHARS)?;
+    let content = opt_text(f("content"), op.content.as_deref(), MAX_CONTENT_CHARS)?;
     if kind == OpType::Message && content.is_none() {
         return Err(ApiError::missing(f("content")));
     }
@@ -248,15 +270,13 @@ pub fn operation(
                 return Err(ApiError::too_long(f("todos"), MAX_TODOS, "items"));
             }
             for (i, t) in list.iter().enumerate() {
-                text(
-                    &format!("{}[{i}].content", f("todos")),
-                    &t.content,
-                    MAX_TODO_CHARS,
-                )?;
+                let todos = f("todos");
+                let todo = todos.item(i);
+                text(todo.member("content"), &t.content, MAX_TODO_CHARS)?;
                 if !matches!(t.status.as_str(), "pending" | "in_progress" | "completed") {
                     return Err(ApiError::invalid(
                         "invalid_todo_status",
-                        format!("{}[{i}].status", f("todos")),
+                        todo.member("status"),
                         "todo status is `pending`, `in_progress` or `completed`",
                     ));
                 }
@@ -267,7 +287,7 @@ pub fn operation(
     if kind == OpType::Todo && todos.is_none() {
         return Err(ApiError::missing(f("todos")));
     }
-    let summary = match opt_text(&f("summary"), op.summary.as_deref(), MAX_SUMMARY_CHARS)? {
+    let summary = match opt_text(f("summary"), op.summary.as_deref(), MAX_SUMMARY_CHARS)? {
         Some(s) => s,
         None => match kind {
             OpType::Message => first_line(content.as_deref().unwrap_or_default()),
@@ -286,39 +306,35 @@ pub fn operation(
             ))
         }
     };
-    let target = opt_text(&f("target"), op.target.as_deref(), MAX_TARGET_CHARS)?;
+    let target = opt_text(f("target"), op.target.as_deref(), MAX_TARGET_CHARS)?;
     Ok(NewOperation {
         tokens: None,
         id,
         kind,
         target,
         summary,
-        tool: opt_text(&f("tool"), op.tool.as_deref(), 200)?,
-        files_read: files(&f("files_read"), op.files_read.as_deref(), cwd)?,
-        files_modified: files(&f("files_modified"), op.files_modified.as_deref(), cwd)?,
+        tool: opt_text(f("tool"), op.tool.as_deref(), 200)?,
+        files_read: files(f("files_read"), op.files_read.as_deref(), cwd)?,
+        files_modified: files(f("files_modified"), op.files_modified.as_deref(), cwd)?,
         triggered_by: op
             .triggered_by
             .as_deref()
-            .map(|t| self::id(&f("triggered_by"), t))
+            .map(|t| self::id(f("triggered_by"), t))
             .transpose()?,
         informs_belief: op
             .informs_belief
             .as_deref()
-            .map(|t| self::id(&f("informs_belief"), t))
+            .map(|t| self::id(f("informs_belief"), t))
             .transpose()?,
-        effect: effect(&f("effect"), op.effect.as_deref())?,
-        weight: unit(&f("weight"), op.weight, 1.0)?,
-        rationale: opt_text(
-            &f("rationale"),
-            op.rationale.as_deref(),
-            MAX_RATIONALE_CHARS,
-        )?,
+        effect: effect(f("effect"), op.effect.as_deref())?,
+        weight: unit(f("weight"), op.weight, 1.0)?,
+        rationale: opt_text(f("rationale"), op.rationale.as_deref(), MAX_RATIONALE_CHARS)?,
         role,
         content,
         todos,
         status,
         context,
-        at: instant(&f("at"), op.at.as_deref(), now)?,
+        at: instant(f("at"), op.at.as_deref(), now)?,
     })
 }
 
@@ -374,7 +390,8 @@ pub fn decision(input: &DecisionInput, cwd: Option<&str>, now: i64) -> ApiResult
                 }
                 let mut out = Vec::new();
                 for (i, v) in list.iter().enumerate() {
-                    let field = format!("affects_beliefs[{i}]");
+                    let refs = Field::Name("affects_beliefs");
+                    let field = refs.item(i);
                     let r: BeliefRef =
                         match v {
                             serde_json::Value::String(s) => BeliefRef {
@@ -386,7 +403,7 @@ pub fn decision(input: &DecisionInput, cwd: Option<&str>, now: i64) -> ApiResult
                                 .map_err(|_| {
                                     ApiError::invalid(
                             "invalid_belief_ref",
-                            field.clone(),
+                            field,
                             "a belief reference is an id or {\"id\", \"effect\", \"weight\"}",
                         )
                                 })?,
@@ -397,9 +414,9 @@ pub fn decision(input: &DecisionInput, cwd: Option<&str>, now: i64) -> ApiResult
                             )),
                         };
                     out.push(NewBeliefLink {
-                        id: id(&format!("{field}.id"), &r.id)?,
-                        effect: effect(&format!("{field}.effect"), r.effect.as_deref())?,
-                        weight: unit(&format!("{field}.weight"), r.weight, confidence)?,
+                        id: id(field.member("id"), &r.id)?,
+                        effect: effect(field.member("effect"), r.effect.as_deref())?,
+                        weight: unit(field.member("weight"), r.weight, confidence)?,
                     });
                 }
                 out
