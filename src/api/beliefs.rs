@@ -9,6 +9,7 @@ use poem_openapi::{
     Object, OpenApi,
 };
 
+use super::body::JsonBody;
 use super::error::Handled;
 use super::{scoped_project, ApiTags};
 use crate::app::AppState;
@@ -20,7 +21,7 @@ use crate::graph::beliefs::{self, BeliefView, NewBelief};
 pub struct BeliefsApi(pub Arc<AppState>);
 
 /// A belief to hold. `content` ≤ 16384 characters, `category` ≤ 100.
-#[derive(Object)]
+#[derive(Object, serde::Deserialize)]
 pub struct BeliefInput {
     pub project: String,
     pub content: String,
@@ -60,7 +61,7 @@ impl BeliefsApi {
     async fn create(
         &self,
         auth: Data<&Principal>,
-        body: Json<BeliefInput>,
+        body: JsonBody<BeliefInput>,
     ) -> Handled<Json<BeliefCreated>> {
         auth.require(body.0.project.trim(), Scope::Write)?;
         let b = body.0;

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use poem::web::Data;
 use poem_openapi::{param::Query, payload::Json, ApiResponse, Object, OpenApi};
 
+use super::body::JsonBody;
 use super::error::Handled;
 use super::ApiTags;
 use crate::app::AppState;
@@ -46,7 +47,7 @@ impl DecisionsApi {
     async fn record(
         &self,
         auth: Data<&Principal>,
-        body: Json<DecisionInput>,
+        body: JsonBody<DecisionInput>,
     ) -> Handled<DecisionWritten> {
         auth.require(body.0.project.trim(), Scope::Write)?;
         let (id, applied) = self.0.capture.record_decision(&body.0).await?;

@@ -142,13 +142,9 @@ impl<E: Endpoint> Endpoint for JsonErrorsEndpoint<E> {
         if declared.is_some_and(|n| n > self.max_body) {
             return Ok(too_large());
         }
-        let mut body = None;
         if declared != Some(0) && req.method() != poem::http::Method::GET {
             match req.take_body().into_bytes_limit(self.max_body).await {
-                Ok(bytes) => {
-                    body = Some(bytes.clone());
-                    req.set_body(bytes);
-                }
+                Ok(bytes) => req.set_body(bytes),
                 Err(poem::error::ReadBodyError::PayloadTooLarge) => return Ok(too_large()),
                 Err(_) => {
                     return Ok(json_error(
@@ -162,12 +158,12 @@ impl<E: Endpoint> Endpoint for JsonErrorsEndpoint<E> {
         }
         match self.inner.call(req).await {
             Ok(out) => Ok(out.into_response()),
-            Err(err) => Ok(render(err, body.as_deref())),
+            Err(err) => Ok(render(err)),
         }
     }
 }
 
-fn render(err: poem::Error, body: Option<&[u8]>) -> Response {
+fn render(err: poem::Error) -> Response {
     use poem_openapi::error::{ContentTypeError, ParseParamError, ParseRequestPayloadError};
     let message = err.to_string();
     if let Some(p) = err.downcast_ref::<ParseParamError>() {
@@ -179,33 +175,14 @@ fn render(err: poem::Error, body: Option<&[u8]>) -> Response {
         );
     }
     if let Some(p) = err.downcast_ref::<ParseRequestPayloadError>() {
-        let parsed = body.map(serde_json::from_slice::<serde_json::Value>);
-        return match parsed {
-            Some(Ok(value)) => {
-                let field = blame(&value, &p.reason);
-                json_error(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_body",
-                    &format!(
-                        "the JSON body does not fit the schema (see /docs): {}",
-                        p.reason
-                    ),
-                    field.as_deref(),
-                )
-            }
-            Some(Err(e)) => json_error(
-                StatusCode::BAD_REQUEST,
-                "malformed_json",
-                &format!("the body is not valid JSON: {e}"),
-                None,
-            ),
-            None => json_error(
-                StatusCode::BAD_REQUEST,
-                "malformed_json",
-                "a JSON body is required",
-                None,
-            ),
-        };
+        // Bodies are decoded by `body::JsonBody`, which names the field itself; this is
+        // what any other payload type reports.
+        return json_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_body",
+            &format!("the body does not fit the schema (see /docs): {}", p.reason),
+            None,
+        );
     }
     if err.is::<ContentTypeError>() {
         return json_error(
@@ -245,66 +222,4 @@ fn render(err: poem::Error, body: Option<&[u8]>) -> Response {
         }
     };
     json_error(status, code, &text, None)
-}
-
-/// The JSON path of the value a schema error complains about (`found <value>`), when it can be
-/// found unambiguously in the body.
-fn blame(body: &serde_json::Value, reason: &str) -> Option<String> {
-    let found = reason.split("found ").nth(1)?;
-    let found = found.split(". (occurred").next()?.trim_end_matches('.');
-    let target: serde_json::Value = serde_json::from_str(found).ok()?;
-    if target.is_null() {
-        return None;
-    }
-    let mut hits = Vec::new();
-    find(body, &target, String::new(), &mut hits);
-    (hits.len() == 1).then(|| hits.remove(0))
-}
-
-fn find(v: &serde_json::Value, target: &serde_json::Value, path: String, hits: &mut Vec<String>) {
-    match v {
-        serde_json::Value::Object(map) => {
-            for (k, child) in map {
-                let p = if path.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{path}.{k}")
-                };
-                if child == target {
-                    hits.push(p.clone());
-                }
-                find(child, target, p, hits);
-            }
-        }
-        serde_json::Value::Array(items) => {
-            for (i, child) in items.iter().enumerate() {
-                let p = format!("{path}[{i}]");
-                if child == target {
-                    hits.push(p.clone());
-                }
-                find(child, target, p, hits);
-            }
-        }
-        _ => {}
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    #[test]
-    fn blames_the_unique_offending_value() {
-        let body = json!({"project": "p", "operations": [{"type": "read", "summary": 5}]});
-        let reason =
-            "Expected input type \"string\", found 5. (occurred while parsing \"OperationInput\")";
-        assert_eq!(
-            super::blame(&body, reason).as_deref(),
-            Some("operations[0].summary")
-        );
-        assert_eq!(
-            super::blame(&body, "Expected input type \"string\", found null."),
-            None
-        );
-    }
 }

@@ -11,6 +11,7 @@ use poem_openapi::{
     ApiResponse, Object, OpenApi,
 };
 
+use super::body::JsonBody;
 use super::error::Handled;
 use super::{scoped_project, ApiTags};
 use crate::app::AppState;
@@ -28,7 +29,7 @@ pub const MAX_SESSIONS_PER_RUN: u32 = 10_000;
 
 /// A run to start. `since` is a duration such as `24h`, `7d` or `30m` (≤ 32 characters);
 /// `max_sessions` 1..=10000 (default 500).
-#[derive(Object)]
+#[derive(Object, serde::Deserialize)]
 pub struct RunInput {
     pub project: String,
     /// Only sessions closed within this long (`24h`, `7d`, `30m`).
@@ -106,7 +107,7 @@ impl ExtractionApi {
     /// with `dry_run`, 200 with each prompt and its token count. 409 `extraction_running`
     /// while another run of the project is in progress.
     #[oai(path = "/extraction/runs", method = "post")]
-    async fn start(&self, auth: Data<&Principal>, body: Json<RunInput>) -> Handled<RunAnswer> {
+    async fn start(&self, auth: Data<&Principal>, body: JsonBody<RunInput>) -> Handled<RunAnswer> {
         auth.require(body.0.project.trim(), Scope::Write)?;
         let b = body.0;
         let project = validate::project("project", &b.project)?;

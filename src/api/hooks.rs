@@ -8,6 +8,7 @@ use std::sync::Arc;
 use poem::web::Data;
 use poem_openapi::{param::Query, payload::Json, Object, OpenApi};
 
+use super::body::JsonBody;
 use super::error::Handled;
 use super::ApiTags;
 use crate::app::AppState;
@@ -53,7 +54,7 @@ impl HooksApi {
         project: Query<Option<String>>,
         /// Token budget of the SessionStart context (default 1500, at most 32000; 0: none).
         budget_tokens: Query<Option<u32>>,
-        body: Json<serde_json::Value>,
+        body: JsonBody<serde_json::Value>,
     ) -> Handled<Json<HookReply>> {
         let event = mapping::parse(body.0)?;
         let project = project

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use poem::web::Data;
 use poem_openapi::{payload::Json, ApiResponse, Object, OpenApi};
 
+use super::body::JsonBody;
 use super::error::Handled;
 use super::ApiTags;
 use crate::app::AppState;
@@ -36,7 +37,7 @@ impl MemoriesApi {
     async fn remember(
         &self,
         auth: Data<&Principal>,
-        body: Json<MemoryInput>,
+        body: JsonBody<MemoryInput>,
     ) -> Handled<MemoryWritten> {
         auth.require(body.0.project.trim(), Scope::Write)?;
         let (id, applied) = self.0.capture.remember(&body.0).await?;

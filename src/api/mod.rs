@@ -2,6 +2,7 @@
 //! ([`error`]), request metrics, and the route tree with `/openapi.json` and `/docs`.
 
 pub mod beliefs;
+pub mod body;
 pub mod decisions;
 pub mod error;
 pub mod extraction;

@@ -10,6 +10,7 @@ use poem_openapi::{
     Object, OpenApi,
 };
 
+use super::body::JsonBody;
 use super::error::Handled;
 use super::{scoped_project, ApiTags};
 use crate::app::AppState;
@@ -31,7 +32,7 @@ pub struct RecallApi(pub Arc<AppState>);
 /// How the budget is split; every field optional (defaults: the seed design). `content`,
 /// `response` and `overhead` are fractions of the budget (0..1, summing to at most 1);
 /// `history`, `files` and `metadata` are relative weights within the content share (0..1).
-#[derive(Object, Default)]
+#[derive(Object, Default, serde::Deserialize)]
 pub struct AllocationInput {
     /// Share of the budget for content (default 0.6).
     pub content: Option<f64>,
@@ -49,7 +50,7 @@ pub struct AllocationInput {
 
 /// A context request: `session_id` (that session and the sessions it continues) or `task`
 /// (related sessions of the project), or both.
-#[derive(Object)]
+#[derive(Object, serde::Deserialize)]
 pub struct ContextBody {
     pub project: String,
     /// Context for this session (≤ 200 characters).
@@ -208,7 +209,7 @@ impl RecallApi {
     async fn context(
         &self,
         auth: Data<&Principal>,
-        body: Json<ContextBody>,
+        body: JsonBody<ContextBody>,
     ) -> Handled<Json<Context>> {
         let b = body.0;
         auth.require(b.project.trim(), Scope::Read)?;

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use poem::web::Data;
 use poem_openapi::{param::Query, payload::Json, Object, OpenApi};
 
+use super::body::JsonBody;
 use super::error::Handled;
 use super::ApiTags;
 use crate::app::AppState;
@@ -17,7 +18,7 @@ use crate::recall::search::{self, Hit, Mode, Weights};
 pub struct SearchApi(pub Arc<AppState>);
 
 /// A search over a project's sessions.
-#[derive(Object)]
+#[derive(Object, serde::Deserialize)]
 pub struct SearchRequest {
     /// Project id (at most 128 characters).
     pub project: String,
@@ -65,7 +66,7 @@ impl SearchApi {
     async fn search(
         &self,
         auth: Data<&Principal>,
-        body: Json<SearchRequest>,
+        body: JsonBody<SearchRequest>,
     ) -> Handled<Json<SearchResponse>> {
         let (project, query, limit) = search_input(&body.0)?;
         auth.require(&project, Scope::Read)?;

@@ -9,6 +9,7 @@ use poem_openapi::{
     ApiResponse, Object, OpenApi,
 };
 
+use super::body::JsonBody;
 use super::error::Handled;
 use super::{scoped_project, ApiTags};
 use crate::app::AppState;
@@ -56,7 +57,7 @@ impl SessionWritten {
 }
 
 /// A batch of operations. At most 1000 per request.
-#[derive(Object)]
+#[derive(Object, serde::Deserialize)]
 pub struct OperationBatch {
     pub operations: Vec<OperationInput>,
 }
@@ -93,7 +94,7 @@ impl SessionsApi {
     async fn start(
         &self,
         auth: Data<&Principal>,
-        body: Json<SessionStart>,
+        body: JsonBody<SessionStart>,
     ) -> Handled<SessionWritten> {
         auth.require(body.0.project.trim(), Scope::Write)?;
         let (id, applied) = self.0.capture.start_session(&body.0).await?;
@@ -124,7 +125,7 @@ impl SessionsApi {
         auth: Data<&Principal>,
         id: Path<String>,
         project: Query<Option<String>>,
-        body: Json<SessionClose>,
+        body: JsonBody<SessionClose>,
     ) -> Handled<SessionWritten> {
         let project = Query(scoped_project(&auth, project.0.as_deref(), Scope::Write)?);
         let id = validate::id("id", &id.0)?;
@@ -147,7 +148,7 @@ impl SessionsApi {
         project: Query<Option<String>>,
         /// Wait until the batch is in Neo4j (read-your-writes).
         sync: Query<Option<bool>>,
-        body: Json<OperationBatch>,
+        body: JsonBody<OperationBatch>,
     ) -> Handled<OperationsWritten> {
         let project = Query(scoped_project(&auth, project.0.as_deref(), Scope::Write)?);
         let (count, applied) = self
