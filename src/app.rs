@@ -69,6 +69,7 @@ impl Application {
             writer_store,
             settings.spool_dir.clone(),
             settings.spool_max_bytes,
+            settings.spool_segment_bytes,
             settings.tokenizer,
             settings.sync_wait(),
             usize::from(settings.writer_lanes),

@@ -210,6 +210,11 @@ pub struct Settings {
     #[arg(long, env = "CAIRN_SPOOL_MAX_BYTES", default_value_t = 256 * 1024 * 1024)]
     pub spool_max_bytes: u64,
 
+    /// Size of a spool segment file. Segments are written full of zeros ahead of use, so a
+    /// capture's fsync writes only its own blocks; the spool keeps the current and the next.
+    #[arg(long, env = "CAIRN_SPOOL_SEGMENT_BYTES", default_value_t = 32 * 1024 * 1024, value_parser = clap::value_parser!(u64).range(65_536..))]
+    pub spool_segment_bytes: u64,
+
     /// How long routes other than `operations` wait for their write to reach Neo4j before
     /// answering 202 (accepted, durable, applied later).
     #[arg(long, env = "CAIRN_SYNC_WAIT_MS", default_value_t = 3_000)]

@@ -180,11 +180,12 @@ impl Capture {
         writer_store: Store,
         spool_dir: PathBuf,
         spool_max_bytes: u64,
+        spool_segment_bytes: u64,
         encoding: Encoding,
         sync_wait: Duration,
         writer_lanes: usize,
     ) -> std::io::Result<(Self, writer::Writer)> {
-        let spool = Spool::open(&spool_dir, spool_max_bytes)?;
+        let spool = Spool::open(&spool_dir, spool_max_bytes, spool_segment_bytes)?;
         let state = Arc::new(State {
             sessions: Mutex::default(),
             in_flight: Mutex::default(),

@@ -4,8 +4,15 @@
 //!
 //! On disk: segment files `<start offset>.seg` holding frames `[len u32 LE][crc32 u32 LE][bytes]`,
 //! plus `cursor` (the consumed offset). Offsets are global byte positions across segments, so
-//! one `u64` names a place in the log. A torn frame at the tail (a crash mid-write, never
-//! acknowledged) is cut off when the spool is opened.
+//! one `u64` names a place in the log; a segment ends where the next one starts.
+//!
+//! Segments are preallocated: written full of zeros and synced before the first record goes
+//! in, so a record's sync writes its own blocks and nothing else (appending to a file would
+//! also make every sync write the file's size and new block map, which doubles its tail
+//! latency when the disk is busy). The next segment is prepared on a thread of its own while
+//! the current one fills. The end of the log in the last segment is where its frames stop
+//! (zeros, or a torn frame after a crash mid-write, never acknowledged, which is wiped when
+//! the spool is opened).
 
 use std::{
     fs::{self, File, OpenOptions},
@@ -15,17 +22,20 @@ use std::{
         atomic::{AtomicU64, Ordering},
         Arc,
     },
+    thread::JoinHandle,
 };
 
 use tokio::sync::{mpsc, oneshot, watch, Notify};
 
 const FRAME_HEADER: u64 = 8;
-/// A segment is closed once it passes this size; consumed segments are deleted.
-const SEGMENT_BYTES: u64 = 32 * 1024 * 1024;
+/// Smallest segment size accepted.
+pub const MIN_SEGMENT_BYTES: u64 = 64 * 1024;
 /// Largest single record (a batch of operations); requests are smaller by body limits.
 const MAX_RECORD: u64 = 64 * 1024 * 1024;
 /// Records written under one fsync at most.
 const GROUP_MAX: usize = 512;
+/// The next segment while it is being prepared (not a `.seg`: never read as part of the log).
+const SPARE: &str = "next-segment.tmp";
 
 #[derive(Debug, thiserror::Error)]
 pub enum SpoolError {
@@ -43,6 +53,8 @@ struct Shared {
     appended: AtomicU64,
     /// Everything before this is in Neo4j.
     consumed: AtomicU64,
+    /// Start of the segment being written; set before any record in it is published.
+    active: AtomicU64,
     max_bytes: u64,
     new_data: Notify,
     committed: watch::Sender<u64>,
@@ -61,9 +73,13 @@ pub struct Spool {
 }
 
 impl Spool {
-    /// Opens (or creates) the spool in `dir`, repairs a torn tail and starts the appender thread.
-    pub fn open(dir: &Path, max_bytes: u64) -> io::Result<Self> {
+    /// Opens (or creates) the spool in `dir`, wipes a torn tail and starts the appender thread.
+    /// It holds at most `max_bytes` not yet consumed, in preallocated segments of
+    /// `segment_bytes` (at least [`MIN_SEGMENT_BYTES`]).
+    pub fn open(dir: &Path, max_bytes: u64, segment_bytes: u64) -> io::Result<Self> {
+        let segment_bytes = segment_bytes.max(MIN_SEGMENT_BYTES);
         fs::create_dir_all(dir)?;
+        let _ = fs::remove_file(dir.join(SPARE));
         let consumed = read_cursor(dir)?;
         let mut segments = list_segments(dir)?;
         if segments.is_empty() {
@@ -72,12 +88,19 @@ impl Spool {
             segments.push(consumed);
         }
         let last = *segments.last().expect("at least one segment");
-        let valid = valid_length(&segment_path(dir, last))?;
-        let file = OpenOptions::new()
-            .write(true)
-            .open(segment_path(dir, last))?;
-        file.set_len(valid)?;
+        let path = segment_path(dir, last);
+        let valid = valid_length(&path)?;
+        let mut file = OpenOptions::new().read(true).write(true).open(&path)?;
+        let len = file.metadata()?.len();
+        if !zeros_from(&mut file, valid, len)? {
+            tracing::warn!(path = %path.display(), kept_bytes = valid, "wiped a torn record from the spool tail");
+            zero_fill(&file, valid, len)?;
+        }
+        if len < segment_bytes {
+            zero_fill(&file, len, segment_bytes)?;
+        }
         file.sync_all()?;
+        file.seek(SeekFrom::Start(valid))?;
         let appended = last + valid;
         let consumed = consumed.clamp(segments[0], appended);
         let (committed, _) = watch::channel(consumed);
@@ -85,20 +108,19 @@ impl Spool {
             dir: dir.to_path_buf(),
             appended: AtomicU64::new(appended),
             consumed: AtomicU64::new(consumed),
+            active: AtomicU64::new(last),
             max_bytes,
             new_data: Notify::new(),
             committed,
         });
         let (tx, rx) = mpsc::channel(4096);
         let writer = Appender {
+            spare: Some(prepare_spare(dir, segment_bytes)?),
             shared: shared.clone(),
             segment_start: last,
-            file: BufWriter::with_capacity(
-                1 << 20,
-                OpenOptions::new()
-                    .append(true)
-                    .open(segment_path(dir, last))?,
-            ),
+            segment_len: len.max(segment_bytes),
+            segment_bytes,
+            file: BufWriter::with_capacity(1 << 20, file),
             rx,
         };
         std::thread::Builder::new()
@@ -109,6 +131,10 @@ impl Spool {
 
     /// Appends one record; resolves to its end offset once it is on disk.
     pub async fn append(&self, payload: Vec<u8>) -> Result<u64, SpoolError> {
+        if payload.is_empty() {
+            // An empty frame would read as the zeros past the end of the log.
+            return Err(SpoolError::Io(io::Error::other("an empty spool record")));
+        }
         let used = self.used_bytes();
         let need = payload.len() as u64 + FRAME_HEADER;
         if used + need > self.shared.max_bytes || need > MAX_RECORD {
@@ -124,7 +150,6 @@ impl Spool {
             .map_err(|_| SpoolError::Closed)?;
         rx.await.map_err(|_| SpoolError::Closed)?
     }
-
     /// Bytes written but not yet consumed.
     pub fn used_bytes(&self) -> u64 {
         self.appended()
@@ -183,8 +208,13 @@ impl Spool {
 struct Appender {
     shared: Arc<Shared>,
     segment_start: u64,
+    /// Bytes the segment's file holds, zeros included.
+    segment_len: u64,
+    segment_bytes: u64,
     file: BufWriter<File>,
     rx: mpsc::Receiver<AppendRequest>,
+    /// The next segment, being zero-filled.
+    spare: Option<JoinHandle<io::Result<()>>>,
 }
 
 impl Appender {
@@ -198,7 +228,14 @@ impl Appender {
                 }
             }
             let start = self.shared.appended.load(Ordering::Acquire);
-            match self.write_group(&group, start) {
+            let bytes: u64 = group
+                .iter()
+                .map(|r| FRAME_HEADER + r.payload.len() as u64)
+                .sum();
+            let result = self
+                .make_room(start, bytes)
+                .and_then(|()| self.write_group(&group, start));
+            match result {
                 Ok(ends) => {
                     let end = *ends.last().expect("group is not empty");
                     self.shared.appended.store(end, Ordering::Release);
@@ -208,17 +245,10 @@ impl Appender {
                     for (req, end) in group.into_iter().zip(ends) {
                         let _ = req.reply.send(Ok(end));
                     }
-                    if end - self.segment_start >= SEGMENT_BYTES {
-                        if let Err(err) = self.rotate(end) {
-                            tracing::error!(error = %err, "could not start a new spool segment");
-                        }
-                    }
                 }
                 Err(err) => {
                     tracing::error!(error = %err, "spool write failed; the batch was not acknowledged");
-                    // Cut anything partially written so the log stays a sequence of whole frames.
-                    let _ = self.file.get_ref().set_len(start - self.segment_start);
-                    let _ = self.file.get_mut().seek(SeekFrom::End(0));
+                    self.wipe_from(start, bytes);
                     for req in group {
                         let _ = req.reply.send(Err(SpoolError::Io(io::Error::new(
                             err.kind(),
@@ -230,6 +260,43 @@ impl Appender {
         }
         let _ = self.file.flush();
         let _ = self.file.get_ref().sync_data();
+    }
+
+    /// Starts the next segment at `at` when `bytes` more would not fit in this one (a record
+    /// larger than a segment gets one of its own, which grows).
+    fn make_room(&mut self, at: u64, bytes: u64) -> io::Result<()> {
+        let used = at - self.segment_start;
+        if used == 0 || used + bytes <= self.segment_len {
+            return Ok(());
+        }
+        let path = segment_path(&self.shared.dir, at);
+        let spare = self.spare.take().map(|h| {
+            h.join()
+                .unwrap_or_else(|_| Err(io::Error::other("the segment preparer panicked")))
+        });
+        match spare {
+            Some(Ok(())) => fs::rename(self.shared.dir.join(SPARE), &path)?,
+            Some(Err(err)) => {
+                tracing::warn!(error = %err, "no preallocated spool segment; the next one grows as it is written");
+                File::create(&path)?;
+            }
+            None => {
+                File::create(&path)?;
+            }
+        }
+        sync_dir(&self.shared.dir)?;
+        let file = OpenOptions::new().write(true).open(&path)?;
+        self.segment_len = file.metadata()?.len();
+        self.file = BufWriter::with_capacity(1 << 20, file);
+        self.segment_start = at;
+        self.shared.active.store(at, Ordering::Release);
+        match prepare_spare(&self.shared.dir, self.segment_bytes) {
+            Ok(h) => self.spare = Some(h),
+            Err(err) => {
+                tracing::warn!(error = %err, "could not start preparing the next spool segment")
+            }
+        }
+        Ok(())
     }
 
     fn write_group(&mut self, group: &[AppendRequest], start: u64) -> io::Result<Vec<u64>> {
@@ -249,16 +316,31 @@ impl Appender {
         self.file.flush()?;
         self.file.get_ref().sync_data()?;
         metrics::histogram!("cairn_spool_sync_seconds").record(started.elapsed().as_secs_f64());
+        self.segment_len = self.segment_len.max(pos - self.segment_start);
         Ok(ends)
     }
 
-    fn rotate(&mut self, at: u64) -> io::Result<()> {
-        let path = segment_path(&self.shared.dir, at);
-        let file = OpenOptions::new().create(true).append(true).open(&path)?;
-        sync_dir(&self.shared.dir)?;
-        self.file = BufWriter::with_capacity(1 << 20, file);
-        self.segment_start = at;
-        Ok(())
+    /// After a failed write: drops what was buffered and zeros what may have reached the file
+    /// from `start` on, so the log stays a sequence of whole frames; the next write goes there.
+    fn wipe_from(&mut self, start: u64, bytes: u64) {
+        if start < self.segment_start {
+            return;
+        }
+        let clone = match self.file.get_ref().try_clone() {
+            Ok(f) => f,
+            Err(err) => {
+                tracing::error!(error = %err, "could not reset the spool after a failed write");
+                return;
+            }
+        };
+        // The old writer's buffer is dropped unwritten.
+        let _ = std::mem::replace(&mut self.file, BufWriter::with_capacity(1 << 20, clone))
+            .into_parts();
+        let from = start - self.segment_start;
+        if let Err(err) = zero_fill(self.file.get_ref(), from, from + bytes) {
+            tracing::error!(error = %err, "could not wipe a failed spool write; it is wiped when the spool is next opened");
+        }
+        let _ = self.file.get_mut().seek(SeekFrom::Start(from));
     }
 }
 
@@ -266,7 +348,15 @@ impl Appender {
 pub struct SpoolReader {
     shared: Arc<Shared>,
     pos: u64,
-    file: Option<(u64, File)>,
+    file: Option<Segment>,
+}
+
+/// A segment open for reading: where it starts, where the next one starts (once there is
+/// one), and the file.
+struct Segment {
+    start: u64,
+    end: Option<u64>,
+    file: File,
 }
 
 /// One record read back: where it ends (commit up to there) and its bytes.
@@ -297,15 +387,19 @@ impl SpoolReader {
     }
 
     fn read_one(&mut self) -> io::Result<Record> {
-        let needs_open = match &self.file {
-            Some((start, f)) => {
-                let len = f.metadata()?.len();
-                self.pos >= start + len
+        let active = self.shared.active.load(Ordering::Acquire);
+        let dir = &self.shared.dir;
+        let needs_open = match &mut self.file {
+            Some(seg) => {
+                if seg.end.is_none() && seg.start != active {
+                    seg.end = next_segment(dir, seg.start)?;
+                }
+                seg.end.is_some_and(|end| self.pos >= end)
             }
             None => true,
         };
         if needs_open {
-            let segments = list_segments(&self.shared.dir)?;
+            let segments = list_segments(dir)?;
             let start = segments
                 .iter()
                 .rev()
@@ -314,18 +408,19 @@ impl SpoolReader {
                 .ok_or_else(|| {
                     io::Error::other(format!("no spool segment holds offset {}", self.pos))
                 })?;
-            let mut f = File::open(segment_path(&self.shared.dir, start))?;
-            f.seek(SeekFrom::Start(self.pos - start))?;
-            self.file = Some((start, f));
+            let mut file = File::open(segment_path(dir, start))?;
+            file.seek(SeekFrom::Start(self.pos - start))?;
+            let end = segments.iter().find(|s| **s > start).copied();
+            self.file = Some(Segment { start, end, file });
         }
-        let (_, f) = self.file.as_mut().expect("opened above");
+        let f = &mut self.file.as_mut().expect("opened above").file;
         let mut header = [0u8; 8];
         f.read_exact(&mut header)?;
         let len = u32::from_le_bytes(header[..4].try_into().expect("4 bytes"));
         let crc = u32::from_le_bytes(header[4..].try_into().expect("4 bytes"));
         let mut payload = vec![0u8; len as usize];
         f.read_exact(&mut payload)?;
-        if crc32fast::hash(&payload) != crc {
+        if len == 0 || crc32fast::hash(&payload) != crc {
             return Err(io::Error::other(format!(
                 "spool record at {} fails its checksum",
                 self.pos
@@ -359,10 +454,15 @@ fn list_segments(dir: &Path) -> io::Result<Vec<u64>> {
     Ok(out)
 }
 
-/// Length of the prefix of a segment made of whole, checksummed frames.
+/// Start of the segment after the one at `start`, if there is one yet.
+fn next_segment(dir: &Path, start: u64) -> io::Result<Option<u64>> {
+    Ok(list_segments(dir)?.into_iter().find(|s| *s > start))
+}
+
+/// Length of the prefix of a segment made of whole, checksummed, non-empty frames.
 fn valid_length(path: &Path) -> io::Result<u64> {
-    let mut f = File::open(path)?;
-    let total = f.metadata()?.len();
+    let mut f = io::BufReader::with_capacity(1 << 20, File::open(path)?);
+    let total = f.get_ref().metadata()?.len();
     let mut pos = 0u64;
     let mut header = [0u8; 8];
     loop {
@@ -372,7 +472,7 @@ fn valid_length(path: &Path) -> io::Result<u64> {
         f.read_exact(&mut header)?;
         let len = u64::from(u32::from_le_bytes(header[..4].try_into().expect("4 bytes")));
         let crc = u32::from_le_bytes(header[4..].try_into().expect("4 bytes"));
-        if pos + FRAME_HEADER + len > total {
+        if len == 0 || pos + FRAME_HEADER + len > total {
             break;
         }
         let mut payload = vec![0u8; len as usize];
@@ -382,10 +482,48 @@ fn valid_length(path: &Path) -> io::Result<u64> {
         }
         pos += FRAME_HEADER + len;
     }
-    if pos < total {
-        tracing::warn!(path = %path.display(), kept_bytes = pos, dropped_bytes = total - pos, "cut a torn record from the spool tail");
-    }
     Ok(pos)
+}
+
+/// Whether the file holds only zeros from `from` to `to`.
+fn zeros_from(f: &mut File, from: u64, to: u64) -> io::Result<bool> {
+    f.seek(SeekFrom::Start(from))?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut left = to.saturating_sub(from);
+    while left > 0 {
+        let n = left.min(buf.len() as u64) as usize;
+        f.read_exact(&mut buf[..n])?;
+        if buf[..n].iter().any(|b| *b != 0) {
+            return Ok(false);
+        }
+        left -= n as u64;
+    }
+    Ok(true)
+}
+
+/// Writes zeros over `from..to` of `f` (growing it if needed); the caller syncs.
+fn zero_fill(f: &File, from: u64, to: u64) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let zeros = vec![0u8; 1 << 20];
+    let mut at = from;
+    while at < to {
+        let n = (to - at).min(zeros.len() as u64) as usize;
+        f.write_all_at(&zeros[..n], at)?;
+        at += n as u64;
+    }
+    Ok(())
+}
+
+/// Starts zero-filling the next segment (`SPARE`) on a thread of its own.
+fn prepare_spare(dir: &Path, len: u64) -> io::Result<JoinHandle<io::Result<()>>> {
+    let path = dir.join(SPARE);
+    std::thread::Builder::new()
+        .name("cairn-spool-prep".into())
+        .spawn(move || {
+            let f = File::create(&path)?;
+            zero_fill(&f, 0, len)?;
+            f.sync_all()
+        })
 }
 
 fn read_cursor(dir: &Path) -> io::Result<u64> {
@@ -418,7 +556,7 @@ mod tests {
     #[tokio::test]
     async fn appends_read_back_in_order_and_survive_reopen_with_torn_tail() {
         let dir = tempfile::tempdir().unwrap();
-        let spool = Spool::open(dir.path(), 1 << 20).unwrap();
+        let spool = Spool::open(dir.path(), 1 << 20, MIN_SEGMENT_BYTES).unwrap();
         let mut ends = Vec::new();
         for i in 0..10u8 {
             ends.push(spool.append(vec![i; 100]).await.unwrap());
@@ -430,16 +568,20 @@ mod tests {
         spool.commit(batch[3].end).unwrap();
         drop(spool);
 
-        // A torn frame at the tail, as after a crash mid-write.
+        // A torn frame at the tail, as after a crash mid-write: a header claiming 50 bytes,
+        // two of them written, then stale bytes further on.
         let seg = list_segments(dir.path()).unwrap()[0];
-        let mut f = OpenOptions::new()
-            .append(true)
+        let f = OpenOptions::new()
+            .write(true)
             .open(segment_path(dir.path(), seg))
             .unwrap();
-        f.write_all(&[50, 0, 0, 0, 1, 2]).unwrap();
+        use std::os::unix::fs::FileExt;
+        f.write_all_at(&[50, 0, 0, 0, 1, 2, 3, 4, 9, 9], ends[9] - seg)
+            .unwrap();
+        f.write_all_at(&[7; 30], ends[9] - seg + 100).unwrap();
         drop(f);
 
-        let spool = Spool::open(dir.path(), 1 << 20).unwrap();
+        let spool = Spool::open(dir.path(), 1 << 20, MIN_SEGMENT_BYTES).unwrap();
         assert_eq!(spool.consumed(), ends[3]);
         assert_eq!(spool.appended(), ends[9]);
         let rest = spool.reader().read_batch(100, usize::MAX).unwrap();
@@ -447,12 +589,81 @@ mod tests {
         assert_eq!(rest[0].payload, vec![4u8; 100]);
         let next = spool.append(vec![42; 10]).await.unwrap();
         assert_eq!(next, ends[9] + 18);
+        drop(spool);
+
+        // The torn bytes were wiped: nothing past the new record reads as a frame.
+        let spool = Spool::open(dir.path(), 1 << 20, MIN_SEGMENT_BYTES).unwrap();
+        assert_eq!(spool.appended(), next);
+        assert_eq!(spool.reader().read_batch(100, usize::MAX).unwrap().len(), 7);
+    }
+
+    #[tokio::test]
+    async fn segments_are_preallocated_and_read_across_after_rotation_and_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let seg_bytes = MIN_SEGMENT_BYTES;
+        let spool = Spool::open(dir.path(), 16 << 20, seg_bytes).unwrap();
+        let first = list_segments(dir.path()).unwrap();
+        assert_eq!(first.len(), 1);
+        let len = |s: u64| fs::metadata(segment_path(dir.path(), s)).unwrap().len();
+        assert_eq!(
+            len(first[0]),
+            seg_bytes,
+            "written full of zeros ahead of use"
+        );
+        spool.append(vec![1; 1000]).await.unwrap();
+        assert_eq!(len(first[0]), seg_bytes, "a record does not grow the file");
+
+        // Read while it rotates: ~5 segments' worth, a record larger than a segment included.
+        let mut reader = spool.reader();
+        let mut read = vec![reader.read_batch(100, usize::MAX).unwrap().len()];
+        let mut expected = vec![vec![1u8; 1000]];
+        for i in 0..300u32 {
+            let size = if i == 150 {
+                seg_bytes as usize + 10
+            } else {
+                1000 + i as usize
+            };
+            let payload = vec![(i % 251) as u8 + 1; size];
+            spool.append(payload.clone()).await.unwrap();
+            expected.push(payload);
+            if i % 40 == 0 {
+                read.push(reader.read_batch(1000, usize::MAX).unwrap().len());
+            }
+        }
+        read.push(reader.read_batch(1000, usize::MAX).unwrap().len());
+        assert_eq!(read.iter().sum::<usize>(), expected.len());
+        let segments = list_segments(dir.path()).unwrap();
+        assert!(segments.len() >= 5, "{segments:?}");
+        let end = spool.appended();
+        drop(spool);
+
+        let spool = Spool::open(dir.path(), 16 << 20, seg_bytes).unwrap();
+        assert_eq!(spool.appended(), end);
+        let all: Vec<Vec<u8>> = spool
+            .reader()
+            .read_batch(1000, usize::MAX)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.payload)
+            .collect();
+        assert_eq!(all, expected);
+
+        // Consumed segments are deleted; the one holding the end stays.
+        spool.commit(end).unwrap();
+        assert_eq!(list_segments(dir.path()).unwrap().len(), 1);
+        let next = spool.append(vec![5; 10]).await.unwrap();
+        assert_eq!(next, end + 18);
+        let mut reader = spool.reader();
+        assert_eq!(
+            reader.read_batch(10, usize::MAX).unwrap()[0].payload,
+            vec![5; 10]
+        );
     }
 
     #[tokio::test]
     async fn refuses_past_its_limit() {
         let dir = tempfile::tempdir().unwrap();
-        let spool = Spool::open(dir.path(), 300).unwrap();
+        let spool = Spool::open(dir.path(), 300, MIN_SEGMENT_BYTES).unwrap();
         spool.append(vec![0; 200]).await.unwrap();
         assert!(matches!(
             spool.append(vec![0; 200]).await,

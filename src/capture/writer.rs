@@ -86,11 +86,13 @@ impl Writer {
                 }
             }
             self.state.set_writer_ok(true);
-            if let Err(err) = self.spool.commit(end) {
-                tracing::error!(error = %err, "could not persist the spool cursor; records may be replayed (harmlessly) after a restart");
-            }
+            // What the writes changed is known before anyone waiting on the commit is woken:
+            // a session purged and started again must not be found in the cache.
             for cmd in commands.iter().filter_map(|(_, c)| c.as_ref()) {
                 self.state.applied(cmd);
+            }
+            if let Err(err) = self.spool.commit(end) {
+                tracing::error!(error = %err, "could not persist the spool cursor; records may be replayed (harmlessly) after a restart");
             }
         }
     }

@@ -25,6 +25,9 @@ pub fn settings(spool: &Path, neo4j_uri: Option<&str>) -> Settings {
         spool.display().to_string(),
         "--neo4j-timeout-ms".into(),
         "3000".into(),
+        // Small preallocated segments: many apps start in parallel, and rotation gets used.
+        "--spool-segment-bytes".into(),
+        "262144".into(),
     ];
     if let Some(uri) = neo4j_uri {
         args.push("--neo4j-uri".into());
