@@ -52,7 +52,16 @@ impl Application {
                 settings.bind
             );
         }
-        let store = Store::connect(&settings.neo4j).context("invalid Neo4j settings")?;
+        // The configured connections are shared out: the capture writer's own pool gets one per
+        // lane plus one for purges outside its transactions (at most half), requests the rest.
+        // More connections in all would only make Neo4j juggle more transactions at once.
+        let total = settings.neo4j.max_connections.max(2);
+        let mut writer_neo4j = settings.neo4j.clone();
+        writer_neo4j.max_connections = (usize::from(settings.writer_lanes) + 1).min(total / 2);
+        let mut request_neo4j = settings.neo4j.clone();
+        request_neo4j.max_connections = total - writer_neo4j.max_connections;
+        let store = Store::connect(&request_neo4j).context("invalid Neo4j settings")?;
+        let writer_store = Store::connect(&writer_neo4j).context("invalid Neo4j settings")?;
         let auth = Arc::new(Authenticator::new(
             store.clone(),
             settings.insecure_no_auth,
@@ -60,10 +69,6 @@ impl Application {
             settings.rate_limit_burst,
             Duration::from_secs(settings.key_recheck_secs),
         ));
-        // The writer's own pool: a connection per lane, one for purges outside its transactions.
-        let mut writer_neo4j = settings.neo4j.clone();
-        writer_neo4j.max_connections = usize::from(settings.writer_lanes) + 1;
-        let writer_store = Store::connect(&writer_neo4j).context("invalid Neo4j settings")?;
         let (capture, writer) = Capture::open(
             store.clone(),
             writer_store,

@@ -61,7 +61,8 @@ pub struct Neo4jSettings {
         default_value_t = 10_000
     )]
     pub timeout_ms: u64,
-    /// Connections in the pool.
+    /// Connections cairn opens to Neo4j in all: the capture writer gets one per lane plus
+    /// one (at most half of them), request handlers the rest.
     #[arg(
         long = "neo4j-max-connections",
         env = "CAIRN_NEO4J_MAX_CONNECTIONS",
