@@ -12,14 +12,16 @@
 //! - [`app`] — `Application::build` → `port()` → `run_until_stopped()`; shutdown and
 //!   background tasks (schema, idle-session sweep).
 //! - [`auth`] — API keys (hashed), scopes, per-key rate limits; the `/v1` and `/mcp` guard.
-//! - [`api`] — one `#[OpenApi]` struct per resource, JSON errors, request metrics.
+//! - [`api`] — one `#[OpenApi]` struct per resource, JSON errors, request metrics; request
+//!   bodies decoded in one serde pass (`api::body`).
 //! - [`cli`] — one file per `cairn` subcommand.
-//! - [`domain`] — operations, decisions, memories; validation and size limits; paths;
+//! - [`domain`] — operations, decisions, memories; validation (field paths named lazily,
+//!   `domain::field`) and size limits; paths;
 //!   token counting (tiktoken); conviction math; context budgets (`domain::budget`).
-//! - [`capture`] — the write path: durable spool (fsync, group commit) and the writer that
-//!   drains it into Neo4j in order, over a few lanes of transactions (a session never split);
-//!   the writer's CPU work (decoding, token counts) runs on a lower-priority thread, and new
-//!   operations lean on the unique id constraint rather than a lookup.
+//! - [`capture`] — the write path: durable spool (preallocated segments, fsync, group commit)
+//!   and the writer that drains it into Neo4j in order, over a few lanes of transactions (a
+//!   session never split); the writer runs on a thread of its own at lower CPU priority with
+//!   its own connections, and new operations lean on the unique id constraint, not a lookup.
 //! - [`bench`] — `cairn bench …`: ingest, recall, search, load and growth against the real
 //!   Neo4j with same-run baselines; `faults` (outage, SIGKILL, full spool, LLM failures, slow
 //!   Neo4j, each ending with an exactly-once check) through the Neo4j `proxy` tests use too.
