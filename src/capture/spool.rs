@@ -274,19 +274,20 @@ impl Appender {
             h.join()
                 .unwrap_or_else(|_| Err(io::Error::other("the segment preparer panicked")))
         });
-        match spare {
-            Some(Ok(())) => fs::rename(self.shared.dir.join(SPARE), &path)?,
-            Some(Err(err)) => {
-                tracing::warn!(error = %err, "no preallocated spool segment; the next one grows as it is written");
-                File::create(&path)?;
-            }
-            None => {
-                File::create(&path)?;
-            }
+        let renamed = match spare {
+            Some(Ok(())) => fs::rename(self.shared.dir.join(SPARE), &path),
+            Some(Err(err)) => Err(err),
+            None => Err(io::Error::other("no segment was being prepared")),
+        };
+        if let Err(err) = renamed {
+            // Not worth refusing a capture over: this segment grows as it is written.
+            tracing::warn!(error = %err, "no preallocated spool segment; the next one grows as it is written");
+            File::create(&path)?;
         }
         sync_dir(&self.shared.dir)?;
         let file = OpenOptions::new().write(true).open(&path)?;
-        self.segment_len = file.metadata()?.len();
+        // A segment that grows still holds a segment's worth before the next rotation.
+        self.segment_len = file.metadata()?.len().max(self.segment_bytes);
         self.file = BufWriter::with_capacity(1 << 20, file);
         self.segment_start = at;
         self.shared.active.store(at, Ordering::Release);
@@ -658,6 +659,35 @@ mod tests {
             reader.read_batch(10, usize::MAX).unwrap()[0].payload,
             vec![5; 10]
         );
+    }
+
+    #[tokio::test]
+    async fn without_a_prepared_segment_the_next_one_grows_and_still_holds_a_segments_worth() {
+        let dir = tempfile::tempdir().unwrap();
+        let spool = Spool::open(dir.path(), 16 << 20, MIN_SEGMENT_BYTES).unwrap();
+        // Let the spare finish, then take it away: the rotation must fall back, not fail.
+        spool.append(vec![1; 100]).await.unwrap();
+        for _ in 0..200 {
+            if fs::metadata(dir.path().join(SPARE)).is_ok_and(|m| m.len() == MIN_SEGMENT_BYTES) {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        fs::remove_file(dir.path().join(SPARE)).unwrap();
+        let mut n = 1;
+        while spool.appended() < MIN_SEGMENT_BYTES * 3 / 2 {
+            spool.append(vec![2; 1000]).await.unwrap();
+            n += 1;
+        }
+        let segments = list_segments(dir.path()).unwrap();
+        assert_eq!(
+            segments.len(),
+            2,
+            "one rotation, not one per write: {segments:?}"
+        );
+        let read = spool.reader().read_batch(10_000, usize::MAX).unwrap();
+        assert_eq!(read.len(), n);
     }
 
     #[tokio::test]
