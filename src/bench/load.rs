@@ -99,6 +99,12 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<()> {
     .await;
     let elapsed = started.elapsed();
     let peak = server.peak_rss_mb();
+    let server_metrics = http
+        .get(server.url("/metrics"))
+        .send()
+        .await?
+        .text()
+        .await?;
 
     let mut total = 0u64;
     let mut errors = 0u64;
@@ -140,12 +146,41 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<()> {
         total as f64 / elapsed.as_secs_f64(),
         peak.map_or("unknown".into(), |mb| format!("{mb:.1}"))
     );
+    report_writer(&server_metrics);
     let _ = http
         .delete(format!("{base}/v1/projects/{project}"))
         .send()
         .await;
     server.stop().await;
     Ok(())
+}
+
+/// What the server's own metrics say about the run: how the capture writer shared Neo4j with
+/// the reads (its transactions, their size and commit time) and what each query cost.
+fn report_writer(metrics: &str) {
+    use super::{histogram_count, histogram_mean, histogram_mean_ms};
+    let fmt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
+    println!(
+        "server: {} writer transactions, {} operations each, commit {} ms; {} neo4j queries, {} ms each",
+        fmt(histogram_count(metrics, "cairn_writer_batch_operations", "")),
+        fmt(histogram_mean(metrics, "cairn_writer_batch_operations", "")),
+        fmt(histogram_mean_ms(metrics, "cairn_writer_commit_seconds", "")),
+        fmt(histogram_count(metrics, "cairn_neo4j_query_seconds", "")),
+        fmt(histogram_mean_ms(metrics, "cairn_neo4j_query_seconds", "")),
+    );
+    let counter = |name: &str| {
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    let acked = counter("cairn_capture_operations_total");
+    let written = counter("cairn_writer_operations_total");
+    println!(
+        "capture: {acked:.0} operations acknowledged, {written:.0} in Neo4j at the end ({:.0} still spooled)",
+        (acked - written).max(0.0)
+    );
 }
 
 #[allow(clippy::too_many_arguments)]

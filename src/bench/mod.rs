@@ -126,14 +126,20 @@ pub fn ms(d: Duration) -> f64 {
 /// Mean of a histogram series in Prometheus text (`name{labels}` as rendered, e.g.
 /// `cairn_capture_ack_seconds{stage="spool"}`), from its `_sum` and `_count`.
 pub fn histogram_mean(text: &str, name: &str, labels: &str) -> Option<f64> {
-    let value = |suffix: &str| {
-        let key = format!("{name}_{suffix}{labels} ");
-        text.lines()
-            .find_map(|l| l.strip_prefix(key.as_str()))
-            .and_then(|v| v.trim().parse::<f64>().ok())
-    };
-    let count = value("count")?;
-    (count > 0.0).then(|| value("sum").unwrap_or(0.0) / count)
+    let count = histogram_count(text, name, labels)?;
+    (count > 0.0).then(|| histogram_value(text, name, "sum", labels).unwrap_or(0.0) / count)
+}
+
+/// How many values a histogram series of Prometheus text holds.
+pub fn histogram_count(text: &str, name: &str, labels: &str) -> Option<f64> {
+    histogram_value(text, name, "count", labels)
+}
+
+fn histogram_value(text: &str, name: &str, suffix: &str, labels: &str) -> Option<f64> {
+    let key = format!("{name}_{suffix}{labels} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(key.as_str()))
+        .and_then(|v| v.trim().parse::<f64>().ok())
 }
 
 /// [`histogram_mean`] of a series in seconds, in milliseconds.
@@ -160,5 +166,6 @@ mod tests {
         assert_eq!(histogram_mean_ms(text, "x", "{stage=\"a\"}"), Some(125.0));
         assert_eq!(histogram_mean_ms(text, "x", "{stage=\"b\"}"), None);
         assert_eq!(histogram_mean_ms(text, "y", ""), None);
+        assert_eq!(histogram_count(text, "x", "{stage=\"a\"}"), Some(4.0));
     }
 }

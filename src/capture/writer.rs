@@ -148,7 +148,13 @@ impl Writer {
                     tracing::debug!(error = %err, "writer transaction lost a lock conflict; retrying");
                     tokio::time::sleep(jitter(Duration::from_millis(20))).await;
                 }
-                Err(err) if err.is_unavailable() => {
+                Err(err) if err.is_rejection() => {
+                    tracing::warn!(error = %err, records = part.len(), "batch rejected; applying its records one by one");
+                    return self.isolate(part, &shutdown).await;
+                }
+                Err(err) => {
+                    // Unreachable, too slow, or failing for a reason that is not the batch's:
+                    // what was acknowledged waits in the spool until Neo4j takes it.
                     self.state.set_writer_ok(false);
                     let stop = stopping(&shutdown);
                     if stop {
@@ -163,16 +169,12 @@ impl Writer {
                             return false;
                         }
                     }
-                    tracing::warn!(error = %err, retry_in_ms = backoff.as_millis() as u64, "neo4j unreachable; capture is spooling");
+                    tracing::warn!(error = %err, retry_in_ms = backoff.as_millis() as u64, "neo4j unreachable or failing; capture is spooling");
                     tokio::select! {
                         _ = tokio::time::sleep(backoff) => {}
                         _ = shutdown.changed(), if !stop => {}
                     }
                     backoff = (backoff * 2).min(Duration::from_secs(2));
-                }
-                Err(err) => {
-                    tracing::warn!(error = %err, records = part.len(), "batch rejected; applying its records one by one");
-                    return self.isolate(part, &shutdown).await;
                 }
             }
         }
@@ -219,15 +221,15 @@ impl Writer {
             loop {
                 match self.apply_all(&[(end, cmd)], Ids::Lookup).await {
                     Ok(()) => break,
-                    Err(err) if err.is_unavailable() => {
+                    Err(err) if err.is_rejection() => {
+                        self.dead_letter(end, cmd, &err.to_string());
+                        break;
+                    }
+                    Err(_) => {
                         if stopping(shutdown) {
                             return false;
                         }
                         tokio::time::sleep(Duration::from_millis(500)).await;
-                    }
-                    Err(err) => {
-                        self.dead_letter(end, cmd, &err.to_string());
-                        break;
                     }
                 }
             }

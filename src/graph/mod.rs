@@ -45,6 +45,37 @@ impl StoreError {
         }
     }
 
+    /// True when the statement itself was refused and sending it again would fail the same
+    /// way: Neo4j named it invalid (syntax, types, a constraint), or a parameter could not be
+    /// encoded or a row decoded. Timeouts, lost connections and refused credentials are not
+    /// the statement's fault.
+    pub fn is_rejection(&self) -> bool {
+        use neo4rs::Error as E;
+        match self {
+            Self::Timeout(_) => false,
+            Self::Decode(_) | Self::Encode(_) => true,
+            Self::Neo4j(E::Neo4j(e)) => e
+                .code()
+                .strip_prefix("Neo.ClientError.")
+                .is_some_and(|rest| {
+                    ["Statement.", "Schema.", "Request."]
+                        .iter()
+                        .any(|class| rest.starts_with(class))
+                }),
+            Self::Neo4j(
+                E::StringTooLong
+                | E::MapTooBig
+                | E::BytesTooBig
+                | E::ListTooLong
+                | E::InvalidInteger(..)
+                | E::IntegerOverflow(..)
+                | E::ConversionError
+                | E::DeserializationError(_),
+            ) => true,
+            Self::Neo4j(_) => false,
+        }
+    }
+
     /// A write that would have stored a second node with a unique key (an operation id
     /// stored already, say).
     pub fn is_duplicate(&self) -> bool {
@@ -62,6 +93,11 @@ pub fn is_unavailable(err: &neo4rs::Error) -> bool {
     match err {
         E::IOError { .. }
         | E::ConnectionError
+        | E::ConnectionTimedOut
+        | E::RequestIgnoredError
+        | E::ServerUnavailableError(_)
+        | E::RoutingTableError(_)
+        | E::RoutingTableRefreshFailed(_)
         | E::IncompleteBoltExchange
         | E::AuthenticationError(_) => true,
         E::Neo4j(e) => {
@@ -100,7 +136,9 @@ impl Store {
             .user(settings.user.as_str())
             .password(settings.password.0.as_str())
             .max_connections(settings.max_connections)
-            .connection_timeout(Duration::from_millis(settings.timeout_ms.min(5_000)))
+            // neo4rs bounds every reply by this too, not only the connect: a shorter value
+            // would cut a slow statement off before the query deadline (`bounded`) does.
+            .connection_timeout(settings.timeout())
             .fetch_size(2_000)
             .build()?;
         Ok(Self {
@@ -265,4 +303,31 @@ pub fn statement(text: &'static str) -> Query {
 /// Milliseconds since the Unix epoch: how cairn stores instants (sortable, index-friendly).
 pub fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slow_or_lost_neo4j_is_unavailable_never_a_rejection() {
+        use neo4rs::Error as E;
+        for err in [
+            StoreError::Timeout(Duration::from_secs(1)),
+            StoreError::Neo4j(E::ConnectionTimedOut),
+            StoreError::Neo4j(E::ConnectionError),
+            StoreError::Neo4j(E::RequestIgnoredError),
+            StoreError::Neo4j(E::IncompleteBoltExchange),
+        ] {
+            assert!(err.is_unavailable(), "{err}");
+            assert!(!err.is_rejection(), "{err}");
+        }
+    }
+
+    #[test]
+    fn what_cannot_be_encoded_is_a_rejection() {
+        assert!(StoreError::Encode("nan".into()).is_rejection());
+        assert!(StoreError::Neo4j(neo4rs::Error::StringTooLong).is_rejection());
+        assert!(!StoreError::Neo4j(neo4rs::Error::StringTooLong).is_unavailable());
+    }
 }

@@ -376,3 +376,26 @@ async fn a_known_key_keeps_capturing_while_neo4j_is_away_past_its_recheck_time()
     assert_exactly_once(&sid, &acked).await;
     app.stop().await;
 }
+
+/// The capture writer dead-letters a record only when Neo4j refused the statement itself;
+/// these are the errors a real Neo4j gives for that, and what a slow Neo4j gives instead.
+#[tokio::test]
+async fn neo4j_refusals_are_rejections_and_a_slow_neo4j_is_not() {
+    let store = crate::helpers::store();
+    let syntax = store.run(neo4rs::query("MATCH (n RETURN n")).await.unwrap_err();
+    assert!(syntax.is_rejection() && !syntax.is_unavailable(), "{syntax}");
+    let runtime = store
+        .rows(neo4rs::query("UNWIND [1] AS x RETURN x / 0 AS y"))
+        .await
+        .unwrap_err();
+    assert!(runtime.is_rejection() && !runtime.is_unavailable(), "{runtime}");
+
+    let proxy = crate::helpers::neo4j_proxy().await;
+    let mut settings = crate::helpers::settings(&std::env::temp_dir(), Some(proxy.uri())).neo4j;
+    settings.timeout_ms = 300;
+    let slow = cairn::graph::Store::connect(&settings).unwrap();
+    slow.run(neo4rs::query("RETURN 1")).await.unwrap();
+    proxy.set_delay(Duration::from_millis(800));
+    let late = slow.run(neo4rs::query("RETURN 1")).await.unwrap_err();
+    assert!(late.is_unavailable() && !late.is_rejection(), "{late}");
+}
