@@ -54,6 +54,11 @@ pub struct IngestReport {
     /// Mean time of one spool write + fsync, and records per fsync (group commit).
     pub spool_sync_mean_ms: Option<f64>,
     pub spool_records_per_sync: Option<f64>,
+    /// Spool fsyncs, and those slower than 5 ms: every client waiting on one waits that long.
+    pub spool_syncs: Option<f64>,
+    pub spool_syncs_over_5ms: Option<f64>,
+    /// Capture requests the server itself took more than 10 ms to answer.
+    pub server_acks_over_10ms: Option<f64>,
     pub baseline_ops_per_sec: f64,
     pub baseline_batch_p50_ms: f64,
     pub baseline_batch_p99_ms: f64,
@@ -127,10 +132,8 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
     settings.spool_dir = dir.join("spool");
     settings.insecure_no_auth = true;
     settings.rate_limit_per_sec = 0;
-    let app = Application::build(settings).await?;
-    let url = format!("http://127.0.0.1:{}", app.port());
-    let stop = app.stopper();
-    let server = tokio::spawn(app.run_until_stopped());
+    let (port, stop, server) = serve_apart(settings).await?;
+    let url = format!("http://127.0.0.1:{port}");
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(args.clients)
         .build()?;
@@ -296,6 +299,14 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
         cairn_ack_spool_mean_ms: stage("spool"),
         spool_sync_mean_ms: super::histogram_mean_ms(&metrics, "cairn_spool_sync_seconds", ""),
         spool_records_per_sync: super::histogram_mean(&metrics, "cairn_spool_group_records", ""),
+        spool_syncs: super::histogram_count(&metrics, "cairn_spool_sync_seconds", ""),
+        spool_syncs_over_5ms: super::histogram_over(&metrics, "cairn_spool_sync_seconds", "", "0.005"),
+        server_acks_over_10ms: super::histogram_over(
+            &metrics,
+            "cairn_http_request_duration_seconds",
+            "method=\"POST\",route=\"/v1/sessions/:param0/operations\"",
+            "0.01",
+        ),
         baseline_ops_per_sec: base_rate,
         baseline_batch_p50_ms: ms(quantile(&mut base_lat, 0.5)),
         baseline_batch_p99_ms: ms(quantile(&mut base_lat, 0.99)),
@@ -338,6 +349,42 @@ async fn send(
     Ok(lat)
 }
 
+/// Serves cairn on a runtime of its own, as `cairn serve` in another process would: the
+/// clients' tasks never queue in front of the server's, nor its behind theirs. Resolves to
+/// the port, the stop switch and the server's outcome.
+async fn serve_apart(
+    settings: Settings,
+) -> anyhow::Result<(
+    u16,
+    tokio::sync::watch::Sender<bool>,
+    tokio::sync::oneshot::Receiver<anyhow::Result<()>>,
+)> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("cairn-bench-server")
+        .build()?;
+    let (started_tx, started) = tokio::sync::oneshot::channel();
+    let (done_tx, done) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("cairn-bench-server".into())
+        .spawn(move || {
+            let outcome = runtime.block_on(async move {
+                let app = match Application::build(settings).await {
+                    Ok(app) => app,
+                    Err(err) => {
+                        let _ = started_tx.send(Err(err));
+                        return Ok(());
+                    }
+                };
+                let _ = started_tx.send(Ok((app.port(), app.stopper())));
+                app.run_until_stopped().await
+            });
+            let _ = done_tx.send(outcome);
+        })?;
+    let (port, stop) = started.await.context("the bench's server thread ended")??;
+    Ok((port, stop, done))
+}
+
 fn tempfile_dir() -> anyhow::Result<std::path::PathBuf> {
     let dir = std::env::temp_dir().join(format!("cairn-bench-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir)?;
@@ -375,6 +422,15 @@ pub fn print(r: &IngestReport) {
     }
     if let (Some(s), Some(g)) = (r.spool_sync_mean_ms, r.spool_records_per_sync) {
         println!("spool: write + fsync {s:.2} ms mean, {g:.1} records per fsync");
+    }
+    if let (Some(n), Some(slow), Some(acks)) = (
+        r.spool_syncs,
+        r.spool_syncs_over_5ms,
+        r.server_acks_over_10ms,
+    ) {
+        println!(
+            "slow: {slow:.0} of {n:.0} fsyncs over 5 ms; {acks:.0} acks over 10 ms measured by the server"
+        );
     }
     if r.rate > 0.0 {
         println!(

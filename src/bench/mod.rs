@@ -135,6 +135,19 @@ pub fn histogram_count(text: &str, name: &str, labels: &str) -> Option<f64> {
     histogram_value(text, name, "count", labels)
 }
 
+/// How many values of a histogram series exceed the bucket bound `le` (as Prometheus prints
+/// it, e.g. `"0.01"`); `labels` are the series' own, without braces.
+pub fn histogram_over(text: &str, name: &str, labels: &str, le: &str) -> Option<f64> {
+    let sep = if labels.is_empty() { "" } else { "," };
+    let within = histogram_value(text, name, "bucket", &format!("{{{labels}{sep}le=\"{le}\"}}"))?;
+    let count = if labels.is_empty() {
+        histogram_count(text, name, "")
+    } else {
+        histogram_count(text, name, &format!("{{{labels}}}"))
+    }?;
+    Some(count - within)
+}
+
 fn histogram_value(text: &str, name: &str, suffix: &str, labels: &str) -> Option<f64> {
     let key = format!("{name}_{suffix}{labels} ");
     text.lines()
@@ -167,5 +180,9 @@ mod tests {
         assert_eq!(histogram_mean_ms(text, "x", "{stage=\"b\"}"), None);
         assert_eq!(histogram_mean_ms(text, "y", ""), None);
         assert_eq!(histogram_count(text, "x", "{stage=\"a\"}"), Some(4.0));
+        let buckets = "y_bucket{le=\"0.01\"} 7\ny_count 9\nz_bucket{r=\"a\",le=\"0.01\"} 2\nz_count{r=\"a\"} 2\n";
+        assert_eq!(histogram_over(buckets, "y", "", "0.01"), Some(2.0));
+        assert_eq!(histogram_over(buckets, "z", "r=\"a\"", "0.01"), Some(0.0));
+        assert_eq!(histogram_over(buckets, "y", "", "0.5"), None);
     }
 }

@@ -3,6 +3,7 @@
 
 mod auth;
 mod beliefs;
+mod bench_ingest;
 mod decisions;
 mod durability;
 mod extraction;
