@@ -300,7 +300,12 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
         spool_sync_mean_ms: super::histogram_mean_ms(&metrics, "cairn_spool_sync_seconds", ""),
         spool_records_per_sync: super::histogram_mean(&metrics, "cairn_spool_group_records", ""),
         spool_syncs: super::histogram_count(&metrics, "cairn_spool_sync_seconds", ""),
-        spool_syncs_over_5ms: super::histogram_over(&metrics, "cairn_spool_sync_seconds", "", "0.005"),
+        spool_syncs_over_5ms: super::histogram_over(
+            &metrics,
+            "cairn_spool_sync_seconds",
+            "",
+            "0.005",
+        ),
         server_acks_over_10ms: super::histogram_over(
             &metrics,
             "cairn_http_request_duration_seconds",

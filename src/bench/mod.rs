@@ -139,7 +139,12 @@ pub fn histogram_count(text: &str, name: &str, labels: &str) -> Option<f64> {
 /// it, e.g. `"0.01"`); `labels` are the series' own, without braces.
 pub fn histogram_over(text: &str, name: &str, labels: &str, le: &str) -> Option<f64> {
     let sep = if labels.is_empty() { "" } else { "," };
-    let within = histogram_value(text, name, "bucket", &format!("{{{labels}{sep}le=\"{le}\"}}"))?;
+    let within = histogram_value(
+        text,
+        name,
+        "bucket",
+        &format!("{{{labels}{sep}le=\"{le}\"}}"),
+    )?;
     let count = if labels.is_empty() {
         histogram_count(text, name, "")
     } else {

@@ -54,14 +54,15 @@ impl StoreError {
         match self {
             Self::Timeout(_) => false,
             Self::Decode(_) | Self::Encode(_) => true,
-            Self::Neo4j(E::Neo4j(e)) => e
-                .code()
-                .strip_prefix("Neo.ClientError.")
-                .is_some_and(|rest| {
-                    ["Statement.", "Schema.", "Request."]
-                        .iter()
-                        .any(|class| rest.starts_with(class))
-                }),
+            Self::Neo4j(E::Neo4j(e)) => {
+                e.code()
+                    .strip_prefix("Neo.ClientError.")
+                    .is_some_and(|rest| {
+                        ["Statement.", "Schema.", "Request."]
+                            .iter()
+                            .any(|class| rest.starts_with(class))
+                    })
+            }
             Self::Neo4j(
                 E::StringTooLong
                 | E::MapTooBig

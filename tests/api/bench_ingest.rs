@@ -31,8 +31,14 @@ async fn a_small_ingest_lands_every_operation_and_reports_the_spool() {
     .ingest;
     let r = ingest::run(args).await.expect("the bench runs");
     assert_eq!(r.operations, 1200);
-    assert!(r.cairn_ops_per_sec > 0.0 && r.baseline_ops_per_sec > 0.0, "{r:?}");
-    assert!(r.cairn_ack_p50_ms > 0.0 && r.cairn_ack_p99_ms >= r.cairn_ack_p50_ms, "{r:?}");
+    assert!(
+        r.cairn_ops_per_sec > 0.0 && r.baseline_ops_per_sec > 0.0,
+        "{r:?}"
+    );
+    assert!(
+        r.cairn_ack_p50_ms > 0.0 && r.cairn_ack_p99_ms >= r.cairn_ack_p50_ms,
+        "{r:?}"
+    );
     // Other tests in this process share the metrics: at least this run's 24 requests.
     assert!(r.spool_syncs.unwrap_or(0.0) >= 1.0, "{r:?}");
     let slow = r.spool_syncs_over_5ms.expect("fsync buckets");

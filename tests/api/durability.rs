@@ -382,13 +382,22 @@ async fn a_known_key_keeps_capturing_while_neo4j_is_away_past_its_recheck_time()
 #[tokio::test]
 async fn neo4j_refusals_are_rejections_and_a_slow_neo4j_is_not() {
     let store = crate::helpers::store();
-    let syntax = store.run(neo4rs::query("MATCH (n RETURN n")).await.unwrap_err();
-    assert!(syntax.is_rejection() && !syntax.is_unavailable(), "{syntax}");
+    let syntax = store
+        .run(neo4rs::query("MATCH (n RETURN n"))
+        .await
+        .unwrap_err();
+    assert!(
+        syntax.is_rejection() && !syntax.is_unavailable(),
+        "{syntax}"
+    );
     let runtime = store
         .rows(neo4rs::query("UNWIND [1] AS x RETURN x / 0 AS y"))
         .await
         .unwrap_err();
-    assert!(runtime.is_rejection() && !runtime.is_unavailable(), "{runtime}");
+    assert!(
+        runtime.is_rejection() && !runtime.is_unavailable(),
+        "{runtime}"
+    );
 
     let proxy = crate::helpers::neo4j_proxy().await;
     let mut settings = crate::helpers::settings(&std::env::temp_dir(), Some(proxy.uri())).neo4j;
