@@ -168,13 +168,7 @@ fn report_writer(metrics: &str) {
         fmt(histogram_count(metrics, "cairn_neo4j_query_seconds", "")),
         fmt(histogram_mean_ms(metrics, "cairn_neo4j_query_seconds", "")),
     );
-    let counter = |name: &str| {
-        metrics
-            .lines()
-            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
+    let counter = |name: &str| super::metric(metrics, name).unwrap_or(0.0);
     let acked = counter("cairn_capture_operations_total");
     let written = counter("cairn_writer_operations_total");
     println!(

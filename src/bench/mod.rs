@@ -138,25 +138,23 @@ pub fn histogram_count(text: &str, name: &str, labels: &str) -> Option<f64> {
 /// How many values of a histogram series exceed the bucket bound `le` (as Prometheus prints
 /// it, e.g. `"0.01"`); `labels` are the series' own, without braces.
 pub fn histogram_over(text: &str, name: &str, labels: &str, le: &str) -> Option<f64> {
-    let sep = if labels.is_empty() { "" } else { "," };
-    let within = histogram_value(
-        text,
-        name,
-        "bucket",
-        &format!("{{{labels}{sep}le=\"{le}\"}}"),
-    )?;
-    let count = if labels.is_empty() {
-        histogram_count(text, name, "")
+    let (series, bucket) = if labels.is_empty() {
+        (String::new(), format!("{{le=\"{le}\"}}"))
     } else {
-        histogram_count(text, name, &format!("{{{labels}}}"))
-    }?;
-    Some(count - within)
+        (format!("{{{labels}}}"), format!("{{{labels},le=\"{le}\"}}"))
+    };
+    let within = histogram_value(text, name, "bucket", &bucket)?;
+    Some(histogram_count(text, name, &series)? - within)
 }
 
 fn histogram_value(text: &str, name: &str, suffix: &str, labels: &str) -> Option<f64> {
-    let key = format!("{name}_{suffix}{labels} ");
+    metric(text, &format!("{name}_{suffix}{labels}"))
+}
+
+/// The value of the series `key` (name and labels, as printed) in Prometheus text.
+pub fn metric(text: &str, key: &str) -> Option<f64> {
     text.lines()
-        .find_map(|l| l.strip_prefix(key.as_str()))
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(' '))
         .and_then(|v| v.trim().parse::<f64>().ok())
 }
 
