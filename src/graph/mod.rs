@@ -83,6 +83,12 @@ impl StoreError {
         matches!(self, Self::Neo4j(neo4rs::Error::Neo4j(e)) if e.code().ends_with("ConstraintValidationFailed"))
     }
 
+    /// Neo4j rolled the statement back for a reason of the moment (a lock conflict, data
+    /// changed under a read, a memory pool momentarily full): sent again, it may succeed.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, Self::Neo4j(neo4rs::Error::Neo4j(e)) if e.code().starts_with("Neo.TransientError."))
+    }
+
     /// A transaction that lost a lock conflict with another one: retry it at once.
     pub fn is_conflict(&self) -> bool {
         matches!(self, Self::Neo4j(neo4rs::Error::Neo4j(e)) if e.code().ends_with("DeadlockDetected"))
@@ -168,16 +174,20 @@ impl Store {
         out
     }
 
-    /// Runs a statement and collects every row.
+    /// Runs a statement and collects every row. A statement Neo4j rolls back with a
+    /// transient error, even while its rows stream, is sent again (see [`again_if_transient`]).
     pub async fn rows(&self, q: Query) -> StoreResult<Vec<Row>> {
-        self.bounded(async {
-            let mut stream = self.graph.execute(q).await?;
-            let mut rows = Vec::new();
-            while let Some(row) = stream.next().await? {
-                rows.push(row);
+        self.bounded(again_if_transient(StoreError::is_transient, || {
+            let q = q.clone();
+            async move {
+                let mut stream = self.graph.execute(q).await?;
+                let mut rows = Vec::new();
+                while let Some(row) = stream.next().await? {
+                    rows.push(row);
+                }
+                Ok(rows)
             }
-            Ok(rows)
-        })
+        }))
         .await
     }
 
@@ -191,10 +201,13 @@ impl Store {
         Ok(self.fetch(q).await?.into_iter().next())
     }
 
-    /// Runs a statement for its effect.
+    /// Runs a statement for its effect, sent again after a transient error like [`Self::rows`].
     pub async fn run(&self, q: Query) -> StoreResult<()> {
-        self.bounded(async { Ok(self.graph.run(q).await.map(|_| ())?) })
-            .await
+        self.bounded(again_if_transient(StoreError::is_transient, || {
+            let q = q.clone();
+            async move { Ok(self.graph.run(q).await.map(|_| ())?) }
+        }))
+        .await
     }
 
     /// Opens an explicit transaction; statements in it go through [`Tx`].
@@ -206,6 +219,34 @@ impl Store {
             txn,
             timeout: self.timeout,
         })
+    }
+}
+
+/// Attempts of one autocommit statement while Neo4j answers with transient errors.
+const TRANSIENT_ATTEMPTS: u32 = 3;
+
+/// Awaits `attempt()` until it succeeds, fails for good, or has failed
+/// [`TRANSIENT_ATTEMPTS`] times with an error `is_transient` accepts, pausing a few jittered
+/// milliseconds in between. Safe for autocommit statements only: Neo4j rolled the failed one
+/// back whole. The caller's deadline bounds all attempts together.
+async fn again_if_transient<T, E, Fut>(
+    is_transient: impl Fn(&E) -> bool,
+    mut attempt: impl FnMut() -> Fut,
+) -> Result<T, E>
+where
+    Fut: Future<Output = Result<T, E>>,
+{
+    let mut tries = 1;
+    loop {
+        match attempt().await {
+            Err(err) if tries < TRANSIENT_ATTEMPTS && is_transient(&err) => {
+                metrics::counter!("cairn_neo4j_transient_retries_total").increment(1);
+                let pause = 10 * u64::from(tries) + rand::random_range(0..10);
+                tries += 1;
+                tokio::time::sleep(Duration::from_millis(pause)).await;
+            }
+            out => return out,
+        }
     }
 }
 
@@ -323,6 +364,40 @@ mod tests {
             assert!(err.is_unavailable(), "{err}");
             assert!(!err.is_rejection(), "{err}");
         }
+    }
+
+    #[tokio::test]
+    async fn a_transient_failure_is_tried_again_and_a_lasting_one_is_not() {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        let transient = |e: &&str| *e == "transient";
+        let calls = AtomicU32::new(0);
+        let out = again_if_transient(transient, || async {
+            match calls.fetch_add(1, Ordering::SeqCst) {
+                0 | 1 => Err("transient"),
+                _ => Ok(7),
+            }
+        })
+        .await;
+        assert_eq!((out, calls.load(Ordering::SeqCst)), (Ok(7), 3));
+
+        let calls = AtomicU32::new(0);
+        let out: Result<(), _> = again_if_transient(transient, || async {
+            calls.fetch_add(1, Ordering::SeqCst);
+            Err("transient")
+        })
+        .await;
+        assert_eq!(
+            (out, calls.load(Ordering::SeqCst)),
+            (Err("transient"), TRANSIENT_ATTEMPTS)
+        );
+
+        let calls = AtomicU32::new(0);
+        let out: Result<(), _> = again_if_transient(transient, || async {
+            calls.fetch_add(1, Ordering::SeqCst);
+            Err("syntax")
+        })
+        .await;
+        assert_eq!((out, calls.load(Ordering::SeqCst)), (Err("syntax"), 1));
     }
 
     #[test]

@@ -408,3 +408,58 @@ async fn neo4j_refusals_are_rejections_and_a_slow_neo4j_is_not() {
     let late = slow.run(neo4rs::query("RETURN 1")).await.unwrap_err();
     assert!(late.is_unavailable() && !late.is_rejection(), "{late}");
 }
+
+/// Two transactions locking two nodes in opposite orders: Neo4j breaks the deadlock by
+/// failing one with a transient error, the kind cairn sends an autocommit statement again for.
+#[tokio::test]
+async fn a_deadlock_is_a_transient_error() {
+    let store = crate::helpers::store();
+    let (a, b) = (
+        uuid::Uuid::new_v4().to_string(),
+        uuid::Uuid::new_v4().to_string(),
+    );
+    let both = |cypher: &str| {
+        neo4rs::query(cypher)
+            .param("a", a.as_str())
+            .param("b", b.as_str())
+    };
+    store
+        .run(both(
+            "CREATE (:DeadlockProbe {id: $a}), (:DeadlockProbe {id: $b})",
+        ))
+        .await
+        .unwrap();
+    let lock = |id: &str| {
+        neo4rs::query("MATCH (n:DeadlockProbe {id: $id}) SET n.v = coalesce(n.v, 0) + 1")
+            .param("id", id)
+    };
+    let mut first = store.begin().await.unwrap();
+    let mut second = store.begin().await.unwrap();
+    first.run(lock(&a)).await.unwrap();
+    second.run(lock(&b)).await.unwrap();
+    let second_target = lock(&a);
+    let waiting = tokio::spawn(async move {
+        let out = second.run(second_target).await;
+        (out, second)
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let closing = first.run(lock(&b)).await;
+    let (waited, second) = waiting.await.unwrap();
+    let failed: Vec<_> = [&closing, &waited]
+        .into_iter()
+        .filter_map(|r| r.as_ref().err())
+        .collect();
+    assert_eq!(failed.len(), 1, "{closing:?} / {waited:?}");
+    let err = failed[0];
+    assert!(
+        err.is_transient() && err.is_conflict() && !err.is_rejection(),
+        "{err}"
+    );
+    let _ = (first.rollback().await, second.rollback().await);
+    store
+        .run(both(
+            "MATCH (n:DeadlockProbe) WHERE n.id IN [$a, $b] DELETE n",
+        ))
+        .await
+        .unwrap();
+}
