@@ -27,6 +27,9 @@ pub struct Readiness {
     pub expected_schema_version: i64,
     /// Bytes captured but not yet written to Neo4j.
     pub spool_bytes: u64,
+    /// `writing`, or `retrying` while the capture writer cannot get its transactions into
+    /// Neo4j: captures are still acknowledged and wait in the spool.
+    pub writer: String,
 }
 
 #[derive(ApiResponse)]
@@ -79,6 +82,12 @@ impl HealthApi {
             schema_version: version,
             expected_schema_version: SCHEMA_VERSION,
             spool_bytes,
+            writer: if self.0.capture.writer_ok() {
+                "writing"
+            } else {
+                "retrying"
+            }
+            .into(),
         };
         if reason.is_none() {
             ReadyResponse::Ready(Json(body))

@@ -11,10 +11,7 @@ pub mod writer;
 use std::{
     collections::{HashMap, HashSet},
     path::PathBuf,
-    sync::{
-        atomic::{AtomicBool, Ordering},
-        Arc, Mutex,
-    },
+    sync::{Arc, Mutex},
     time::Duration,
 };
 
@@ -41,7 +38,8 @@ pub struct State {
     /// seeded hasher; a fast one, as every acknowledged operation passes through).
     in_flight: Mutex<HashMap<String, Arc<str>, foldhash::fast::RandomState>>,
     failed: Mutex<HashMap<u64, String>>,
-    writer_ok: AtomicBool,
+    /// False while the writer cannot get its transactions into Neo4j.
+    writer_ok: tokio::sync::watch::Sender<bool>,
     spool_dir: PathBuf,
 }
 
@@ -63,7 +61,8 @@ impl State {
     }
 
     fn set_writer_ok(&self, ok: bool) {
-        self.writer_ok.store(ok, Ordering::Relaxed);
+        self.writer_ok
+            .send_if_modified(|now| std::mem::replace(now, ok) != ok);
     }
 
     fn failed(&self, end: u64, error: String) {
@@ -190,7 +189,7 @@ impl Capture {
             sessions: Mutex::default(),
             in_flight: Mutex::default(),
             failed: Mutex::default(),
-            writer_ok: AtomicBool::new(true),
+            writer_ok: tokio::sync::watch::Sender::new(true),
             spool_dir,
         });
         let pending = state.recall_spooled(&spool);
@@ -229,9 +228,10 @@ impl Capture {
         self.encoding
     }
 
-    /// False while the writer cannot reach Neo4j.
+    /// False while the writer cannot get its transactions into Neo4j (captures wait in the
+    /// spool and it retries).
     pub fn writer_ok(&self) -> bool {
-        self.state.writer_ok.load(Ordering::Relaxed)
+        *self.state.writer_ok.borrow()
     }
 
     async fn submit(&self, cmd: &Command) -> ApiResult<u64> {
@@ -254,16 +254,22 @@ impl Capture {
         }
     }
 
-    /// Waits until the record ending at `end` is in Neo4j, at most `wait`.
+    /// Waits until the record ending at `end` is in Neo4j, at most `wait`, and not at all
+    /// while the writer cannot reach Neo4j: the record is durable, and waiting helps nobody.
     async fn wait_applied(&self, end: u64, wait: Duration) -> ApiResult<Applied> {
-        let mut rx = self.spool.committed();
+        let mut committed = self.spool.committed();
+        let mut writer_ok = self.state.writer_ok.subscribe();
         let reached = tokio::time::timeout(wait, async {
             loop {
-                if *rx.borrow_and_update() >= end {
+                if *committed.borrow_and_update() >= end {
                     return true;
                 }
-                if rx.changed().await.is_err() {
+                if !*writer_ok.borrow_and_update() {
                     return false;
+                }
+                tokio::select! {
+                    changed = committed.changed() => if changed.is_err() { return false },
+                    _ = writer_ok.changed() => {}
                 }
             }
         })

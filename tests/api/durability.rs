@@ -220,7 +220,9 @@ async fn sigkill_mid_ingest_then_restart_loses_nothing() {
         .send()
         .await
         .unwrap();
-    assert_eq!(r.status().as_u16(), 201);
+    // 201 once in Neo4j, 202 once only in the spool: either way the kill must not lose it.
+    let status = r.status().as_u16();
+    assert!(status == 201 || status == 202, "start session: {status}");
     let sid = r.json::<Value>().await.unwrap()["session_id"]
         .as_str()
         .unwrap()
@@ -460,4 +462,82 @@ async fn a_deadlock_is_a_transient_error() {
         ))
         .await
         .unwrap();
+}
+
+/// The writer's state as `/readyz` reports it.
+async fn writer_state(app: &TestApp) -> String {
+    let (_, ready) = app.get("/readyz").await;
+    ready["writer"].as_str().unwrap_or_default().to_string()
+}
+
+#[tokio::test]
+async fn writes_do_not_wait_for_a_neo4j_the_writer_cannot_reach() {
+    let proxy = neo4j_proxy().await;
+    let uri = proxy.uri().to_string();
+    // Without the writer's state, every write below would wait the whole ten minutes.
+    let app = spawn_app_with(move |s| {
+        s.neo4j.uri = uri;
+        s.sync_wait_ms = 600_000;
+    })
+    .await;
+    let sid = app.session().await;
+    assert_eq!(writer_state(&app).await, "writing");
+    proxy.cut();
+    let (s, body) = app
+        .post(
+            &format!("/v1/sessions/{sid}/operations"),
+            &json!({"operations": [{"id": format!("{sid}-1"), "type": "read", "summary": "offline"}]}),
+        )
+        .await;
+    assert_eq!(s, 202, "{body}");
+    eventually(60, "the writer noticed neo4j is gone", || async {
+        writer_state(&app).await == "retrying"
+    })
+    .await;
+
+    let quick = Duration::from_secs(60);
+    let late = format!("{sid}-late");
+    let (s, body) = tokio::time::timeout(
+        quick,
+        app.post(
+            "/v1/sessions",
+            &json!({"project": app.project, "session_id": late}),
+        ),
+    )
+    .await
+    .expect("a session start answers while neo4j is away");
+    assert_eq!((s, &body["applied"]), (202, &json!(false)), "{body}");
+    let (s, body) = tokio::time::timeout(
+        quick,
+        app.post(
+            "/v1/memories",
+            &json!({"project": app.project, "session_id": late, "kind": "fact", "content": "spooled"}),
+        ),
+    )
+    .await
+    .expect("a memory answers while neo4j is away");
+    assert_eq!(s, 202, "{body}");
+
+    proxy.restore();
+    eventually(60, "the writer is back", || async {
+        writer_state(&app).await == "writing"
+    })
+    .await;
+    // With the writer back, a write waits for Neo4j again.
+    let (s, body) = app
+        .post(
+            "/v1/memories",
+            &json!({"project": app.project, "session_id": late, "kind": "lesson", "content": "applied"}),
+        )
+        .await;
+    assert_eq!((s, &body["applied"]), (201, &json!(true)), "{body}");
+    assert_eq!(
+        count(
+            "MATCH (m:Memory)-[:ASSERTED_IN]->(:Session {id: $project}) RETURN count(m) AS n",
+            &late
+        )
+        .await,
+        2
+    );
+    app.stop().await;
 }

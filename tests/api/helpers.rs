@@ -28,6 +28,9 @@ pub fn settings(spool: &Path, neo4j_uri: Option<&str>) -> Settings {
         // Small preallocated segments: many apps start in parallel, and rotation gets used.
         "--spool-segment-bytes".into(),
         "262144".into(),
+        // Tests that read their own writes expect 201; a busy machine must not turn it into 202.
+        "--sync-wait-ms".into(),
+        "20000".into(),
     ];
     if let Some(uri) = neo4j_uri {
         args.push("--neo4j-uri".into());
