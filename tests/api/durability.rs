@@ -336,6 +336,7 @@ async fn a_known_key_keeps_capturing_while_neo4j_is_away_past_its_recheck_time()
     let uri = proxy.uri().to_string();
     let app = spawn_app_with(move |s| {
         s.neo4j.uri = uri;
+        s.neo4j.timeout_ms = 3000;
         s.key_recheck_secs = 1;
     })
     .await;
@@ -401,10 +402,10 @@ async fn neo4j_refusals_are_rejections_and_a_slow_neo4j_is_not() {
 
     let proxy = crate::helpers::neo4j_proxy().await;
     let mut settings = crate::helpers::settings(&std::env::temp_dir(), Some(proxy.uri())).neo4j;
-    settings.timeout_ms = 300;
+    settings.timeout_ms = 2000;
     let slow = cairn::graph::Store::connect(&settings).unwrap();
     slow.run(neo4rs::query("RETURN 1")).await.unwrap();
-    proxy.set_delay(Duration::from_millis(800));
+    proxy.set_delay(Duration::from_secs(8));
     let late = slow.run(neo4rs::query("RETURN 1")).await.unwrap_err();
     assert!(late.is_unavailable() && !late.is_rejection(), "{late}");
 }
@@ -477,6 +478,7 @@ async fn writes_do_not_wait_for_a_neo4j_the_writer_cannot_reach() {
     // Without the writer's state, every write below would wait the whole ten minutes.
     let app = spawn_app_with(move |s| {
         s.neo4j.uri = uri;
+        s.neo4j.timeout_ms = 3000;
         s.sync_wait_ms = 600_000;
     })
     .await;

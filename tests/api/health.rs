@@ -102,7 +102,7 @@ async fn readyz_turns_503_when_neo4j_goes_and_recovers_without_restart() {
     let proxy = crate::helpers::neo4j_proxy().await;
     let dir = tempfile::tempdir().unwrap();
     let app = crate::helpers::spawn_with(&dir.path().join("spool"), Some(proxy.uri())).await;
-    crate::helpers::eventually(10, "ready", || async { app.get("/readyz").await.0 == 200 }).await;
+    crate::helpers::eventually(60, "ready", || async { app.get("/readyz").await.0 == 200 }).await;
     proxy.cut();
     let started = std::time::Instant::now();
     crate::helpers::eventually(5, "not ready within 5 s", || async {
@@ -121,7 +121,7 @@ async fn readyz_turns_503_when_neo4j_goes_and_recovers_without_restart() {
         "liveness does not depend on neo4j"
     );
     proxy.restore();
-    crate::helpers::eventually(15, "ready again", || async {
+    crate::helpers::eventually(60, "ready again", || async {
         app.get("/readyz").await.0 == 200
     })
     .await;

@@ -23,8 +23,10 @@ pub fn settings(spool: &Path, neo4j_uri: Option<&str>) -> Settings {
         "127.0.0.1:0".into(),
         "--spool-dir".into(),
         spool.display().to_string(),
+        // The default deadline, so a busy machine does not pass for a slow Neo4j; apps behind
+        // the fault proxy get a short one below, so outages are noticed and shutdowns are quick.
         "--neo4j-timeout-ms".into(),
-        "3000".into(),
+        (if neo4j_uri.is_some() { "3000" } else { "10000" }).into(),
         // Small preallocated segments: many apps start in parallel, and rotation gets used.
         "--spool-segment-bytes".into(),
         "262144".into(),

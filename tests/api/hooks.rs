@@ -93,7 +93,7 @@ async fn every_event_shape_is_captured_through_the_http_hook() {
             assert_eq!(body, json!({}), "{name}");
         }
     }
-    eventually(10, "18 operations stored", || async {
+    eventually(60, "18 operations stored", || async {
         op_types(&app, &session).await.len() >= 18
     })
     .await;
@@ -168,7 +168,7 @@ async fn secrets_and_private_spans_never_reach_neo4j_and_responses_are_bounded()
             assert_eq!(status, 200, "{name}: {body}");
         }
     }
-    eventually(10, "three operations stored", || async {
+    eventually(60, "three operations stored", || async {
         op_types(&app, &session).await.len() == 3
     })
     .await;
@@ -416,7 +416,7 @@ async fn command_hook_spools_while_cairn_is_down_and_sends_exactly_once_in_order
         .map(|r| r.get::<String>("c").unwrap())
         .collect::<Vec<_>>()
     };
-    eventually(10, "four prompts stored", || async {
+    eventually(60, "four prompts stored", || async {
         contents().await.len() >= 4
     })
     .await;

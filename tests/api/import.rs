@@ -100,7 +100,7 @@ async fn a_multi_session_transcript_is_rebuilt_and_reimport_is_idempotent() {
     assert_eq!(report.bad_lines, 2, "{report:?}");
     assert_eq!(report.failed_sessions, 0, "{report:?}");
 
-    eventually(10, "all operations stored", || async {
+    eventually(60, "all operations stored", || async {
         operations(&app.project, a).await.len() == 7
             && operations(&app.project, b).await.len() == 2
             && operations(&app.project, c).await.len() == 2
@@ -209,7 +209,7 @@ async fn session_ids_that_are_not_url_safe_are_imported() {
         (s["status"].as_str(), s["summary"].as_str()),
         (Some("closed"), Some("odd id"))
     );
-    eventually(10, "the turn stored", || async {
+    eventually(60, "the turn stored", || async {
         operations(&app.project, &sid).await.len() == 1
     })
     .await;

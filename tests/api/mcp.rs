@@ -105,7 +105,7 @@ async fn an_mcp_client_lists_and_calls_the_tools_with_the_api_key() {
     );
 
     let project = app.project.clone();
-    eventually(10, "decision and memory in Neo4j", || {
+    eventually(60, "decision and memory in Neo4j", || {
         let project = project.clone();
         async move {
             count(
