@@ -6,7 +6,7 @@ use std::{collections::HashSet, process::Stdio, time::Duration};
 use serde_json::{json, Value};
 
 use crate::helpers::{
-    client_with_key, count, eventually, mint_key, neo4j_proxy, spawn_app_with, spawn_with, split,
+    client_with_key, count, eventually, mint_key, neo4j_proxy, spawn_behind, spawn_with, split,
     store, Neo4jProxy, TestApp,
 };
 
@@ -333,13 +333,7 @@ async fn after_a_restart_spooled_sessions_and_operations_are_known_before_neo4j_
 #[tokio::test]
 async fn a_known_key_keeps_capturing_while_neo4j_is_away_past_its_recheck_time() {
     let proxy = neo4j_proxy().await;
-    let uri = proxy.uri().to_string();
-    let app = spawn_app_with(move |s| {
-        s.neo4j.uri = uri;
-        s.neo4j.timeout_ms = 3000;
-        s.key_recheck_secs = 1;
-    })
-    .await;
+    let app = spawn_behind(&proxy, |s| s.key_recheck_secs = 1).await;
     let sid = app.session().await;
     proxy.cut();
     tokio::time::sleep(Duration::from_millis(1500)).await;
@@ -474,14 +468,8 @@ async fn writer_state(app: &TestApp) -> String {
 #[tokio::test]
 async fn writes_do_not_wait_for_a_neo4j_the_writer_cannot_reach() {
     let proxy = neo4j_proxy().await;
-    let uri = proxy.uri().to_string();
     // Without the writer's state, every write below would wait the whole ten minutes.
-    let app = spawn_app_with(move |s| {
-        s.neo4j.uri = uri;
-        s.neo4j.timeout_ms = 3000;
-        s.sync_wait_ms = 600_000;
-    })
-    .await;
+    let app = spawn_behind(&proxy, |s| s.sync_wait_ms = 600_000).await;
     let sid = app.session().await;
     assert_eq!(writer_state(&app).await, "writing");
     proxy.cut();

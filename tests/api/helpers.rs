@@ -98,8 +98,18 @@ pub async fn spawn_app() -> TestApp {
 
 /// An app with settings adjusted by `edit` (an LLM endpoint, thresholds).
 pub async fn spawn_app_with(edit: impl FnOnce(&mut Settings)) -> TestApp {
+    spawn_edited(None, edit).await
+}
+
+/// An app talking to Neo4j through `proxy` (its short deadline included), with settings
+/// adjusted by `edit`.
+pub async fn spawn_behind(proxy: &Neo4jProxy, edit: impl FnOnce(&mut Settings)) -> TestApp {
+    spawn_edited(Some(proxy.uri()), edit).await
+}
+
+async fn spawn_edited(neo4j_uri: Option<&str>, edit: impl FnOnce(&mut Settings)) -> TestApp {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut s = settings(&dir.path().join("spool"), None);
+    let mut s = settings(&dir.path().join("spool"), neo4j_uri);
     edit(&mut s);
     let mut app = spawn_settings(s).await;
     app._dir = Some(dir);
