@@ -103,7 +103,7 @@ async fn run(app: &TestApp) -> Value {
         .await;
     assert_eq!(s, 202, "{b}");
     let id = b["run_id"].as_str().expect("run id").to_string();
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + Duration::from_secs(90);
     loop {
         let (s, run) = app.get(&format!("/v1/extraction/runs/{id}")).await;
         assert_eq!(s, 200, "{run}");

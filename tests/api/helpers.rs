@@ -194,6 +194,22 @@ impl TestApp {
         split(r).await
     }
 
+    /// GETs `path` until it answers 200 with a body satisfying `cond` (writes acknowledged
+    /// with 202 reach Neo4j a little later); returns that body, panicking after 60 s.
+    pub async fn get_when(&self, path: &str, cond: impl Fn(&Value) -> bool) -> Value {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let (status, body) = self.get(path).await;
+            if status == 200 && cond(&body) {
+                return body;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                panic!("GET {path} never satisfied the condition; last answer {status} {body}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     pub async fn post(&self, path: &str, body: &Value) -> (u16, Value) {
         let r = self
             .client
@@ -283,6 +299,23 @@ where
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     panic!("timed out after {secs}s waiting for: {what}");
+}
+
+/// Calls `probe` until its result satisfies `done` or `secs` pass; returns the last result,
+/// so the caller's assertions say what was seen.
+pub async fn settle<T, F, Fut>(secs: u64, mut probe: F, done: impl Fn(&T) -> bool) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = T>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    loop {
+        let seen = probe().await;
+        if done(&seen) || tokio::time::Instant::now() >= deadline {
+            return seen;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// A proxy in front of the test Neo4j that a test can cut, restore or slow down: cairn sees

@@ -9,7 +9,7 @@ use std::sync::{
 use serde_json::{json, Value};
 use wiremock::{matchers, Mock, MockServer, Request, ResponseTemplate};
 
-use crate::helpers::{count, eventually, spawn_app, spawn_app_with, TestApp};
+use crate::helpers::{count, eventually, settle, spawn_app, spawn_app_with, TestApp};
 
 const DIM: usize = 384;
 
@@ -128,21 +128,25 @@ async fn until_first_where(
     first: &str,
     done: impl Fn(&Value) -> bool,
 ) -> Value {
-    let mut last = Value::Null;
-    let found = async {
-        for _ in 0..100 {
+    let ranked = |body: &Value| {
+        ids(body).first().map(String::as_str) == Some(first) && done(&body["sessions"][0])
+    };
+    // The indexer shares a busy machine with every other test: allow it a minute.
+    let body = settle(
+        60,
+        || async {
             let (status, body) = search(app, query).await;
             assert_eq!(status, 200, "{body}");
-            if ids(&body).first().map(String::as_str) == Some(first) && done(&body["sessions"][0]) {
-                return Some(body);
-            }
-            last = body;
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        }
-        None
-    }
+            body
+        },
+        ranked,
+    )
     .await;
-    found.unwrap_or_else(|| panic!("`{query}` never ranked {first} first; last answer {last}"))
+    assert!(
+        ranked(&body),
+        "`{query}` never ranked {first} first; last answer {body}"
+    );
+    body
 }
 
 #[tokio::test]
@@ -479,18 +483,21 @@ async fn handover_brings_the_last_session_related_work_patterns_and_next_steps()
         .await;
     let now = body["session_id"].as_str().unwrap().to_string();
 
-    let mut body = Value::Null;
-    for _ in 0..100 {
-        let (status, b) = handover(&app, &format!("&session_id={now}")).await;
-        assert_eq!(status, 200, "{b}");
-        body = b;
-        if body["related"].as_array().is_some_and(|r| r.len() >= 3)
-            && !body["patterns"]["hot_files"].as_array().unwrap().is_empty()
-        {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    let body = settle(
+        60,
+        || async {
+            let (status, b) = handover(&app, &format!("&session_id={now}")).await;
+            assert_eq!(status, 200, "{b}");
+            b
+        },
+        |b| {
+            b["related"].as_array().is_some_and(|r| r.len() >= 3)
+                && b["patterns"]["hot_files"]
+                    .as_array()
+                    .is_some_and(|f| !f.is_empty())
+        },
+    )
+    .await;
     assert_eq!(body["last_session"]["session_id"], last, "{body}");
     let unfinished = body["last_session"]["unfinished"].to_string();
     assert!(unfinished.contains("wire key ring"), "{body}");
