@@ -443,18 +443,24 @@ async fn command_hook_prints_the_session_start_context_and_flush_reports_what_is
     )
     .await;
     let start = json!({"hook_event_name": "SessionStart", "session_id": format!("cc-{}", uuid::Uuid::new_v4()), "cwd": "/tmp", "source": "startup"});
+    let claude_code = |stdin: Vec<u8>| {
+        let (app, key, spool) = (&app, &key, &spool);
+        async move {
+            run_hook(
+                &app.addr,
+                key,
+                &app.project,
+                spool,
+                &["claude-code"],
+                &stdin,
+            )
+            .await
+        }
+    };
     let out = settle(
         60,
         || async {
-            let (code, out) = run_hook(
-                &app.addr,
-                &key,
-                &app.project,
-                &spool,
-                &["claude-code"],
-                start.to_string().as_bytes(),
-            )
-            .await;
+            let (code, out) = claude_code(start.to_string().into_bytes()).await;
             assert_eq!(code, 0);
             out
         },
@@ -465,15 +471,7 @@ async fn command_hook_prints_the_session_start_context_and_flush_reports_what_is
     assert_eq!(reply["hookSpecificOutput"]["hookEventName"], "SessionStart");
 
     // Garbage on stdin: still exit 0, nothing printed, nothing spooled.
-    let (code, out) = run_hook(
-        &app.addr,
-        &key,
-        &app.project,
-        &spool,
-        &["claude-code"],
-        b"not json",
-    )
-    .await;
+    let (code, out) = claude_code(b"not json".to_vec()).await;
     assert_eq!((code, out.as_str()), (0, ""));
     assert_eq!(spooled(&spool), 0);
 
