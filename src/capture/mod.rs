@@ -115,7 +115,7 @@ impl State {
             // Undecodable records are the writer's to dead-letter.
             for cmd in batch
                 .iter()
-                .filter_map(|r| serde_json::from_slice::<Command>(&r.payload).ok())
+                .filter_map(|r| Command::decode(&r.payload).ok())
             {
                 match &cmd {
                     Command::StartSession(s) => self.remember_session(
@@ -235,7 +235,7 @@ impl Capture {
     }
 
     async fn submit(&self, cmd: &Command) -> ApiResult<u64> {
-        let payload = serde_json::to_vec(cmd).map_err(ApiError::internal)?;
+        let payload = cmd.encode().map_err(ApiError::internal)?;
         match self.spool.append(payload).await {
             Ok(end) => {
                 metrics::gauge!("cairn_spool_bytes").set(self.spool.used_bytes() as f64);

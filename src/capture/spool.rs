@@ -10,7 +10,8 @@
 //! in, so a record's sync writes its own blocks and nothing else (appending to a file would
 //! also make every sync write the file's size and new block map, which doubles its tail
 //! latency when the disk is busy). The next segment is prepared on a thread of its own while
-//! the current one fills. The end of the log in the last segment is where its frames stop
+//! the current one fills, a chunk at a time, so its writeback never queues a capture's sync
+//! behind megabytes of zeros. The end of the log in the last segment is where its frames stop
 //! (zeros, or a torn frame after a crash mid-write, never acknowledged, which is wiped when
 //! the spool is opened).
 
@@ -19,7 +20,7 @@ use std::{
     io::{self, BufWriter, Read, Seek, SeekFrom, Write},
     path::{Path, PathBuf},
     sync::{
-        atomic::{AtomicU64, Ordering},
+        atomic::{AtomicBool, AtomicU64, Ordering},
         Arc,
     },
     thread::JoinHandle,
@@ -36,6 +37,11 @@ const MAX_RECORD: u64 = 64 * 1024 * 1024;
 const GROUP_MAX: usize = 512;
 /// The next segment while it is being prepared (not a `.seg`: never read as part of the log).
 const SPARE: &str = "next-segment.tmp";
+/// Zeros written (and synced) at a time while preparing the next segment.
+const SPARE_CHUNK: u64 = 256 * 1024;
+/// Pause after each chunk: a 32 MiB segment takes about half a second, while filling it
+/// takes a stream of captures far longer.
+const SPARE_PAUSE: std::time::Duration = std::time::Duration::from_millis(3);
 
 #[derive(Debug, thiserror::Error)]
 pub enum SpoolError {
@@ -115,7 +121,7 @@ impl Spool {
         });
         let (tx, rx) = mpsc::channel(4096);
         let writer = Appender {
-            spare: Some(prepare_spare(dir, segment_bytes)?),
+            spare: Some(Spare::prepare(dir, segment_bytes)?),
             shared: shared.clone(),
             segment_start: last,
             segment_len: len.max(segment_bytes),
@@ -214,7 +220,7 @@ struct Appender {
     file: BufWriter<File>,
     rx: mpsc::Receiver<AppendRequest>,
     /// The next segment, being zero-filled.
-    spare: Option<JoinHandle<io::Result<()>>>,
+    spare: Option<Spare>,
 }
 
 impl Appender {
@@ -270,10 +276,7 @@ impl Appender {
             return Ok(());
         }
         let path = segment_path(&self.shared.dir, at);
-        let spare = self.spare.take().map(|h| {
-            h.join()
-                .unwrap_or_else(|_| Err(io::Error::other("the segment preparer panicked")))
-        });
+        let spare = self.spare.take().map(Spare::finish);
         let renamed = match spare {
             Some(Ok(())) => fs::rename(self.shared.dir.join(SPARE), &path),
             Some(Err(err)) => Err(err),
@@ -291,7 +294,7 @@ impl Appender {
         self.file = BufWriter::with_capacity(1 << 20, file);
         self.segment_start = at;
         self.shared.active.store(at, Ordering::Release);
-        match prepare_spare(&self.shared.dir, self.segment_bytes) {
+        match Spare::prepare(&self.shared.dir, self.segment_bytes) {
             Ok(h) => self.spare = Some(h),
             Err(err) => {
                 tracing::warn!(error = %err, "could not start preparing the next spool segment")
@@ -373,15 +376,26 @@ impl SpoolReader {
 
     /// Up to `max_records` whole records (at most about `max_bytes`), possibly none.
     pub fn read_batch(&mut self, max_records: usize, max_bytes: usize) -> io::Result<Vec<Record>> {
+        self.read_batch_by(max_records, max_bytes, <[u8]>::len)
+    }
+
+    /// Up to `max_records` whole records whose `weight`s add up to about `max_weight` at most,
+    /// possibly none.
+    pub fn read_batch_by(
+        &mut self,
+        max_records: usize,
+        max_weight: usize,
+        weight: impl Fn(&[u8]) -> usize,
+    ) -> io::Result<Vec<Record>> {
         let mut out = Vec::new();
-        let mut bytes = 0usize;
-        while out.len() < max_records && bytes < max_bytes {
+        let mut total = 0usize;
+        while out.len() < max_records && total < max_weight {
             let end = self.shared.appended.load(Ordering::Acquire);
             if self.pos >= end {
                 break;
             }
             let record = self.read_one()?;
-            bytes += record.payload.len();
+            total = total.saturating_add(weight(&record.payload));
             out.push(record);
         }
         Ok(out)
@@ -515,16 +529,48 @@ fn zero_fill(f: &File, from: u64, to: u64) -> io::Result<()> {
     Ok(())
 }
 
-/// Starts zero-filling the next segment (`SPARE`) on a thread of its own.
-fn prepare_spare(dir: &Path, len: u64) -> io::Result<JoinHandle<io::Result<()>>> {
-    let path = dir.join(SPARE);
-    std::thread::Builder::new()
-        .name("cairn-spool-prep".into())
-        .spawn(move || {
-            let f = File::create(&path)?;
-            zero_fill(&f, 0, len)?;
-            f.sync_all()
-        })
+/// The next segment, being zero-filled on a thread of its own.
+struct Spare {
+    done: JoinHandle<io::Result<()>>,
+    /// Set when the segment is needed now: the filler stops pausing between chunks.
+    hurry: Arc<AtomicBool>,
+}
+
+impl Spare {
+    /// Starts zero-filling `SPARE` in `dir`, paced: a chunk at a time, each synced on its own
+    /// with a pause after it, so the device never holds more than a chunk of it in front of a
+    /// capture's fsync (filled in one go, the segment's writeback stalls those fsyncs for tens
+    /// of milliseconds).
+    fn prepare(dir: &Path, len: u64) -> io::Result<Self> {
+        let path = dir.join(SPARE);
+        let hurry = Arc::new(AtomicBool::new(false));
+        let urgent = hurry.clone();
+        let done = std::thread::Builder::new()
+            .name("cairn-spool-prep".into())
+            .spawn(move || {
+                let f = File::create(&path)?;
+                let mut at = 0;
+                while at < len {
+                    let to = (at + SPARE_CHUNK).min(len);
+                    zero_fill(&f, at, to)?;
+                    f.sync_data()?;
+                    at = to;
+                    if !urgent.load(Ordering::Acquire) {
+                        std::thread::sleep(SPARE_PAUSE);
+                    }
+                }
+                f.sync_all()
+            })?;
+        Ok(Self { done, hurry })
+    }
+
+    /// Waits for the segment, without pauses from now on.
+    fn finish(self) -> io::Result<()> {
+        self.hurry.store(true, Ordering::Release);
+        self.done
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("the segment preparer panicked")))
+    }
 }
 
 fn read_cursor(dir: &Path) -> io::Result<u64> {

@@ -16,8 +16,9 @@ use crate::graph::{self, operations::Ids, Store, StoreError};
 
 /// Records per read at most.
 const MAX_RECORDS: usize = 256;
-/// Bytes of records per read at most (about 2000 operations).
-const MAX_BYTES: usize = 2 * 1024 * 1024;
+/// Bytes of records' JSON per read at most (about 2000 operations; records are compressed,
+/// this counts what they expand to).
+const MAX_JSON_BYTES: usize = 2 * 1024 * 1024;
 
 pub struct Writer {
     pub(super) store: Store,
@@ -107,14 +108,15 @@ impl Writer {
     fn prepare(&self, batch: Vec<Record>) -> Vec<(u64, Option<Command>)> {
         batch
             .into_iter()
-            .map(|r| match serde_json::from_slice::<Command>(&r.payload) {
+            .map(|r| match Command::decode(&r.payload) {
                 Ok(mut cmd) => {
                     cmd.count_tokens(self.encoding);
                     (r.end, Some(cmd))
                 }
                 Err(err) => {
+                    let text = Command::json(&r.payload).unwrap_or(r.payload.as_slice().into());
                     let raw =
-                        serde_json::Value::String(String::from_utf8_lossy(&r.payload).into_owned());
+                        serde_json::Value::String(String::from_utf8_lossy(&text).into_owned());
                     self.dead_letter(r.end, &raw, &err.to_string());
                     (r.end, None)
                 }
@@ -355,7 +357,7 @@ fn spread(records: Vec<(u64, &Command)>, lanes: usize) -> Vec<Part<'_>> {
 
 async fn read(mut reader: SpoolReader) -> (SpoolReader, std::io::Result<Vec<Record>>) {
     tokio::task::spawn_blocking(move || {
-        let batch = reader.read_batch(MAX_RECORDS, MAX_BYTES);
+        let batch = reader.read_batch_by(MAX_RECORDS, MAX_JSON_BYTES, Command::json_len);
         (reader, batch)
     })
     .await
