@@ -27,7 +27,7 @@ async fn spool_full_refuses_stores_nothing_refused_and_loses_nothing_acknowledge
         "--after-seconds",
         "2",
         "--spool-max-bytes",
-        "131072",
+        "16384",
         "--child-log",
         "error",
         "--cairn-bin",
