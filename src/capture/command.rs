@@ -78,9 +78,9 @@ impl Command {
     /// The length of a spool record's JSON text, without expanding it.
     pub fn json_len(record: &[u8]) -> usize {
         match record.split_first() {
-            Some((&LZ4_JSON, packed)) => packed
-                .get(..4)
-                .map_or(0, |n| u32::from_le_bytes(n.try_into().expect("four bytes")) as usize),
+            Some((&LZ4_JSON, packed)) => packed.get(..4).map_or(0, |n| {
+                u32::from_le_bytes(n.try_into().expect("four bytes")) as usize
+            }),
             _ => record.len(),
         }
     }
