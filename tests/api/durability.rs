@@ -64,6 +64,30 @@ async fn stored_ids(session: &str) -> (Vec<String>, Vec<i64>) {
     )
 }
 
+/// Sends `second`, triggered by `first`, to `session` (where `first` is spooled, maybe not yet
+/// written); waits until both are in Neo4j, each exactly once.
+async fn follow_up(
+    app: &TestApp,
+    client: &reqwest::Client,
+    session: &str,
+    first: &str,
+    second: &str,
+) {
+    let r = client
+        .post(app.url(&format!("/v1/sessions/{session}/operations")))
+        .json(&json!({"operations": [{"id": second, "type": "tool_call", "summary": "a follow-up", "triggered_by": first}]}))
+        .send()
+        .await
+        .unwrap();
+    let (s, body) = split(r).await;
+    assert_eq!(s, 202, "{body}");
+    eventually(60, "both operations written", || async move {
+        stored_ids(session).await.0.len() == 2
+    })
+    .await;
+    assert_exactly_once(session, &[first.to_string(), second.to_string()]).await;
+}
+
 async fn assert_exactly_once(session: &str, acked: &[String]) {
     let (ids, seqs) = stored_ids(session).await;
     let unique: HashSet<&String> = ids.iter().collect();
@@ -304,20 +328,7 @@ async fn after_a_restart_spooled_sessions_and_operations_are_known_before_neo4j_
     let app = spawn_with(&spool, Some(proxy.uri())).await;
     // While the writer replays the backlog, the late session and its operation are known.
     let second = format!("{late}-second");
-    let r = client
-        .post(app.url(&format!("/v1/sessions/{late}/operations")))
-        .json(&json!({"operations": [{"id": second, "type": "tool_call", "summary": "after the restart", "triggered_by": first}]}))
-        .send()
-        .await
-        .unwrap();
-    let (s, body) = split(r).await;
-    assert_eq!(s, 202, "{body}");
-    eventually(60, "backlog and late operations written", || {
-        let late = late.clone();
-        async move { stored_ids(&late).await.0.len() == 2 }
-    })
-    .await;
-    assert_exactly_once(&late, &[first.clone(), second.clone()]).await;
+    follow_up(&app, &client, &late, &first, &second).await;
     let edges = store()
         .rows(
             neo4rs::query("MATCH (:Operation {id: $a})-[r:TRIGGERED_BY]->(:Operation {id: $b}) RETURN count(r) AS n")
@@ -529,5 +540,48 @@ async fn writes_do_not_wait_for_a_neo4j_the_writer_cannot_reach() {
         .await,
         2
     );
+    app.stop().await;
+}
+
+/// A spool left by an earlier version, its records plain JSON, is replayed after an upgrade;
+/// what the new version spools (compressed) follows it in the same session.
+#[tokio::test]
+async fn a_spool_of_plain_json_records_left_by_an_earlier_version_is_replayed() {
+    let dir = tempfile::tempdir().unwrap();
+    let spool_dir = dir.path().join("spool");
+    let project = format!("test-{}", uuid::Uuid::new_v4().simple());
+    let session = format!("{project}-s");
+    let old = format!("{session}-old");
+    let operation = |id: &str| {
+        json!({
+            "id": id, "type": "read", "target": "src/lib.rs", "summary": "read before the upgrade",
+            "tool": null, "files_read": ["src/lib.rs"], "files_modified": [], "triggered_by": null,
+            "informs_belief": null, "effect": "supports", "weight": 1.0, "rationale": null,
+            "role": null, "content": null, "todos": null, "status": "ok", "context": null,
+            "at": 1_750_000_000_000i64
+        })
+    };
+    let records = [
+        json!({"command": "start_session", "id": session, "project": project, "agent": "claude-code",
+               "task": "upgrade", "continues": null, "cwd": null, "at": 1_750_000_000_000i64}),
+        json!({"command": "operations", "project": project, "session_id": session,
+               "operations": [operation(&old)]}),
+    ];
+    {
+        let spool = cairn::capture::spool::Spool::open(&spool_dir, 1 << 20, 64 * 1024).unwrap();
+        for record in records {
+            let text = serde_json::to_vec(&record).unwrap();
+            assert!(
+                cairn::capture::command::Command::decode(&text).is_ok(),
+                "{record}"
+            );
+            spool.append(text).await.unwrap();
+        }
+    }
+    let app = spawn_with(&spool_dir, None).await;
+    let client = client_with_key(&mint_key(&project, "write").await);
+    let new = format!("{session}-new");
+    follow_up(&app, &client, &session, &old, &new).await;
+    assert_eq!(stored_ids(&session).await.0, [old, new], "log order kept");
     app.stop().await;
 }
