@@ -52,10 +52,10 @@ pub enum DecodeError {
 impl Command {
     /// The spool record for this command.
     pub fn encode(&self) -> serde_json::Result<Vec<u8>> {
-        let json = serde_json::to_vec(self)?;
-        let mut record = Vec::with_capacity(1 + 4 + json.len() / 2);
+        let packed = lz4_flex::compress_prepend_size(&serde_json::to_vec(self)?);
+        let mut record = Vec::with_capacity(1 + packed.len());
         record.push(LZ4_JSON);
-        record.extend_from_slice(&lz4_flex::compress_prepend_size(&json));
+        record.extend_from_slice(&packed);
         Ok(record)
     }
 

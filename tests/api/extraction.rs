@@ -9,7 +9,7 @@ use wiremock::{
     Mock, MockServer, ResponseTemplate,
 };
 
-use crate::helpers::{count, spawn_app_with, TestApp};
+use crate::helpers::{count, settle, spawn_app_with, TestApp};
 
 /// An OpenAI chat-completion response whose message is `content`.
 fn completion(content: &str) -> ResponseTemplate {
@@ -103,16 +103,18 @@ async fn run(app: &TestApp) -> Value {
         .await;
     assert_eq!(s, 202, "{b}");
     let id = b["run_id"].as_str().expect("run id").to_string();
-    let deadline = Instant::now() + Duration::from_secs(90);
-    loop {
-        let (s, run) = app.get(&format!("/v1/extraction/runs/{id}")).await;
-        assert_eq!(s, 200, "{run}");
-        if run["status"] != "running" {
-            return run;
-        }
-        assert!(Instant::now() < deadline, "run did not finish: {run}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let run = settle(
+        90,
+        || async {
+            let (s, run) = app.get(&format!("/v1/extraction/runs/{id}")).await;
+            assert_eq!(s, 200, "{run}");
+            run
+        },
+        |run| run["status"] != "running",
+    )
+    .await;
+    assert_ne!(run["status"], "running", "run did not finish: {run}");
+    run
 }
 
 async fn beliefs(app: &TestApp) -> Vec<Value> {

@@ -197,17 +197,15 @@ impl TestApp {
     /// GETs `path` until it answers 200 with a body satisfying `cond` (writes acknowledged
     /// with 202 reach Neo4j a little later); returns that body, panicking after 60 s.
     pub async fn get_when(&self, path: &str, cond: impl Fn(&Value) -> bool) -> Value {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-        loop {
-            let (status, body) = self.get(path).await;
-            if status == 200 && cond(&body) {
-                return body;
-            }
-            if tokio::time::Instant::now() >= deadline {
-                panic!("GET {path} never satisfied the condition; last answer {status} {body}");
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        let answered = |(status, body): &(u16, Value)| *status == 200 && cond(body);
+        let last = settle(60, || self.get(path), answered).await;
+        assert!(
+            answered(&last),
+            "GET {path} never satisfied the condition; last answer {} {}",
+            last.0,
+            last.1
+        );
+        last.1
     }
 
     pub async fn post(&self, path: &str, body: &Value) -> (u16, Value) {
@@ -286,19 +284,15 @@ pub async fn count(cypher: &str, project: &str) -> i64 {
 }
 
 /// Waits until `cond` holds (polling), panicking after `secs`.
-pub async fn eventually<F, Fut>(secs: u64, what: &str, mut cond: F)
+pub async fn eventually<F, Fut>(secs: u64, what: &str, cond: F)
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,
 {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    while tokio::time::Instant::now() < deadline {
-        if cond().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("timed out after {secs}s waiting for: {what}");
+    assert!(
+        settle(secs, cond, |held| *held).await,
+        "timed out after {secs}s waiting for: {what}"
+    );
 }
 
 /// Calls `probe` until its result satisfies `done` or `secs` pass; returns the last result,
