@@ -32,6 +32,11 @@ pub struct IngestArgs {
     /// the operations; the figures sum over all rounds.
     #[arg(long, default_value_t = 2)]
     pub rounds: usize,
+    /// Write + fdatasync pairs timed on the spool's disk alone before each round's cairn side
+    /// (0: none), and then as many as fit, 5 ms apart, while the baseline writes: the floor
+    /// under an ack, which waits for one.
+    #[arg(long, default_value_t = 500)]
+    pub disk_syncs: usize,
     #[command(flatten)]
     pub settings: Settings,
 }
@@ -59,10 +64,70 @@ pub struct IngestReport {
     pub spool_syncs_over_5ms: Option<f64>,
     /// Capture requests the server itself took more than 10 ms to answer.
     pub server_acks_over_10ms: Option<f64>,
+    /// The spool's disk in the same run, timed alone: idle, and while Neo4j writes the
+    /// baseline's rows.
+    pub disk_idle: SyncStats,
+    pub disk_under_baseline: SyncStats,
     pub baseline_ops_per_sec: f64,
     pub baseline_batch_p50_ms: f64,
     pub baseline_batch_p99_ms: f64,
     pub throughput_ratio: f64,
+}
+
+/// Write + fdatasync latencies on the spool's disk.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct SyncStats {
+    pub syncs: usize,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+    pub over_10ms: usize,
+}
+
+impl SyncStats {
+    fn of(mut lat: Vec<Duration>) -> Self {
+        Self {
+            syncs: lat.len(),
+            over_10ms: lat
+                .iter()
+                .filter(|d| **d > Duration::from_millis(10))
+                .count(),
+            p50_ms: ms(quantile(&mut lat, 0.5)),
+            p99_ms: ms(quantile(&mut lat, 0.99)),
+            max_ms: ms(quantile(&mut lat, 1.0)),
+        }
+    }
+
+    fn print(&self, what: &str) {
+        if self.syncs > 0 {
+            println!(
+                "spool disk {what}: write + fdatasync p50 {:.2} / p99 {:.2} / max {:.1} ms, {} of {} over 10 ms",
+                self.p50_ms, self.p99_ms, self.max_ms, self.over_10ms, self.syncs
+            );
+        }
+    }
+}
+
+/// Times syncs on the spool's disk on a thread of its own until the returned flag is set.
+fn probe_disk_until(
+    dir: std::path::PathBuf,
+) -> (
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+    tokio::task::JoinHandle<std::io::Result<Vec<Duration>>>,
+) {
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = stop.clone();
+    let task = tokio::task::spawn_blocking(move || {
+        super::disk::sync_latencies(
+            &dir,
+            &super::disk::Probe {
+                syncs: usize::MAX,
+                pause: Duration::from_millis(5),
+                stop: Some(&flag),
+            },
+        )
+    });
+    (stop, task)
 }
 
 fn rows(client: usize, batch: usize, size: usize, run: &str) -> Vec<serde_json::Value> {
@@ -189,10 +254,26 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
     let (mut base_elapsed, mut cairn_elapsed, mut acked_after) =
         (Duration::ZERO, Duration::ZERO, Duration::ZERO);
     let (mut base_lat, mut ack) = (Vec::new(), Vec::new());
+    let (mut disk_idle, mut disk_loaded) = (Vec::new(), Vec::new());
     let mut written = 0i64;
     for r in 0..args.rounds {
         for cairn_side in [r % 2 == 1, r % 2 == 0] {
             if cairn_side {
+                if args.disk_syncs > 0 {
+                    let how = super::disk::Probe {
+                        syncs: args.disk_syncs,
+                        pause: Duration::ZERO,
+                        stop: None,
+                    };
+                    let dir = dir.clone();
+                    disk_idle.extend(
+                        tokio::task::spawn_blocking(move || {
+                            super::disk::sync_latencies(&dir, &how)
+                        })
+                        .await?
+                        .context("could not time syncs on the spool's disk")?,
+                    );
+                }
                 let mut tasks = Vec::new();
                 let started = Instant::now();
                 for (c, session) in sessions.iter().enumerate() {
@@ -226,6 +307,7 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
                 .context("operations did not all reach Neo4j within 10 minutes")?;
                 cairn_elapsed += started.elapsed();
             } else {
+                let probe = (args.disk_syncs > 0).then(|| probe_disk_until(dir.clone()));
                 let mut tasks = Vec::new();
                 let started = Instant::now();
                 for (c, session) in baseline_sessions.iter().enumerate() {
@@ -255,6 +337,13 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
                     base_lat.extend(t.await??);
                 }
                 base_elapsed += started.elapsed();
+                if let Some((stop, task)) = probe {
+                    stop.store(true, std::sync::atomic::Ordering::Release);
+                    disk_loaded.extend(
+                        task.await?
+                            .context("could not time syncs on the spool's disk")?,
+                    );
+                }
             }
         }
     }
@@ -312,6 +401,8 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
             "method=\"POST\",route=\"/v1/sessions/:param0/operations\"",
             "0.01",
         ),
+        disk_idle: SyncStats::of(disk_idle),
+        disk_under_baseline: SyncStats::of(disk_loaded),
         baseline_ops_per_sec: base_rate,
         baseline_batch_p50_ms: ms(quantile(&mut base_lat, 0.5)),
         baseline_batch_p99_ms: ms(quantile(&mut base_lat, 0.99)),
@@ -437,6 +528,8 @@ pub fn print(r: &IngestReport) {
             "slow: {slow:.0} of {n:.0} fsyncs over 5 ms; {acks:.0} acks over 10 ms measured by the server"
         );
     }
+    r.disk_idle.print("idle");
+    r.disk_under_baseline.print("while the baseline writes");
     if r.rate > 0.0 {
         println!(
             "throughput ratio cairn/baseline: {:.2} (open loop: cairn's throughput is capped by the offered rate)",

@@ -2,6 +2,7 @@
 //! to a baseline measured in the same run, never against a fixed threshold.
 
 pub mod child;
+pub mod disk;
 pub mod faults;
 pub mod growth;
 pub mod ingest;

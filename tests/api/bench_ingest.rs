@@ -1,5 +1,6 @@
 //! `cairn bench ingest` end to end at a small size: every operation reaches Neo4j, and the
-//! server-side figures the report prints come from the server's own metrics.
+//! server-side figures the report prints come from the server's own metrics, next to the
+//! spool's disk timed alone.
 
 use cairn::bench::ingest::{self, IngestArgs};
 use clap::Parser;
@@ -27,6 +28,8 @@ async fn a_small_ingest_lands_every_operation_and_reports_the_spool() {
         uri.as_str(),
         "--spool-segment-bytes",
         "262144",
+        "--disk-syncs",
+        "30",
     ])
     .ingest;
     let r = ingest::run(args).await.expect("the bench runs");
@@ -44,4 +47,17 @@ async fn a_small_ingest_lands_every_operation_and_reports_the_spool() {
     let slow = r.spool_syncs_over_5ms.expect("fsync buckets");
     assert!(slow >= 0.0 && slow <= r.spool_syncs.unwrap(), "{r:?}");
     assert!(r.server_acks_over_10ms.is_some(), "{r:?}");
+    // The spool's disk timed alone: 30 syncs before the round, and while the baseline wrote
+    // as many as fit (the baseline takes far longer than one sync).
+    assert_eq!(r.disk_idle.syncs, 30, "{r:?}");
+    assert!(r.disk_under_baseline.syncs >= 1, "{r:?}");
+    for d in [&r.disk_idle, &r.disk_under_baseline] {
+        assert!(
+            d.p50_ms > 0.0
+                && d.p99_ms >= d.p50_ms
+                && d.max_ms >= d.p99_ms
+                && d.over_10ms <= d.syncs,
+            "{r:?}"
+        );
+    }
 }

@@ -193,46 +193,56 @@ async fn spool_written_while_neo4j_is_down_is_replayed_after_restart() {
     app.stop().await;
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn cairn_serve(port: u16, spool: &std::path::Path) -> tokio::process::Child {
+/// `cairn serve` on a port it picks itself, and that port, read from its "serving" log line
+/// (a port probed beforehand could be taken by another process before cairn binds it).
+async fn cairn_serve(spool: &std::path::Path) -> (tokio::process::Child, u16) {
+    use tokio::io::AsyncBufReadExt;
     let verbose = std::env::var("TEST_LOG").is_ok();
-    tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .args([
-            "serve",
-            "--bind",
-            &format!("127.0.0.1:{port}"),
-            "--spool-dir",
-        ])
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["serve", "--bind", "127.0.0.1:0", "--spool-dir"])
         .arg(spool)
         .env("CAIRN_NEO4J_URI", crate::helpers::neo4j_uri())
+        .env("CAIRN_LOG_FORMAT", "json")
         .stdout(Stdio::null())
-        .stderr(if verbose {
-            Stdio::inherit()
-        } else {
-            Stdio::null()
-        })
+        .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
-        .expect("spawn cairn")
+        .expect("spawn cairn");
+    let mut lines = tokio::io::BufReader::new(child.stderr.take().expect("piped stderr")).lines();
+    let port = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(line) = lines.next_line().await.expect("cairn's log") {
+            if verbose {
+                eprintln!("{line}");
+            }
+            let event: Value = serde_json::from_str(&line).unwrap_or_default();
+            if event["message"] == "cairn serving" {
+                return event["port"].as_u64().expect("the port it serves on") as u16;
+            }
+        }
+        panic!("cairn exited before serving")
+    })
+    .await
+    .expect("cairn serving within 60 s");
+    // Keep reading its log: a full pipe would stop it.
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = lines.next_line().await {
+            if verbose {
+                eprintln!("{line}");
+            }
+        }
+    });
+    (child, port)
 }
 
 #[tokio::test]
 async fn sigkill_mid_ingest_then_restart_loses_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let spool = dir.path().join("spool");
-    let port = free_port();
-    let base = format!("http://127.0.0.1:{port}");
     let project = format!("test-{}", uuid::Uuid::new_v4().simple());
     let client =
         crate::helpers::client_with_key(&crate::helpers::mint_key(&project, "write").await);
-    let mut child = cairn_serve(port, &spool);
+    let (mut child, port) = cairn_serve(&spool).await;
+    let base = format!("http://127.0.0.1:{port}");
     eventually(60, "cairn up", || {
         let (c, u) = (client.clone(), format!("{base}/readyz"));
         async move { c.get(u).send().await.is_ok_and(|r| r.status().is_success()) }
@@ -270,7 +280,8 @@ async fn sigkill_mid_ingest_then_restart_loses_nothing() {
         "some batches were acknowledged before the kill"
     );
 
-    let mut child = cairn_serve(port, &spool);
+    // A new process on a new port: what matters is the spool it finds.
+    let (mut child, _) = cairn_serve(&spool).await;
     let n = acked.len();
     eventually(
         60,

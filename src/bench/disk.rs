@@ -1,0 +1,94 @@
+//! The spool's disk on its own: record-sized writes, each followed by `fdatasync`, into a
+//! preallocated file the way the spool writes its segments. An acknowledgement waits for such
+//! a sync, so the disk's own tail bounds the ack's tail from below; the ingest bench measures
+//! it in the same run, next to the acks: idle, and while Neo4j writes the baseline's rows
+//! (when it shares the disk, its writes slow the spool's syncs).
+
+use std::{
+    fs::{self, OpenOptions},
+    io::{self, Write},
+    os::unix::fs::FileExt,
+    path::Path,
+    sync::atomic::{AtomicBool, Ordering},
+    time::{Duration, Instant},
+};
+
+/// Bytes written per sync: a compressed batch of 100 operations is about this size.
+const RECORD: usize = 4096;
+/// Size of the preallocated file; writes wrap around in it.
+const FILE: u64 = 1024 * 1024;
+
+/// How a probe runs: `syncs` at most, `pause` after each, until `stop` is set (at least one).
+pub struct Probe<'a> {
+    pub syncs: usize,
+    pub pause: Duration,
+    pub stop: Option<&'a AtomicBool>,
+}
+
+/// Latencies of write + `fdatasync` pairs in a scratch file in `dir` (removed afterwards).
+pub fn sync_latencies(dir: &Path, how: &Probe) -> io::Result<Vec<Duration>> {
+    fs::create_dir_all(dir)?;
+    let path = dir.join(format!("disk-probe-{}.tmp", uuid::Uuid::new_v4().simple()));
+    let result = probe(&path, how);
+    let _ = fs::remove_file(&path);
+    result
+}
+
+fn probe(path: &Path, how: &Probe) -> io::Result<Vec<Duration>> {
+    let mut file = OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .read(true)
+        .write(true)
+        .open(path)?;
+    file.write_all(&vec![0u8; FILE as usize])?;
+    file.sync_all()?;
+    // Not zeros, so nothing along the way can skip the write.
+    let record: Vec<u8> = (0..RECORD).map(|i| (i * 31 % 251) as u8 + 1).collect();
+    let slots = FILE / RECORD as u64;
+    let mut latencies = Vec::new();
+    for i in 0..how.syncs as u64 {
+        let started = Instant::now();
+        file.write_all_at(&record, (i % slots) * RECORD as u64)?;
+        file.sync_data()?;
+        latencies.push(started.elapsed());
+        if !how.pause.is_zero() {
+            std::thread::sleep(how.pause);
+        }
+        if how.stop.is_some_and(|s| s.load(Ordering::Acquire)) {
+            break;
+        }
+    }
+    Ok(latencies)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn measures_every_sync_and_leaves_nothing_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let how = Probe {
+            syncs: 20,
+            pause: Duration::ZERO,
+            stop: None,
+        };
+        let lat = sync_latencies(dir.path(), &how).unwrap();
+        assert_eq!(lat.len(), 20);
+        assert!(lat.iter().all(|d| *d > Duration::ZERO));
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn stops_when_told() {
+        let dir = tempfile::tempdir().unwrap();
+        let stop = AtomicBool::new(true);
+        let how = Probe {
+            syncs: usize::MAX,
+            pause: Duration::from_millis(1),
+            stop: Some(&stop),
+        };
+        assert_eq!(sync_latencies(dir.path(), &how).unwrap().len(), 1);
+    }
+}
