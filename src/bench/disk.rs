@@ -1,15 +1,18 @@
 //! The spool's disk on its own: record-sized writes, each followed by `fdatasync`, into a
 //! preallocated file the way the spool writes its segments. An acknowledgement waits for such
 //! a sync, so the disk's own tail bounds the ack's tail from below; the ingest bench measures
-//! it in the same run, next to the acks: idle, and while Neo4j writes the baseline's rows
-//! (when it shares the disk, its writes slow the spool's syncs).
+//! it in the same run, next to the acks: idle, and while each side writes (when Neo4j shares
+//! the disk, its writes slow the spool's syncs).
 
 use std::{
     fs::{self, OpenOptions},
     io::{self, Write},
     os::unix::fs::FileExt,
-    path::Path,
-    sync::atomic::{AtomicBool, Ordering},
+    path::{Path, PathBuf},
+    sync::{
+        atomic::{AtomicBool, Ordering},
+        Arc,
+    },
     time::{Duration, Instant},
 };
 
@@ -60,6 +63,37 @@ fn probe(path: &Path, how: &Probe) -> io::Result<Vec<Duration>> {
         }
     }
     Ok(latencies)
+}
+
+/// A probe on a thread of its own, a sync every 5 ms, until [`Background::finish`].
+pub struct Background {
+    stop: Arc<AtomicBool>,
+    task: tokio::task::JoinHandle<io::Result<Vec<Duration>>>,
+}
+
+impl Background {
+    pub fn start(dir: PathBuf) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let task = tokio::task::spawn_blocking(move || {
+            let how = Probe {
+                syncs: usize::MAX,
+                pause: Duration::from_millis(5),
+                stop: Some(&flag),
+            };
+            sync_latencies(&dir, &how)
+        });
+        Self { stop, task }
+    }
+
+    /// Stops the probe; its latencies.
+    pub async fn finish(self) -> anyhow::Result<Vec<Duration>> {
+        self.stop.store(true, Ordering::Release);
+        use anyhow::Context;
+        self.task
+            .await?
+            .context("could not time syncs on the spool's disk")
+    }
 }
 
 #[cfg(test)]

@@ -33,8 +33,8 @@ pub struct IngestArgs {
     #[arg(long, default_value_t = 2)]
     pub rounds: usize,
     /// Write + fdatasync pairs timed on the spool's disk alone before each round's cairn side
-    /// (0: none), and then as many as fit, 5 ms apart, while the baseline writes: the floor
-    /// under an ack, which waits for one.
+    /// (0: none), and then one every 5 ms while either side writes: the floor under an ack,
+    /// which waits for one.
     #[arg(long, default_value_t = 500)]
     pub disk_syncs: usize,
     #[command(flatten)]
@@ -64,10 +64,11 @@ pub struct IngestReport {
     pub spool_syncs_over_5ms: Option<f64>,
     /// Capture requests the server itself took more than 10 ms to answer.
     pub server_acks_over_10ms: Option<f64>,
-    /// The spool's disk in the same run, timed alone: idle, and while Neo4j writes the
-    /// baseline's rows.
+    /// The spool's disk in the same run: idle, and while each side writes (a sync every
+    /// 5 ms on both sides alike, so neither bears more load than the other).
     pub disk_idle: SyncStats,
     pub disk_under_baseline: SyncStats,
+    pub disk_under_cairn: SyncStats,
     pub baseline_ops_per_sec: f64,
     pub baseline_batch_p50_ms: f64,
     pub baseline_batch_p99_ms: f64,
@@ -106,28 +107,6 @@ impl SyncStats {
             );
         }
     }
-}
-
-/// Times syncs on the spool's disk on a thread of its own until the returned flag is set.
-fn probe_disk_until(
-    dir: std::path::PathBuf,
-) -> (
-    std::sync::Arc<std::sync::atomic::AtomicBool>,
-    tokio::task::JoinHandle<std::io::Result<Vec<Duration>>>,
-) {
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let flag = stop.clone();
-    let task = tokio::task::spawn_blocking(move || {
-        super::disk::sync_latencies(
-            &dir,
-            &super::disk::Probe {
-                syncs: usize::MAX,
-                pause: Duration::from_millis(5),
-                stop: Some(&flag),
-            },
-        )
-    });
-    (stop, task)
 }
 
 fn rows(client: usize, batch: usize, size: usize, run: &str) -> Vec<serde_json::Value> {
@@ -254,7 +233,8 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
     let (mut base_elapsed, mut cairn_elapsed, mut acked_after) =
         (Duration::ZERO, Duration::ZERO, Duration::ZERO);
     let (mut base_lat, mut ack) = (Vec::new(), Vec::new());
-    let (mut disk_idle, mut disk_loaded) = (Vec::new(), Vec::new());
+    let (mut disk_idle, mut disk_base, mut disk_cairn) = (Vec::new(), Vec::new(), Vec::new());
+    let disk_probe = |on: bool| on.then(|| super::disk::Background::start(dir.clone()));
     let mut written = 0i64;
     for r in 0..args.rounds {
         for cairn_side in [r % 2 == 1, r % 2 == 0] {
@@ -274,6 +254,7 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
                         .context("could not time syncs on the spool's disk")?,
                     );
                 }
+                let probe = disk_probe(args.disk_syncs > 0);
                 let mut tasks = Vec::new();
                 let started = Instant::now();
                 for (c, session) in sessions.iter().enumerate() {
@@ -306,8 +287,11 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
                 .await?
                 .context("operations did not all reach Neo4j within 10 minutes")?;
                 cairn_elapsed += started.elapsed();
+                if let Some(p) = probe {
+                    disk_cairn.extend(p.finish().await?);
+                }
             } else {
-                let probe = (args.disk_syncs > 0).then(|| probe_disk_until(dir.clone()));
+                let probe = disk_probe(args.disk_syncs > 0);
                 let mut tasks = Vec::new();
                 let started = Instant::now();
                 for (c, session) in baseline_sessions.iter().enumerate() {
@@ -337,12 +321,8 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
                     base_lat.extend(t.await??);
                 }
                 base_elapsed += started.elapsed();
-                if let Some((stop, task)) = probe {
-                    stop.store(true, std::sync::atomic::Ordering::Release);
-                    disk_loaded.extend(
-                        task.await?
-                            .context("could not time syncs on the spool's disk")?,
-                    );
+                if let Some(p) = probe {
+                    disk_base.extend(p.finish().await?);
                 }
             }
         }
@@ -402,7 +382,8 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
             "0.01",
         ),
         disk_idle: SyncStats::of(disk_idle),
-        disk_under_baseline: SyncStats::of(disk_loaded),
+        disk_under_baseline: SyncStats::of(disk_base),
+        disk_under_cairn: SyncStats::of(disk_cairn),
         baseline_ops_per_sec: base_rate,
         baseline_batch_p50_ms: ms(quantile(&mut base_lat, 0.5)),
         baseline_batch_p99_ms: ms(quantile(&mut base_lat, 0.99)),
@@ -530,6 +511,7 @@ pub fn print(r: &IngestReport) {
     }
     r.disk_idle.print("idle");
     r.disk_under_baseline.print("while the baseline writes");
+    r.disk_under_cairn.print("while cairn writes");
     if r.rate > 0.0 {
         println!(
             "throughput ratio cairn/baseline: {:.2} (open loop: cairn's throughput is capped by the offered rate)",
