@@ -22,14 +22,35 @@ const RECORD: usize = 4096;
 const FILE: u64 = 1024 * 1024;
 
 /// How a probe runs: `syncs` at most, `pause` after each, until `stop` is set (at least one).
-pub struct Probe<'a> {
-    pub syncs: usize,
-    pub pause: Duration,
-    pub stop: Option<&'a AtomicBool>,
+struct Probe<'a> {
+    syncs: usize,
+    pause: Duration,
+    stop: Option<&'a AtomicBool>,
+}
+
+/// `syncs` write + `fdatasync` pairs back to back, on a thread of its own; their latencies.
+pub async fn idle(dir: PathBuf, syncs: usize) -> anyhow::Result<Vec<Duration>> {
+    let how = Probe {
+        syncs,
+        pause: Duration::ZERO,
+        stop: None,
+    };
+    latencies_of(tokio::task::spawn_blocking(move || {
+        sync_latencies(&dir, &how)
+    }))
+    .await
+}
+
+async fn latencies_of(
+    task: tokio::task::JoinHandle<io::Result<Vec<Duration>>>,
+) -> anyhow::Result<Vec<Duration>> {
+    use anyhow::Context;
+    task.await?
+        .context("could not time syncs on the spool's disk")
 }
 
 /// Latencies of write + `fdatasync` pairs in a scratch file in `dir` (removed afterwards).
-pub fn sync_latencies(dir: &Path, how: &Probe) -> io::Result<Vec<Duration>> {
+fn sync_latencies(dir: &Path, how: &Probe) -> io::Result<Vec<Duration>> {
     fs::create_dir_all(dir)?;
     let path = dir.join(format!("disk-probe-{}.tmp", uuid::Uuid::new_v4().simple()));
     let result = probe(&path, how);
@@ -89,10 +110,7 @@ impl Background {
     /// Stops the probe; its latencies.
     pub async fn finish(self) -> anyhow::Result<Vec<Duration>> {
         self.stop.store(true, Ordering::Release);
-        use anyhow::Context;
-        self.task
-            .await?
-            .context("could not time syncs on the spool's disk")
+        latencies_of(self.task).await
     }
 }
 

@@ -240,19 +240,7 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
         for cairn_side in [r % 2 == 1, r % 2 == 0] {
             if cairn_side {
                 if args.disk_syncs > 0 {
-                    let how = super::disk::Probe {
-                        syncs: args.disk_syncs,
-                        pause: Duration::ZERO,
-                        stop: None,
-                    };
-                    let dir = dir.clone();
-                    disk_idle.extend(
-                        tokio::task::spawn_blocking(move || {
-                            super::disk::sync_latencies(&dir, &how)
-                        })
-                        .await?
-                        .context("could not time syncs on the spool's disk")?,
-                    );
+                    disk_idle.extend(super::disk::idle(dir.clone(), args.disk_syncs).await?);
                 }
                 let probe = disk_probe(args.disk_syncs > 0);
                 let mut tasks = Vec::new();

@@ -209,28 +209,28 @@ async fn cairn_serve(spool: &std::path::Path) -> (tokio::process::Child, u16) {
         .spawn()
         .expect("spawn cairn");
     let mut lines = tokio::io::BufReader::new(child.stderr.take().expect("piped stderr")).lines();
-    let port = tokio::time::timeout(Duration::from_secs(60), async {
-        while let Some(line) = lines.next_line().await.expect("cairn's log") {
-            if verbose {
-                eprintln!("{line}");
-            }
-            let event: Value = serde_json::from_str(&line).unwrap_or_default();
-            if event["message"] == "cairn serving" {
-                return event["port"].as_u64().expect("the port it serves on") as u16;
-            }
-        }
-        panic!("cairn exited before serving")
-    })
-    .await
-    .expect("cairn serving within 60 s");
-    // Keep reading its log: a full pipe would stop it.
+    // One reader for the whole run: it hands over the port, and keeps the pipe drained (a
+    // full pipe would stop cairn).
+    let (port_tx, port_rx) = tokio::sync::oneshot::channel();
     tokio::spawn(async move {
+        let mut port_tx = Some(port_tx);
         while let Ok(Some(line)) = lines.next_line().await {
             if verbose {
                 eprintln!("{line}");
             }
+            if port_tx.is_some() {
+                let event: Value = serde_json::from_str(&line).unwrap_or_default();
+                if event["message"] == "cairn serving" {
+                    let port = event["port"].as_u64().expect("the port it serves on") as u16;
+                    let _ = port_tx.take().expect("checked").send(port);
+                }
+            }
         }
     });
+    let port = tokio::time::timeout(Duration::from_secs(60), port_rx)
+        .await
+        .expect("cairn serving within 60 s")
+        .expect("cairn exited before serving");
     (child, port)
 }
 
