@@ -206,6 +206,24 @@ pub fn message(
     }
 }
 
+/// The `tool` of the operation that keeps a compaction summary.
+pub const COMPACTION_TOOL: &str = "compact";
+
+/// The summary Claude Code wrote when it compacted the context (PostCompact's
+/// `compact_summary`, a transcript's `isCompactSummary` line): the session's own recap, kept
+/// in `content` of a `tool_call`, never as a user turn.
+pub fn compaction(id: Option<String>, trigger: Option<&str>, summary: &str) -> OperationInput {
+    let trigger = bounded(trigger.unwrap_or("auto"), 32);
+    OperationInput {
+        id,
+        tool: Some(COMPACTION_TOOL.into()),
+        summary: Some(format!("context compacted ({trigger})")),
+        target: Some(trigger),
+        content: Some(bounded(summary.trim(), MAX_CONTENT_CHARS)),
+        ..op("tool_call")
+    }
+}
+
 /// One tool use (from a hook event or a transcript `tool_use` block).
 pub struct ToolUse<'a> {
     pub id: Option<String>,

@@ -39,6 +39,12 @@ pub fn project_from_cwd(cwd: &str) -> Option<String> {
     (!id.is_empty()).then_some(id)
 }
 
+/// The session id of a subagent: its parent's id and its agent id, so the same subagent seen
+/// through hooks and through a transcript is one session.
+pub fn child_session_id(parent: &str, agent_id: &str) -> String {
+    format!("{parent}:agent-{agent_id}")
+}
+
 /// `CAIRN_PROJECT` when set, else the git root name of `cwd`.
 pub fn project_for(explicit: Option<&str>, cwd: Option<&str>) -> Option<String> {
     explicit

@@ -1,7 +1,10 @@
-//! `cairn import claude-code PATH…`: backfills sessions from Claude Code transcripts (`.jsonl`
-//! files, or directories searched for them) through the HTTP API. Operation ids come from the
-//! transcript (`<session>/<tool_use_id>`, `<session>/<line uuid>`), so importing again stores
-//! nothing new. Unreadable lines are counted and reported, never fatal.
+//! `cairn import claude-code PATH…`: backfills sessions from Claude Code transcripts through
+//! the HTTP API. A path is a `.jsonl` file, a session's directory (its `subagents/` files), or
+//! any directory searched recursively (`~/.claude/projects`, one project's folder); files of
+//! both layouts are read together so subagents become child sessions of the session that
+//! launched them ([`transcript::assemble`]). Parents are sent before their children. Operation
+//! ids come from the transcript (`<session>/<tool_use_id>`, `<session>/<line uuid>`), so
+//! importing again stores nothing new. Unreadable lines are counted and reported, never fatal.
 
 use std::{
     path::{Path, PathBuf},
@@ -42,7 +45,10 @@ pub enum ImportSource {
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct ImportReport {
     pub files: usize,
+    /// Sessions sent, children included.
     pub sessions: usize,
+    /// Of those, subagents' sessions.
+    pub child_sessions: usize,
     pub operations: usize,
     pub bad_lines: usize,
     pub failed_sessions: usize,
@@ -51,8 +57,9 @@ pub struct ImportReport {
 pub async fn run(args: ImportArgs) -> anyhow::Result<i32> {
     let report = import(&args).await?;
     println!(
-        "imported {} sessions ({} operations) from {} files; {} unreadable lines skipped{}",
+        "imported {} sessions ({} of them subagents; {} operations) from {} files; {} unreadable lines skipped{}",
         report.sessions,
+        report.child_sessions,
         report.operations,
         report.files,
         report.bad_lines,
@@ -81,7 +88,7 @@ pub async fn import(args: &ImportArgs) -> anyhow::Result<ImportReport> {
         indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} files {wide_msg}")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
-    let mut sessions = Vec::new();
+    let mut transcripts = Vec::new();
     for f in &files {
         bar.set_message(f.display().to_string());
         let file =
@@ -91,21 +98,23 @@ pub async fn import(args: &ImportArgs) -> anyhow::Result<ImportReport> {
             bar.suspend(|| eprintln!("{}: {} unreadable lines skipped", f.display(), t.bad_lines));
         }
         report.bad_lines += t.bad_lines;
-        sessions.extend(t.sessions);
+        transcripts.push(t);
         bar.inc(1);
     }
     bar.finish_and_clear();
     let client = args.client.client(Duration::from_secs(5))?;
-    let sessions = transcript::by_id(sessions);
+    let sessions = transcript::assemble(transcripts);
     let bar = indicatif::ProgressBar::new(sessions.len() as u64).with_style(
         indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} sessions {wide_msg}")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
-    for (id, s) in sessions {
+    for s in sessions {
+        let id = s.id.clone();
         bar.set_message(id.clone());
         match send(&args.client, &client, &s).await {
             Ok(n) => {
                 report.sessions += 1;
+                report.child_sessions += usize::from(s.parent.is_some());
                 report.operations += n;
             }
             Err(err) => {
