@@ -6,6 +6,7 @@
 mod background;
 pub mod command;
 pub mod spool;
+pub mod summary;
 pub mod writer;
 
 use std::{

@@ -161,7 +161,8 @@ impl Parser {
             id: id.to_string(),
             ..Default::default()
         });
-        self.index.insert(id.to_string(), self.out.sessions.len() - 1);
+        self.index
+            .insert(id.to_string(), self.out.sessions.len() - 1);
         self.out.sessions.len() - 1
     }
 
@@ -244,7 +245,8 @@ impl Parser {
     }
 
     fn message(&mut self, v: &Value, kind: &str) {
-        let Some(parent_sid) = str_of(v, "sessionId").and_then(|s| validate::id("sessionId", s).ok())
+        let Some(parent_sid) =
+            str_of(v, "sessionId").and_then(|s| validate::id("sessionId", s).ok())
         else {
             self.out.bad_lines += 1;
             return;
@@ -357,7 +359,14 @@ impl Parser {
         }
     }
 
-    fn tool_use(&mut self, si: usize, sid: &str, b: &Value, cwd: Option<String>, at: Option<String>) {
+    fn tool_use(
+        &mut self,
+        si: usize,
+        sid: &str,
+        b: &Value,
+        cwd: Option<String>,
+        at: Option<String>,
+    ) {
         let (Some(tid), Some(name)) = (str_of(b, "id"), str_of(b, "name")) else {
             return;
         };
@@ -379,7 +388,10 @@ impl Parser {
                 session: sid.to_string(),
                 operation_id: id,
                 agent_id: None,
-                prompt: input.get("prompt").and_then(Value::as_str).map(str::to_string),
+                prompt: input
+                    .get("prompt")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
                 subagent_type: input
                     .get("subagent_type")
                     .and_then(Value::as_str)
@@ -460,7 +472,9 @@ impl Parser {
                 None,
             );
             op.at = at;
-            session.operations.insert(pos.min(session.operations.len()), op);
+            session
+                .operations
+                .insert(pos.min(session.operations.len()), op);
         }
         self.out
     }
@@ -544,9 +558,9 @@ pub fn assemble(transcripts: Vec<Transcript>) -> Vec<Session> {
         let Some(parent) = s.parent.as_deref() else {
             continue;
         };
-        let by_agent = spawns.iter().find(|sp| {
-            sp.session == parent && sp.agent_id.is_some() && sp.agent_id == s.agent_id
-        });
+        let by_agent = spawns
+            .iter()
+            .find(|sp| sp.session == parent && sp.agent_id.is_some() && sp.agent_id == s.agent_id);
         let by_prompt = || {
             let task = s.task.as_deref()?;
             spawns.iter().find(|sp| {
@@ -735,8 +749,7 @@ mod tests {
         let compact = [
             r#"{"type":"user","isSidechain":true,"agentId":"acompact-1f","sessionId":"s","uuid":"k1","message":{"role":"user","content":"summarise"}}"#,
         ];
-        let files = [&main[..], &agent[..], &compact[..]]
-            .map(|f| parse(f.join("\n").as_bytes()));
+        let files = [&main[..], &agent[..], &compact[..]].map(|f| parse(f.join("\n").as_bytes()));
         assert_eq!(files[2].skipped["compaction-run"], 1);
         let sessions = assemble(files.into_iter().collect());
         assert_eq!(sessions.len(), 2, "{sessions:?}");
@@ -745,7 +758,10 @@ mod tests {
             .iter()
             .map(|o| (o.kind.as_str(), o.content.as_deref()))
             .collect();
-        assert_eq!(kinds, [("tool_call", None), ("message", Some("check again"))]);
+        assert_eq!(
+            kinds,
+            [("tool_call", None), ("message", Some("check again"))]
+        );
         let child = &sessions[1];
         assert_eq!(child.id, crate::claude::child_session_id("s", "a77"));
         assert_eq!(child.spawned_by.as_deref(), Some("s/task1"));

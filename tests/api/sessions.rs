@@ -135,7 +135,7 @@ async fn idle_sessions_are_marked_abandoned() {
         )
         .await
         .unwrap();
-    let n = cairn::graph::sessions::abandon_idle(&store, 1)
+    let n = cairn::graph::sessions::abandon_idle(&store, 1, cairn::config::Encoding::O200kBase)
         .await
         .unwrap();
     assert!(n >= 1);
