@@ -52,6 +52,9 @@ pub fn plan(event: &HookEvent, project: &str) -> ApiResult<Plan> {
         task: None,
         continues: None,
         cwd: cwd.clone(),
+        parent: None,
+        spawned_by: None,
+        agent_type: None,
     };
     let mut plan = Plan {
         session_id,

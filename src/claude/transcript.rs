@@ -36,7 +36,11 @@ use serde_json::Value;
 
 use super::{child_session_id, mapping, redact};
 use crate::domain::record::{SessionClose, SessionStart};
-use crate::domain::{limits::MAX_RATIONALE_CHARS, operation::OperationInput, validate};
+use crate::domain::{
+    limits::{MAX_RATIONALE_CHARS, MAX_SUMMARY_CHARS},
+    operation::OperationInput,
+    validate,
+};
 
 /// A session rebuilt from transcript lines.
 #[derive(Debug, Default)]
@@ -330,7 +334,7 @@ impl Parser {
             } else if kind == "user" && not_a_turn(&text) {
             } else if kind == "user" && session.parent.is_some() && session.task.is_none() {
                 // A subagent's first prompt is the Task prompt: its task, not a turn.
-                session.task = Some(mapping::bounded(text.trim(), MAX_RATIONALE_CHARS));
+                session.task = Some(mapping::bounded(text.trim(), MAX_SUMMARY_CHARS));
             } else {
                 let role = if kind == "user" { "user" } else { "assistant" };
                 let mut op = mapping::message(op_id, role, &text, None);
@@ -514,6 +518,9 @@ impl Session {
             task: self.task.clone(),
             continues: None,
             cwd: self.cwd.clone(),
+            parent: self.parent.clone(),
+            spawned_by: self.spawned_by.clone(),
+            agent_type: self.agent_type.clone(),
         }
     }
 
@@ -569,7 +576,7 @@ pub fn assemble(transcripts: Vec<Transcript>) -> Vec<Session> {
                     && sp
                         .prompt
                         .as_deref()
-                        .is_some_and(|p| mapping::bounded(p.trim(), MAX_RATIONALE_CHARS) == task)
+                        .is_some_and(|p| mapping::bounded(p.trim(), MAX_SUMMARY_CHARS) == task)
             })
         };
         if let Some(sp) = by_agent.or_else(by_prompt) {
