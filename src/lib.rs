@@ -22,6 +22,7 @@
 //!   and the writer that drains it into Neo4j in order, over a few lanes of transactions (a
 //!   session never split); the writer runs on a thread of its own at lower CPU priority with
 //!   its own connections, and new operations lean on the unique id constraint, not a lookup.
+//!   `summary` sums up a session that ends without a summary (close, idle sweep).
 //! - [`bench`] — `cairn bench …`: ingest, recall, search, load and growth against the real
 //!   Neo4j with same-run baselines; `faults` (outage, SIGKILL, full spool, LLM failures, slow
 //!   Neo4j, each ending with an exactly-once check) through the Neo4j `proxy` tests use too.
@@ -37,7 +38,8 @@
 //!   prompts (`prompts/`), the LLM client, answer validation, applying results in one
 //!   transaction per session; `ExtractionRun` records.
 //! - [`claude`] — Claude Code: hook event shapes, the one event → capture mapping, secret
-//!   redaction, SessionStart context, transcript parsing, settings merging.
+//!   redaction, SessionStart context, transcript parsing (both layouts: subagents as child
+//!   sessions, compaction summaries, wrappers skipped), settings merging.
 //! - [`mcp`] — MCP at `/mcp` (rmcp, streamable HTTP): the agent-facing tools.
 //! - [`embed`] — the embeddings client (OpenAI-compatible `/embeddings`), batched, retried.
 

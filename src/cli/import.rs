@@ -128,7 +128,8 @@ pub async fn import(args: &ImportArgs) -> anyhow::Result<ImportReport> {
     Ok(report)
 }
 
-/// `path` itself when it is a file named on the command line; `.jsonl` files under a directory.
+/// `path` itself when it is a file named on the command line, with its session's
+/// `<session>/subagents/` files when they are there; `.jsonl` files under a directory.
 fn collect(path: &Path, out: &mut Vec<PathBuf>, named: bool) -> std::io::Result<()> {
     if path.is_dir() {
         for entry in std::fs::read_dir(path)? {
@@ -137,6 +138,10 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>, named: bool) -> std::io::Result<
     } else if path.is_file() {
         if named || path.extension().is_some_and(|e| e == "jsonl") {
             out.push(path.to_path_buf());
+        }
+        let subagents = path.with_extension("").join("subagents");
+        if named && subagents.is_dir() {
+            collect(&subagents, out, false)?;
         }
     } else {
         return Err(std::io::Error::new(

@@ -56,6 +56,9 @@ pub struct NewSession {
 /// `POST /v1/sessions/{id}/close`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, Object)]
 pub struct SessionClose {
+    /// What the session did. When absent (and none is stored), cairn derives one from what the
+    /// session holds: its last compaction summary, else its last assistant turn and the state
+    /// of its todo list (redacted, at most 400 tokens).
     pub summary: Option<String>,
     pub next_steps: Option<Vec<String>>,
     /// `closed` (default) or `abandoned`.

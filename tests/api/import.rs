@@ -466,4 +466,28 @@ async fn a_2_1_session_with_subagents_and_a_compaction() {
         "{summary}"
     );
     assert_eq!(s["parent"], serde_json::Value::Null);
+    let c = app.get(&format!("/v1/sessions/{id}")).await.1;
+    assert_eq!(c["parent"].as_str(), Some(sid.as_str()), "{c}");
+
+    // Naming the main file alone brings its subagents along; nothing new is stored.
+    let again = import(
+        &app.addr,
+        &key,
+        &app.project,
+        &dir.path().join(format!("{sid}.jsonl")),
+    )
+    .await;
+    assert_eq!(
+        (again.files, again.sessions, again.child_sessions),
+        (3, 2, 1)
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(
+        tool_ops(&app.project, &sid).await,
+        main.main_tool_uses as i64
+    );
+    assert_eq!(
+        tool_ops(&app.project, id).await,
+        agent.sidechain_tool_uses as i64
+    );
 }
