@@ -28,23 +28,48 @@ pub const AGENT: &str = "claude-code";
 pub const RESPONSE_CHARS: usize = 1_000;
 const SUMMARY_CHARS: usize = 300;
 
+/// What the hook's answer carries, for the events whose answer Claude Code reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reply {
+    /// Nothing (`{}`).
+    Nothing,
+    /// SessionStart: the handover as `additionalContext` (what fits `source`).
+    Handover { source: String },
+    /// PreToolUse of a file tool: what is known about the file (standing decisions, active
+    /// beliefs), once per file per session.
+    FileContext { path: String },
+    /// UserPromptSubmit: an answer of its own (`hookSpecificOutput` for the prompt).
+    Prompt,
+}
+
 /// What one event asks of capture.
 #[derive(Debug)]
 pub struct Plan {
+    /// The session the event belongs to: a subagent's events go to its child session.
     pub session_id: String,
     /// Always present: starting is idempotent, so an event whose SessionStart was missed
     /// still lands in a session.
     pub start: SessionStart,
+    /// Child sessions this event tells more about (a finished Task/Agent call names the
+    /// subagent it launched): started, or given their launching operation and task.
+    pub children: Vec<SessionStart>,
     pub operations: Vec<OperationInput>,
     pub close: Option<SessionClose>,
-    /// SessionStart: the reply carries the handover as `additionalContext`.
-    pub wants_context: bool,
+    pub reply: Reply,
 }
+
+/// Tools whose PreToolUse is answered with what is known about the file they touch.
+pub const FILE_TOOLS: [&str; 5] = ["Read", "Edit", "Write", "MultiEdit", "NotebookEdit"];
 
 /// Maps a (redacted) event of `project` to a plan. Fails only without a usable `session_id`.
 pub fn plan(event: &HookEvent, project: &str) -> ApiResult<Plan> {
-    let session_id = validate::id("session_id", event.session_id.as_deref().unwrap_or(""))?;
+    let main_id = validate::id("session_id", event.session_id.as_deref().unwrap_or(""))?;
     let cwd = working_dir(event.cwd.as_deref());
+    let subagent = event.subagent().map(|a| bounded(a.trim(), 200));
+    let session_id = match &subagent {
+        Some(agent) => validate::id("agent_id", &super::child_session_id(&main_id, agent))?,
+        None => main_id.clone(),
+    };
     let start = SessionStart {
         project: project.to_string(),
         session_id: Some(session_id.clone()),
@@ -52,16 +77,20 @@ pub fn plan(event: &HookEvent, project: &str) -> ApiResult<Plan> {
         task: None,
         continues: None,
         cwd: cwd.clone(),
-        parent: None,
+        parent: subagent.as_ref().map(|_| main_id.clone()),
         spawned_by: None,
-        agent_type: None,
+        agent_type: subagent
+            .as_ref()
+            .and(event.agent_type.as_deref())
+            .map(|a| bounded(a, 100)),
     };
     let mut plan = Plan {
         session_id,
         start,
+        children: Vec::new(),
         operations: Vec::new(),
         close: None,
-        wants_context: false,
+        reply: Reply::Nothing,
     };
     let event_id = || {
         event
@@ -69,35 +98,134 @@ pub fn plan(event: &HookEvent, project: &str) -> ApiResult<Plan> {
             .clone()
             .filter(|s| validate::id("id", s).is_ok())
     };
+    let marker = |tool: &str, target: Option<&str>, summary: String| OperationInput {
+        id: event_id(),
+        tool: Some(tool.into()),
+        target: target
+            .filter(|t| !t.trim().is_empty())
+            .map(|t| bounded(t, MAX_TARGET_CHARS)),
+        summary: Some(bounded(&summary, SUMMARY_CHARS)),
+        ..op("tool_call")
+    };
     match event.kind() {
-        EventKind::SessionStart => plan.wants_context = true,
-        EventKind::UserPromptSubmit => {
-            if let Some(p) = event.prompt.as_deref().filter(|p| !p.trim().is_empty()) {
-                plan.operations.push(message(event_id(), "user", p, None));
+        EventKind::SessionStart => {
+            plan.reply = Reply::Handover {
+                source: bounded(event.source.as_deref().unwrap_or("startup"), 32),
             }
         }
-        EventKind::PreToolUse | EventKind::PostToolUse => {
-            plan.operations
-                .push(tool_operation(event, false, event_id()));
+        EventKind::UserPromptSubmit => {
+            if let Some(p) = event.prompt.as_deref().filter(|p| !p.trim().is_empty()) {
+                plan.operations
+                    .push(message(event_id(), "user", p, turn_context(event)));
+            }
+            plan.reply = Reply::Prompt;
         }
-        EventKind::PostToolUseFailure => {
-            plan.operations
-                .push(tool_operation(event, true, event_id()));
+        // A question, not a record: the PostToolUse (or its failure) is the record, with the
+        // outcome; storing the call here first would keep the node without it.
+        EventKind::PreToolUse => {
+            let tool = event.tool_name.as_deref().unwrap_or("");
+            let key = if tool == "NotebookEdit" {
+                "notebook_path"
+            } else {
+                "file_path"
+            };
+            if let Some(path) = FILE_TOOLS
+                .contains(&tool)
+                .then(|| event.input_str(key))
+                .flatten()
+                .filter(|p| validate::path(key, p).is_ok())
+            {
+                plan.reply = Reply::FileContext {
+                    path: path.to_string(),
+                };
+            }
+        }
+        EventKind::PostToolUse | EventKind::PostToolUseFailure => {
+            let failed = event.kind() == EventKind::PostToolUseFailure;
+            let o = tool_operation(event, failed, event_id());
+            if let Some(child) = launched_child(event, project, &main_id, &plan, o.id.as_deref())
+            {
+                plan.children.push(child);
+            }
+            plan.operations.push(o);
+        }
+        EventKind::PostToolBatch => {
+            for call in &event.tool_calls {
+                let Some(id) = call.tool_use_id.as_deref() else {
+                    continue;
+                };
+                let o = tool_use(&ToolUse {
+                    id: Some(operation_id(&main_id, id)),
+                    name: call.tool_name.as_deref().unwrap_or("unknown"),
+                    input: &call.tool_input,
+                    response: (!call.tool_response.is_null()).then_some(&call.tool_response),
+                    error: None,
+                    cwd: event.cwd.as_deref(),
+                });
+                plan.operations
+                    .push(with_context(o, turn_context(event).unwrap_or(Value::Null)));
+            }
+        }
+        EventKind::PermissionDenied => {
+            let mut o = tool_operation(event, true, event_id());
+            o.summary = Some(bounded(
+                &format!(
+                    "{} permission denied: {}",
+                    event.tool_name.as_deref().unwrap_or("a tool"),
+                    event.reason.as_deref().unwrap_or("no reason given")
+                ),
+                SUMMARY_CHARS,
+            ));
+            plan.operations.push(o);
         }
         EventKind::Stop | EventKind::SubagentStop => {
+            let stop = event.kind() == EventKind::SubagentStop;
             if let Some(m) = event
                 .last_assistant_message
                 .as_deref()
                 .filter(|m| !m.trim().is_empty())
             {
-                let ctx = event
-                    .agent_type
-                    .as_deref()
-                    .map(|a| json!({"subagent": bounded(a, 100)}));
+                let mut ctx = turn_context(event).unwrap_or_else(|| json!({}));
+                if let Some(a) = event.agent_type.as_deref().filter(|_| stop) {
+                    ctx["subagent"] = Value::String(bounded(a, 100));
+                }
+                if let Some(t) = event.agent_transcript_path.as_deref() {
+                    ctx["transcript_path"] = Value::String(bounded(t, MAX_PATH_CHARS));
+                }
+                let ctx = (ctx != json!({})).then_some(ctx);
                 plan.operations
                     .push(message(event_id(), "assistant", m, ctx));
             }
+            if stop && subagent.is_some() {
+                plan.close = Some(SessionClose {
+                    summary: event
+                        .last_assistant_message
+                        .as_deref()
+                        .filter(|m| !m.trim().is_empty())
+                        .map(|m| bounded(m.trim(), MAX_SUMMARY_CHARS)),
+                    next_steps: None,
+                    status: Some("closed".into()),
+                });
+            }
         }
+        EventKind::StopFailure => {
+            let error = event.error.as_deref().unwrap_or("unknown");
+            let text = event
+                .last_assistant_message
+                .as_deref()
+                .filter(|m| !m.trim().is_empty())
+                .map_or_else(|| format!("(the turn failed: {error})"), str::to_string);
+            let mut ctx = turn_context(event).unwrap_or_else(|| json!({}));
+            ctx["error"] = Value::String(bounded(error, 100));
+            if let Some(d) = event.error_details.as_deref() {
+                ctx["error_details"] = Value::String(bounded(d, RESPONSE_CHARS));
+            }
+            let mut o = message(event_id(), "assistant", &text, Some(ctx));
+            o.status = Some("failed".into());
+            plan.operations.push(o);
+        }
+        // The child session is started (with its parent and agent type) like any event's.
+        EventKind::SubagentStart => {}
         EventKind::SessionEnd => {
             plan.close = Some(SessionClose {
                 summary: None,
@@ -107,17 +235,144 @@ pub fn plan(event: &HookEvent, project: &str) -> ApiResult<Plan> {
         }
         EventKind::PreCompact => {
             let trigger = bounded(event.trigger.as_deref().unwrap_or("manual"), 32);
-            plan.operations.push(OperationInput {
-                id: event_id(),
-                tool: Some("PreCompact".into()),
-                target: Some(trigger.clone()),
-                summary: Some(format!("context compacted ({trigger})")),
-                ..op("tool_call")
-            });
+            plan.operations.push(marker(
+                "PreCompact",
+                Some(&trigger),
+                format!("context compacted ({trigger})"),
+            ));
+        }
+        EventKind::PostCompact => {
+            let trigger = bounded(event.trigger.as_deref().unwrap_or("manual"), 32);
+            let mut o = marker(
+                "PostCompact",
+                Some(&trigger),
+                format!("context compacted ({trigger}); its summary kept"),
+            );
+            o.content = event
+                .compact_summary
+                .as_deref()
+                .filter(|c| !c.trim().is_empty())
+                .map(|c| bounded(c.trim(), MAX_CONTENT_CHARS));
+            plan.operations.push(o);
+        }
+        EventKind::TaskCreated | EventKind::TaskCompleted => {
+            let status = if event.kind() == EventKind::TaskCompleted {
+                "completed"
+            } else {
+                "pending"
+            };
+            if let Some(t) = task_item(
+                event.task_id.as_deref(),
+                event.task_subject.as_deref(),
+                status,
+            ) {
+                plan.operations.push(OperationInput {
+                    id: event_id(),
+                    tool: Some(event.hook_event_name.clone()),
+                    todos: Some(vec![t]),
+                    context: turn_context(event),
+                    ..op("todo")
+                });
+            }
+        }
+        EventKind::CwdChanged => {
+            let new = event.new_cwd.as_deref().unwrap_or("");
+            plan.operations.push(marker(
+                "CwdChanged",
+                Some(new),
+                format!(
+                    "working directory {} → {new}",
+                    event.old_cwd.as_deref().unwrap_or("?")
+                ),
+            ));
+        }
+        EventKind::FileChanged => {
+            let path = event.file_path.as_deref().unwrap_or("");
+            let what = match event.event.as_deref() {
+                Some("add") => "added",
+                Some("unlink") => "deleted",
+                _ => "changed",
+            };
+            plan.operations.push(marker(
+                "FileChanged",
+                Some(path),
+                format!("file {what} outside the agent: {path}"),
+            ));
+        }
+        EventKind::WorktreeCreate => {
+            let name = event.name.as_deref().unwrap_or("");
+            plan.operations.push(marker(
+                "WorktreeCreate",
+                Some(name),
+                format!("worktree created: {name}"),
+            ));
+        }
+        EventKind::WorktreeRemove => {
+            let path = event.worktree_path.as_deref().unwrap_or("");
+            plan.operations.push(marker(
+                "WorktreeRemove",
+                Some(path),
+                format!("worktree removed: {path}"),
+            ));
         }
         EventKind::Other => {}
     }
     Ok(plan)
+}
+
+/// The child session a finished Task/Agent call launched (its response names the subagent's
+/// `agentId`): started with its parent, the launching operation and the Task prompt as its
+/// task (the prompt is the subagent's task, never a user turn).
+fn launched_child(
+    event: &HookEvent,
+    project: &str,
+    main_id: &str,
+    plan: &Plan,
+    launch: Option<&str>,
+) -> Option<SessionStart> {
+    let tool = event.tool_name.as_deref()?;
+    if !crate::graph::operations::LAUNCHING_TOOLS.contains(&tool) {
+        return None;
+    }
+    let agent = event
+        .tool_response
+        .get("agentId")
+        .and_then(Value::as_str)
+        .filter(|a| !a.trim().is_empty())?;
+    let id = super::child_session_id(main_id, &bounded(agent.trim(), 200));
+    validate::id("agentId", &id).ok()?;
+    let task = event
+        .input_str("description")
+        .or(event.input_str("prompt"))
+        .map(|t| bounded(t.trim(), MAX_SUMMARY_CHARS));
+    Some(SessionStart {
+        project: project.to_string(),
+        session_id: Some(id),
+        agent: Some(AGENT.into()),
+        task,
+        continues: None,
+        cwd: plan.start.cwd.clone(),
+        parent: Some(plan.session_id.clone()),
+        spawned_by: launch.map(str::to_string),
+        agent_type: event
+            .tool_response
+            .get("agentType")
+            .and_then(Value::as_str)
+            .or(event.input_str("subagent_type"))
+            .map(|a| bounded(a, 100)),
+    })
+}
+
+/// `prompt_id` and `duration_ms` of an event, for its operation's `context`.
+fn turn_context(event: &HookEvent) -> Option<Value> {
+    let mut ctx = serde_json::Map::new();
+    if let Some(p) = event.prompt_id.as_deref().filter(|p| !p.is_empty()) {
+        ctx.insert("prompt_id".into(), Value::String(bounded(p, 200)));
+    }
+    if let Some(d) = event.duration_ms.filter(|d| d.is_finite() && *d >= 0.0) {
+        ctx.insert("duration_ms".into(), json!(d.round() as i64));
+    }
+    (!ctx.is_empty()).then_some(Value::Object(ctx))
 }
 
 /// Runs the plan through capture. Operations are queued (durable), not awaited in Neo4j.
@@ -129,6 +384,9 @@ pub async fn apply(capture: &Capture, plan: &Plan) -> ApiResult<Applied> {
             .add_operations(&plan.session_id, Some(project), &plan.operations, false)
             .await?;
         applied = Applied::Queued;
+    }
+    for child in &plan.children {
+        capture.start_session(child).await?;
     }
     if let Some(close) = &plan.close {
         applied = capture
@@ -244,7 +502,7 @@ fn tool_operation(e: &HookEvent, failed: bool, fallback_id: Option<String>) -> O
         None
     };
     let response = (!e.tool_response.is_null()).then_some(&e.tool_response);
-    tool_use(&ToolUse {
+    let o = tool_use(&ToolUse {
         id: e
             .tool_use_id
             .as_deref()
@@ -256,7 +514,116 @@ fn tool_operation(e: &HookEvent, failed: bool, fallback_id: Option<String>) -> O
         response,
         error,
         cwd: e.cwd.as_deref(),
+    });
+    let mut extra = turn_context(e).unwrap_or_else(|| json!({}));
+    if let Some(source) = e.mcp_server.as_ref().and_then(|m| m.source.as_deref()) {
+        extra["mcp_source"] = Value::String(bounded(source, 64));
+    }
+    with_context(o, extra)
+}
+
+/// `o` with the fields of `extra` (an object) added to its `context`.
+fn with_context(mut o: OperationInput, extra: Value) -> OperationInput {
+    let Value::Object(extra) = extra else {
+        return o;
+    };
+    if extra.is_empty() {
+        return o;
+    }
+    let mut ctx = match o.context.take() {
+        Some(Value::Object(m)) => m,
+        _ => serde_json::Map::new(),
+    };
+    ctx.extend(extra);
+    o.context = Some(Value::Object(ctx));
+    o
+}
+
+/// `(server, tool)` of an MCP tool name, `mcp__<server>__<tool>`.
+pub fn mcp_names(name: &str) -> Option<(&str, &str)> {
+    let rest = name.strip_prefix("mcp__")?;
+    let (server, tool) = rest.split_once("__")?;
+    (!server.is_empty() && !tool.is_empty()).then_some((server, tool))
+}
+
+/// The text of MCP content blocks (`[{type: "text", text}]`, or `{content: [...]}` as a
+/// CallToolResult carries them); other block kinds are named, not kept.
+fn flatten_blocks(v: &Value) -> Option<String> {
+    let blocks = v
+        .as_array()
+        .or_else(|| v.get("content").and_then(Value::as_array))?;
+    let parts: Vec<String> = blocks
+        .iter()
+        .map(|b| match b.get("text").and_then(Value::as_str) {
+            Some(t) => t.trim().to_string(),
+            None => format!(
+                "[{}]",
+                b.get("type").and_then(Value::as_str).unwrap_or("block")
+            ),
+        })
+        .filter(|t| !t.is_empty())
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("\n"))
+}
+
+/// A todo of Claude Code's task list (TaskCreate / TaskUpdate, TaskCreated / TaskCompleted):
+/// an update of one item, folded into the session's todo list by its `id`. Without a subject
+/// (a status change) its content is `task <id>`, which the fold leaves under what it knows.
+pub fn task_item(id: Option<&str>, subject: Option<&str>, status: &str) -> Option<Todo> {
+    let id = id.map(str::trim).filter(|i| !i.is_empty());
+    let subject = subject.map(str::trim).filter(|s| !s.is_empty());
+    let content = match (subject, id) {
+        (Some(s), _) => s.to_string(),
+        (None, Some(i)) => format!("task {i}"),
+        (None, None) => return None,
+    };
+    Some(Todo {
+        content: bounded(&content, MAX_TODO_CHARS),
+        status: status.to_string(),
+        id: id.map(|i| bounded(i, 200)),
     })
+}
+
+/// AskUserQuestion as text: each question with its options, and the user's answers.
+fn questions_and_answers(input: &Value, response: Option<&Value>) -> String {
+    let answers = response.and_then(|r| r.get("answers"));
+    let mut out = Vec::new();
+    for q in input
+        .get("questions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let Some(text) = q.get("question").and_then(Value::as_str) else {
+            continue;
+        };
+        let options: Vec<&str> = q
+            .get("options")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|o| o.get("label").and_then(Value::as_str))
+            .collect();
+        let mut line = format!("Asked: {}", text.trim());
+        if !options.is_empty() {
+            line.push_str(&format!(" (options: {})", options.join(", ")));
+        }
+        if let Some(a) = answers.and_then(|a| a.get(text)).and_then(Value::as_str) {
+            line.push_str(&format!(" → answered: {a}"));
+        }
+        out.push(line);
+    }
+    if let Some(r) = response
+        .and_then(|r| r.get("response"))
+        .and_then(Value::as_str)
+    {
+        out.push(format!("The user replied: {r}"));
+    }
+    if out.is_empty() {
+        "asked the user a question".to_string()
+    } else {
+        out.join("\n")
+    }
 }
 
 /// Maps one tool use to an operation; a failed one is a failed `tool_call`.
@@ -301,7 +668,7 @@ pub fn tool_use(t: &ToolUse<'_>) -> OperationInput {
                 ..op("write")
             }
         }
-        "Bash" => {
+        "Bash" | "PowerShell" => {
             let command = s("command").unwrap_or("");
             OperationInput {
                 target: Some(command.to_string()).filter(|c| !c.is_empty()),
@@ -342,6 +709,58 @@ pub fn tool_use(t: &ToolUse<'_>) -> OperationInput {
                 ..op("todo")
             }
         }
+        "TaskCreate" | "TaskUpdate" => {
+            let id = s("taskId").or_else(|| {
+                t.response
+                    .and_then(|r| r.pointer("/task/id"))
+                    .and_then(Value::as_str)
+            });
+            let status = match s("status") {
+                Some("deleted" | "completed") => "completed",
+                Some("in_progress") => "in_progress",
+                _ => "pending",
+            };
+            match task_item(id, s("subject"), status) {
+                Some(item) => OperationInput {
+                    summary: Some(format!("task {}: {}", item.status, item.content)),
+                    todos: Some(vec![item]),
+                    ..op("todo")
+                },
+                None => OperationInput {
+                    summary: Some(format!("{name} call")),
+                    ..op("tool_call")
+                },
+            }
+        }
+        "ExitPlanMode" => {
+            let plan = s("plan").or_else(|| {
+                t.response
+                    .and_then(|r| r.get("plan"))
+                    .and_then(Value::as_str)
+                    .filter(|p| !p.trim().is_empty())
+            });
+            match plan {
+                Some(plan) => OperationInput {
+                    role: Some("assistant".into()),
+                    content: Some(bounded(&format!("Plan:\n{}", plan.trim()), MAX_CONTENT_CHARS)),
+                    summary: Some(format!("plan: {}", first_line(plan))),
+                    ..op("message")
+                },
+                None => OperationInput {
+                    summary: Some("left plan mode".into()),
+                    ..op("tool_call")
+                },
+            }
+        }
+        "AskUserQuestion" => {
+            let text = questions_and_answers(t.input, t.response);
+            OperationInput {
+                role: Some("assistant".into()),
+                summary: Some(format!("asked the user: {}", first_line(&text))),
+                content: Some(bounded(&text, MAX_CONTENT_CHARS)),
+                ..op("message")
+            }
+        }
         "Task" | "Agent" => OperationInput {
             target: s("subagent_type").map(str::to_string),
             summary: Some(format!(
@@ -352,7 +771,10 @@ pub fn tool_use(t: &ToolUse<'_>) -> OperationInput {
         },
         _ => OperationInput {
             target: first_string(t.input),
-            summary: Some(format!("{name} call")),
+            summary: Some(match mcp_names(name) {
+                Some((server, tool)) => format!("MCP {server} · {tool}"),
+                None => format!("{name} call"),
+            }),
             ..op("tool_call")
         },
     };
@@ -362,6 +784,8 @@ pub fn tool_use(t: &ToolUse<'_>) -> OperationInput {
         o.files_modified = None;
         o.files_read = None;
         o.todos = None;
+        o.role = None;
+        o.content = None;
         o.summary = Some(format!("{name} failed: {}", first_line(err)));
     }
     o.id = t.id.clone();
@@ -380,6 +804,25 @@ pub fn tool_use(t: &ToolUse<'_>) -> OperationInput {
         .or_else(|| t.response.and_then(|r| summarise_response(name, r)));
     if let Some(r) = outcome {
         context.insert("response".into(), Value::String(r));
+    }
+    if let Some((server, tool)) = mcp_names(name) {
+        context.insert("mcp_server".into(), Value::String(bounded(server, 200)));
+        context.insert("mcp_tool".into(), Value::String(bounded(tool, 200)));
+    }
+    if let Some(commit) = t.response.and_then(|r| r.pointer("/gitOperation/commit")) {
+        if let Some(sha) = commit
+            .get("sha")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty() && s.len() <= 64 && s.chars().all(|c| c.is_ascii_hexdigit()))
+        {
+            context.insert("commit".into(), Value::String(sha.to_string()));
+            if let Some(kind) = commit.get("kind").and_then(Value::as_str) {
+                context.insert("commit_kind".into(), Value::String(bounded(kind, 32)));
+            }
+            if let Some(branch) = commit.get("branch").and_then(Value::as_str) {
+                context.insert("commit_branch".into(), Value::String(bounded(branch, 200)));
+            }
+        }
     }
     if !context.is_empty() {
         o.context = Some(Value::Object(context));
@@ -437,7 +880,12 @@ pub fn summarise_response(tool: &str, response: &Value) -> Option<String> {
             Some(n) => format!("{n} files"),
             None => compact(r),
         },
-        ("TodoWrite", _) => return None,
+        ("TodoWrite" | "TaskCreate" | "TaskUpdate" | "AskUserQuestion", _) => return None,
+        ("ExitPlanMode", r) => r
+            .get("filePath")
+            .and_then(Value::as_str)
+            .map_or_else(|| "plan presented".to_string(), |f| format!("plan saved to {f}")),
+        (t, r) if mcp_names(t).is_some() => flatten_blocks(r).unwrap_or_else(|| compact(r)),
         (_, r) => compact(r),
     };
     let text = text.trim();
