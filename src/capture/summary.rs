@@ -10,6 +10,7 @@ use serde::Deserialize;
 use crate::claude::{mapping, redact};
 use crate::config::Encoding;
 use crate::domain::{limits::MAX_RATIONALE_CHARS, operation::Todo, tokens};
+use crate::recall::reconstruction::{fold_todos, TodoOp};
 
 /// The largest derived summary, in tokens of the configured encoding.
 pub const SUMMARY_TOKENS: usize = 400;
@@ -25,8 +26,9 @@ pub struct Material {
     pub compaction: Option<String>,
     /// The last assistant turn.
     pub last_assistant: Option<String>,
-    /// The latest todo list, as stored (JSON text).
-    pub todos: Option<String>,
+    /// The todo operations, oldest first: whole lists and task updates.
+    #[serde(default)]
+    pub todos: Vec<TodoOp>,
 }
 
 /// The summary a session without one gets, or `None` when it has one or nothing to go on.
@@ -37,7 +39,7 @@ pub fn derive(m: &Material, encoding: Encoding) -> Option<String> {
     let text = match m.compaction.as_deref().map(recap).filter(|c| !c.is_empty()) {
         Some(recap) => fit(encoding, &recap, SUMMARY_TOKENS),
         None => {
-            let todos = m.todos.as_deref().and_then(todo_state);
+            let todos = todo_state(&fold_todos(&m.todos));
             let room = SUMMARY_TOKENS
                 - todos
                     .as_deref()
@@ -85,8 +87,7 @@ fn recap(summary: &str) -> String {
 }
 
 /// "Todos: 2 of 5 completed; in progress: …; pending: …".
-fn todo_state(json: &str) -> Option<String> {
-    let todos: Vec<Todo> = serde_json::from_str(json).ok()?;
+fn todo_state(todos: &[Todo]) -> Option<String> {
     if todos.is_empty() {
         return None;
     }
@@ -162,20 +163,32 @@ mod tests {
             {"content": "update the README", "status": "pending"}
         ]);
         let long = "word ".repeat(5_000);
+        let list = |tool: &str, todos: serde_json::Value| TodoOp {
+            tool: Some(tool.into()),
+            todos: Some(todos.to_string()),
+        };
+        // A whole list, then a task update folded into it.
+        let ops = vec![
+            list("TodoWrite", todos.clone()),
+            list(
+                "TaskCreate",
+                serde_json::json!([{"id": "9", "content": "ship it", "status": "pending"}]),
+            ),
+        ];
         let m = Material {
             last_assistant: Some(format!("Parser done. GITHUB_TOKEN=ghp_secretsecret {long}")),
-            todos: Some(todos.to_string()),
+            todos: ops,
             ..Default::default()
         };
         let s = derive(&m, ENC).unwrap();
         assert!(s.starts_with("Parser done."), "{s}");
         assert!(!s.contains("ghp_secretsecret"), "{s}");
         assert!(s.ends_with(
-            "Todos: 1 of 3 completed; in progress: add tests; pending: update the README"
+            "Todos: 1 of 4 completed; in progress: add tests; pending: update the README; ship it"
         ));
         assert!(tokens::count(ENC, &s) <= SUMMARY_TOKENS);
         let only_todos = Material {
-            todos: Some(todos.to_string()),
+            todos: vec![list("TodoWrite", todos)],
             ..Default::default()
         };
         assert!(derive(&only_todos, ENC)

@@ -143,8 +143,7 @@ pub fn plan(event: &HookEvent, project: &str) -> ApiResult<Plan> {
         EventKind::PostToolUse | EventKind::PostToolUseFailure => {
             let failed = event.kind() == EventKind::PostToolUseFailure;
             let o = tool_operation(event, failed, event_id());
-            if let Some(child) = launched_child(event, project, &main_id, &plan, o.id.as_deref())
-            {
+            if let Some(child) = launched_child(event, project, &main_id, &plan, o.id.as_deref()) {
                 plan.children.push(child);
             }
             plan.operations.push(o);
@@ -241,20 +240,11 @@ pub fn plan(event: &HookEvent, project: &str) -> ApiResult<Plan> {
                 format!("context compacted ({trigger})"),
             ));
         }
-        EventKind::PostCompact => {
-            let trigger = bounded(event.trigger.as_deref().unwrap_or("manual"), 32);
-            let mut o = marker(
-                "PostCompact",
-                Some(&trigger),
-                format!("context compacted ({trigger}); its summary kept"),
-            );
-            o.content = event
-                .compact_summary
-                .as_deref()
-                .filter(|c| !c.trim().is_empty())
-                .map(|c| bounded(c.trim(), MAX_CONTENT_CHARS));
-            plan.operations.push(o);
-        }
+        EventKind::PostCompact => plan.operations.push(compaction(
+            event_id(),
+            event.trigger.as_deref().unwrap_or("manual"),
+            event.compact_summary.as_deref(),
+        )),
         EventKind::TaskCreated | EventKind::TaskCompleted => {
             let status = if event.kind() == EventKind::TaskCompleted {
                 "completed"
@@ -468,19 +458,27 @@ pub fn message(
 }
 
 /// The `tool` of the operation that keeps a compaction summary.
-pub const COMPACTION_TOOL: &str = "compact";
+pub const COMPACTION_TOOL: &str = "PostCompact";
 
-/// The summary Claude Code wrote when it compacted the context (PostCompact's
-/// `compact_summary`, a transcript's `isCompactSummary` line): the session's own recap, kept
-/// in `content` of a `tool_call`, never as a user turn.
-pub fn compaction(id: Option<String>, trigger: Option<&str>, summary: &str) -> OperationInput {
-    let trigger = bounded(trigger.unwrap_or("auto"), 32);
+/// A compaction with the summary Claude Code wrote (PostCompact's `compact_summary`, a
+/// transcript's `isCompactSummary` line): the session's own recap, kept in `content` of a
+/// `tool_call`, never as a user turn.
+pub fn compaction(id: Option<String>, trigger: &str, summary: Option<&str>) -> OperationInput {
+    let trigger = bounded(trigger, 32);
+    let summary = summary
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .map(|c| bounded(c, MAX_CONTENT_CHARS));
     OperationInput {
         id,
         tool: Some(COMPACTION_TOOL.into()),
-        summary: Some(format!("context compacted ({trigger})")),
+        summary: Some(if summary.is_some() {
+            format!("context compacted ({trigger}); its summary kept")
+        } else {
+            format!("context compacted ({trigger})")
+        }),
         target: Some(trigger),
-        content: Some(bounded(summary.trim(), MAX_CONTENT_CHARS)),
+        content: summary,
         ..op("tool_call")
     }
 }
@@ -742,7 +740,10 @@ pub fn tool_use(t: &ToolUse<'_>) -> OperationInput {
             match plan {
                 Some(plan) => OperationInput {
                     role: Some("assistant".into()),
-                    content: Some(bounded(&format!("Plan:\n{}", plan.trim()), MAX_CONTENT_CHARS)),
+                    content: Some(bounded(
+                        &format!("Plan:\n{}", plan.trim()),
+                        MAX_CONTENT_CHARS,
+                    )),
                     summary: Some(format!("plan: {}", first_line(plan))),
                     ..op("message")
                 },
@@ -881,10 +882,10 @@ pub fn summarise_response(tool: &str, response: &Value) -> Option<String> {
             None => compact(r),
         },
         ("TodoWrite" | "TaskCreate" | "TaskUpdate" | "AskUserQuestion", _) => return None,
-        ("ExitPlanMode", r) => r
-            .get("filePath")
-            .and_then(Value::as_str)
-            .map_or_else(|| "plan presented".to_string(), |f| format!("plan saved to {f}")),
+        ("ExitPlanMode", r) => r.get("filePath").and_then(Value::as_str).map_or_else(
+            || "plan presented".to_string(),
+            |f| format!("plan saved to {f}"),
+        ),
         (t, r) if mcp_names(t).is_some() => flatten_blocks(r).unwrap_or_else(|| compact(r)),
         (_, r) => compact(r),
     };
@@ -1096,7 +1097,10 @@ mod tests {
                 .extend(extra.as_object().unwrap().clone());
             plan(&event(v), "p").unwrap()
         };
-        assert!(ev("SessionStart", json!({"source": "startup"})).wants_context);
+        assert!(matches!(
+            ev("SessionStart", json!({"source": "startup"})).reply,
+            Reply::Handover { .. }
+        ));
         let p = ev("UserPromptSubmit", json!({"prompt": "fix it"}));
         assert_eq!(p.operations[0].role.as_deref(), Some("user"));
         let p = ev("Stop", json!({"last_assistant_message": "done"}));
@@ -1112,7 +1116,7 @@ mod tests {
             "tool_call"
         );
         let p = ev("Notification", json!({"message": "hi"}));
-        assert!(p.operations.is_empty() && p.close.is_none() && !p.wants_context);
+        assert!(p.operations.is_empty() && p.close.is_none() && matches!(p.reply, Reply::Nothing));
         assert!(plan(&event(json!({"hook_event_name": "Stop"})), "p").is_err());
     }
 }

@@ -326,8 +326,8 @@ impl Parser {
         if !text.is_empty() {
             let session = &mut self.out.sessions[si];
             if flag("isCompactSummary") {
-                let mut op =
-                    mapping::compaction(op_id.clone(), self.compact_trigger.as_deref(), &text);
+                let trigger = self.compact_trigger.as_deref().unwrap_or("auto");
+                let mut op = mapping::compaction(op_id.clone(), trigger, Some(&text));
                 op.at = at.clone();
                 session.operations.push(op);
             } else if flag("isMeta") || flag("isApiErrorMessage") {

@@ -62,7 +62,11 @@ pub enum HookCommand {
         #[arg(long, env = "CAIRN_HOOK_DEADLINE_MS", default_value_t = 60)]
         deadline_ms: u64,
         /// Time budget of SessionStart (the handover), in milliseconds.
-        #[arg(long, env = "CAIRN_HOOK_SESSION_START_DEADLINE_MS", default_value_t = 2_000)]
+        #[arg(
+            long,
+            env = "CAIRN_HOOK_SESSION_START_DEADLINE_MS",
+            default_value_t = 2_000
+        )]
         session_start_deadline_ms: u64,
         /// Time budget of UserPromptSubmit, in milliseconds.
         #[arg(long, env = "CAIRN_HOOK_PROMPT_DEADLINE_MS", default_value_t = 1_000)]
@@ -172,9 +176,15 @@ pub async fn invoke(args: HookArgs, stdin: &[u8], out: &mut Vec<u8>) -> anyhow::
                 .max(prompt_deadline_ms)
                 .max(pre_tool_deadline_ms);
             let sender = Sender::new(&args.client, context_tokens, longest);
-            let handled =
-                claude_code(stdin, &args.client, &args.spool_dir, &sender, &deadlines, started)
-                    .await;
+            let handled = claude_code(
+                stdin,
+                &args.client,
+                &args.spool_dir,
+                &sender,
+                &deadlines,
+                started,
+            )
+            .await;
             let backlog = match handled {
                 Ok(h) => {
                     if let Some(reply) = h.reply {

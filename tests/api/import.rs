@@ -270,7 +270,7 @@ async fn tool_ops(project: &str, session: &str) -> i64 {
         .rows(
             neo4rs::query(
                 "MATCH (o:Operation {project: $project, session_id: $session})
-                 WHERE o.tool IS NOT NULL AND o.tool <> 'compact'
+                 WHERE o.tool IS NOT NULL AND o.tool <> 'PostCompact'
                  RETURN count(o) AS n",
             )
             .param("project", project)

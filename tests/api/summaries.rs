@@ -91,13 +91,17 @@ async fn a_close_without_a_summary_derives_one_and_a_sent_one_is_kept() {
 async fn the_compaction_summary_comes_before_the_last_turn() {
     let app = spawn_app().await;
     let sid = worked_session(&app).await;
+    let (status, body) = app
+        .post(
+            "/v1/hooks/claude-code",
+            &json!({"hook_event_name": "PostCompact", "session_id": sid, "trigger": "auto",
+                    "compact_summary": "This session is being continued from a previous conversation that ran out of context.\n\nSummary:\n1. Primary Request: coupon codes at checkout\n2. Pending: validation"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
     app.ops_sync(
         &sid,
-        json!([
-            {"type": "tool_call", "tool": "compact", "summary": "context compacted (auto)",
-             "content": "This session is being continued from a previous conversation that ran out of context.\n\nSummary:\n1. Primary Request: coupon codes at checkout\n2. Pending: validation"},
-            {"type": "message", "role": "assistant", "content": "Back at it."}
-        ]),
+        json!([{"type": "message", "role": "assistant", "content": "Back at it."}]),
     )
     .await;
     app.post(&format!("/v1/sessions/{sid}/close"), &json!({}))
