@@ -323,6 +323,9 @@ impl Parser {
             .collect();
         let text = text.join("\n\n");
         let op_id = uuid.as_deref().map(|u| mapping::operation_id(&sid, u));
+        // Lines Claude Code wrote itself are no turns: meta lines, API errors, wrappers.
+        let written_by_claude_code =
+            flag("isMeta") || flag("isApiErrorMessage") || (kind == "user" && not_a_turn(&text));
         if !text.is_empty() {
             let session = &mut self.out.sessions[si];
             if flag("isCompactSummary") {
@@ -330,8 +333,12 @@ impl Parser {
                 let mut op = mapping::compaction(op_id.clone(), trigger, Some(&text));
                 op.at = at.clone();
                 session.operations.push(op);
-            } else if flag("isMeta") || flag("isApiErrorMessage") {
-            } else if kind == "user" && not_a_turn(&text) {
+            } else if written_by_claude_code {
+                self.out
+                    .skipped
+                    .entry("not-a-turn".into())
+                    .and_modify(|n| *n += 1)
+                    .or_insert(1);
             } else if kind == "user" && session.parent.is_some() && session.task.is_none() {
                 // A subagent's first prompt is the Task prompt: its task, not a turn.
                 session.task = Some(mapping::bounded(text.trim(), MAX_SUMMARY_CHARS));

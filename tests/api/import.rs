@@ -63,29 +63,37 @@ async fn import(
     cairn::cli::import::import(&args).await.expect("import ran")
 }
 
-async fn operations(project: &str, session: &str) -> Vec<(String, String, i64, String)> {
+/// Rows of `cypher` with `$project` and `$session` bound.
+async fn rows(cypher: &str, project: &str, session: &str) -> Vec<neo4rs::Row> {
     store()
         .rows(
-            neo4rs::query(
-                "MATCH (o:Operation {project: $project, session_id: $session})
-                 RETURN o.type AS type, o.status AS status, o.at AS at, o.summary AS summary
-                 ORDER BY o.seq",
-            )
-            .param("project", project)
-            .param("session", session),
+            neo4rs::query(cypher)
+                .param("project", project)
+                .param("session", session),
         )
         .await
-        .expect("operations")
-        .iter()
-        .map(|r| {
-            (
-                r.get("type").unwrap(),
-                r.get("status").unwrap(),
-                r.get("at").unwrap(),
-                r.get("summary").unwrap(),
-            )
-        })
-        .collect()
+        .expect("query")
+}
+
+async fn operations(project: &str, session: &str) -> Vec<(String, String, i64, String)> {
+    rows(
+        "MATCH (o:Operation {project: $project, session_id: $session})
+         RETURN o.type AS type, o.status AS status, o.at AS at, o.summary AS summary
+         ORDER BY o.seq",
+        project,
+        session,
+    )
+    .await
+    .iter()
+    .map(|r| {
+        (
+            r.get("type").unwrap(),
+            r.get("status").unwrap(),
+            r.get("at").unwrap(),
+            r.get("summary").unwrap(),
+        )
+    })
+    .collect()
 }
 
 #[tokio::test]
@@ -266,70 +274,58 @@ fn count_file(path: &Path) -> Counted {
 
 /// Tool-use operations (anything but turns and compaction summaries) of a session.
 async fn tool_ops(project: &str, session: &str) -> i64 {
-    store()
-        .rows(
-            neo4rs::query(
-                "MATCH (o:Operation {project: $project, session_id: $session})
-                 WHERE o.tool IS NOT NULL AND o.tool <> 'PostCompact'
-                 RETURN count(o) AS n",
-            )
-            .param("project", project)
-            .param("session", session),
-        )
-        .await
-        .unwrap()[0]
+    rows(
+        "MATCH (o:Operation {project: $project, session_id: $session})
+         WHERE o.tool IS NOT NULL AND o.tool <> 'PostCompact'
+         RETURN count(o) AS n",
+        project,
+        session,
+    )
+    .await[0]
         .get("n")
         .unwrap()
 }
 
 /// The user turns of a session.
 async fn user_turns(project: &str, session: &str) -> Vec<String> {
-    store()
-        .rows(
-            neo4rs::query(
-                "MATCH (o:Operation {project: $project, session_id: $session, type: 'message', role: 'user'})
-                 RETURN o.content AS c ORDER BY o.seq",
-            )
-            .param("project", project)
-            .param("session", session),
-        )
-        .await
-        .unwrap()
-        .iter()
-        .map(|r| r.get("c").unwrap())
-        .collect()
+    rows(
+        "MATCH (o:Operation {project: $project, session_id: $session, type: 'message', role: 'user'})
+         RETURN o.content AS c ORDER BY o.seq",
+        project,
+        session,
+    )
+    .await
+    .iter()
+    .map(|r| r.get("c").unwrap())
+    .collect()
 }
 
-/// Child sessions of `parent`: id, task, agent type, the id of the operation they hang from
-/// (through SPAWNED_BY) and how many tool-use operations they hold.
+/// Child sessions of the session `parent`: id, task, agent type, the id of the operation
+/// they hang from (through SPAWNED_BY) and how many tool-use operations they hold.
 async fn children(project: &str, parent: &str) -> Vec<(String, String, String, String, i64)> {
-    store()
-        .rows(
-            neo4rs::query(
-                "MATCH (c:Session {project: $project})-[:CHILD_OF]->(:Session {id: $parent})
-                 OPTIONAL MATCH (c)-[:SPAWNED_BY]->(launch:Operation)
-                 RETURN c.id AS id, c.task AS task, coalesce(c.agent_type, '') AS agent_type,
-                        coalesce(launch.id, '') AS launch,
-                        COUNT { MATCH (o:Operation {session_id: c.id, project: $project})
-                                WHERE o.tool IS NOT NULL } AS ops
-                 ORDER BY id",
-            )
-            .param("project", project)
-            .param("parent", parent),
+    rows(
+        "MATCH (c:Session {project: $project})-[:CHILD_OF]->(:Session {id: $session})
+         OPTIONAL MATCH (c)-[:SPAWNED_BY]->(launch:Operation)
+         RETURN c.id AS id, c.task AS task, coalesce(c.agent_type, '') AS agent_type,
+                coalesce(launch.id, '') AS launch,
+                COUNT { MATCH (o:Operation {session_id: c.id, project: $project})
+                        WHERE o.tool IS NOT NULL } AS ops
+         ORDER BY id",
+        project,
+        parent,
+    )
+    .await
+    .iter()
+    .map(|r| {
+        (
+            r.get("id").unwrap(),
+            r.get("task").unwrap(),
+            r.get("agent_type").unwrap(),
+            r.get("launch").unwrap(),
+            r.get("ops").unwrap(),
         )
-        .await
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r.get("id").unwrap(),
-                r.get("task").unwrap(),
-                r.get("agent_type").unwrap(),
-                r.get("launch").unwrap(),
-                r.get("ops").unwrap(),
-            )
-        })
-        .collect()
+    })
+    .collect()
 }
 
 /// Imports a genuine fixture directory under a fresh session id (ids are global), with its
