@@ -51,6 +51,9 @@ pub struct ImportReport {
     pub child_sessions: usize,
     pub operations: usize,
     pub bad_lines: usize,
+    /// Lines that are no conversation, skipped on purpose, by kind (`progress`,
+    /// `file-history-snapshot`, `compaction-run`, `not-a-turn`, …).
+    pub skipped: std::collections::BTreeMap<String, usize>,
     pub failed_sessions: usize,
 }
 
@@ -69,6 +72,17 @@ pub async fn run(args: ImportArgs) -> anyhow::Result<i32> {
             String::new()
         }
     );
+    if !report.skipped.is_empty() {
+        let kinds: Vec<String> = report
+            .skipped
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        println!(
+            "lines that are no conversation, skipped: {}",
+            kinds.join(", ")
+        );
+    }
     Ok(if report.failed_sessions > 0 { 1 } else { 0 })
 }
 
@@ -98,6 +112,9 @@ pub async fn import(args: &ImportArgs) -> anyhow::Result<ImportReport> {
             bar.suspend(|| eprintln!("{}: {} unreadable lines skipped", f.display(), t.bad_lines));
         }
         report.bad_lines += t.bad_lines;
+        for (kind, n) in &t.skipped {
+            *report.skipped.entry(kind.clone()).or_default() += n;
+        }
         transcripts.push(t);
         bar.inc(1);
     }

@@ -416,6 +416,19 @@ async fn a_2_1_session_with_subagents_and_a_compaction() {
         (2, 1),
         "{report:?}"
     );
+    let compaction_lines = std::fs::read_to_string(
+        dir.path()
+            .join(&sid)
+            .join("subagents/agent-acompact-fffbd0.jsonl"),
+    )
+    .unwrap()
+    .lines()
+    .count();
+    assert_eq!(
+        report.skipped["compaction-run"], compaction_lines,
+        "{report:?}"
+    );
+    assert!(report.skipped["progress"] > 0 && report.skipped["file-history-snapshot"] > 0);
     eventually(60, "main-thread tool uses stored", || async {
         tool_ops(&app.project, &sid).await == main.main_tool_uses as i64
     })
