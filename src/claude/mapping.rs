@@ -14,11 +14,11 @@ use super::events::{EventKind, HookEvent};
 use super::redact;
 use crate::capture::{Applied, Capture};
 use crate::domain::limits::{
-    MAX_CONTENT_CHARS, MAX_PATH_CHARS, MAX_SUMMARY_CHARS, MAX_TARGET_CHARS, MAX_TODOS,
-    MAX_TODO_CHARS,
+    MAX_ALTERNATIVES, MAX_CHOICE_CHARS, MAX_CONTENT_CHARS, MAX_PATH_CHARS, MAX_RATIONALE_CHARS,
+    MAX_SUBJECT_CHARS, MAX_SUMMARY_CHARS, MAX_TARGET_CHARS, MAX_TODOS, MAX_TODO_CHARS,
 };
 use crate::domain::operation::{OperationInput, Todo};
-use crate::domain::record::{SessionClose, SessionStart};
+use crate::domain::record::{DecisionInput, SessionClose, SessionStart};
 use crate::domain::validate;
 use crate::error::{ApiError, ApiResult};
 
@@ -54,6 +54,8 @@ pub struct Plan {
     /// subagent it launched): started, or given their launching operation and task.
     pub children: Vec<SessionStart>,
     pub operations: Vec<OperationInput>,
+    /// Decisions the user made in answer to the agent's questions (AskUserQuestion).
+    pub decisions: Vec<DecisionInput>,
     pub close: Option<SessionClose>,
     pub reply: Reply,
 }
@@ -89,6 +91,7 @@ pub fn plan(event: &HookEvent, project: &str) -> ApiResult<Plan> {
         start,
         children: Vec::new(),
         operations: Vec::new(),
+        decisions: Vec::new(),
         close: None,
         reply: Reply::Nothing,
     };
@@ -146,6 +149,10 @@ pub fn plan(event: &HookEvent, project: &str) -> ApiResult<Plan> {
             if let Some(child) = launched_child(event, project, &main_id, &plan, o.id.as_deref())
             {
                 plan.children.push(child);
+            }
+            if !failed && event.tool_name.as_deref() == Some("AskUserQuestion") {
+                plan.decisions =
+                    user_decisions(&event.tool_input, &event.tool_response, project, &plan);
             }
             plan.operations.push(o);
         }
@@ -363,6 +370,84 @@ fn launched_child(
     })
 }
 
+/// The user's answers to AskUserQuestion as decisions: the question's header (else the
+/// question) is the subject, the answer the choice, the other options the alternatives
+/// rejected, and the chosen option's description the rationale.
+fn user_decisions(
+    input: &Value,
+    response: &Value,
+    project: &str,
+    plan: &Plan,
+) -> Vec<DecisionInput> {
+    let Some(answers) = response.get("answers").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    let questions = input
+        .get("questions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten();
+    questions
+        .filter_map(|q| {
+            let question = q.get("question").and_then(Value::as_str)?.trim();
+            let answer = answers.get(question).and_then(Value::as_str)?.trim();
+            if question.is_empty() || answer.is_empty() {
+                return None;
+            }
+            let chosen: Vec<&str> = answer.split(", ").map(str::trim).collect();
+            let options: Vec<(&str, &str)> = q
+                .get("options")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|o| {
+                    let label = o.get("label").and_then(Value::as_str)?;
+                    let why = o.get("description").and_then(Value::as_str).unwrap_or("");
+                    Some((label, why))
+                })
+                .collect();
+            let rationale = options
+                .iter()
+                .filter(|(l, w)| chosen.contains(l) && !w.trim().is_empty())
+                .map(|(_, w)| w.trim())
+                .collect::<Vec<_>>()
+                .join("; ");
+            let subject = q
+                .get("header")
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|h| !h.is_empty())
+                .unwrap_or(question);
+            Some(DecisionInput {
+                project: project.to_string(),
+                session_id: Some(plan.session_id.clone()),
+                subject: bounded(subject, MAX_SUBJECT_CHARS),
+                choice: bounded(answer, MAX_CHOICE_CHARS),
+                rationale: bounded(
+                    &if rationale.is_empty() {
+                        format!("the user chose it when asked: {question}")
+                    } else {
+                        rationale
+                    },
+                    MAX_RATIONALE_CHARS,
+                ),
+                alternatives: Some(
+                    options
+                        .iter()
+                        .filter(|(l, _)| !chosen.contains(l))
+                        .map(|(l, _)| bounded(l, MAX_CHOICE_CHARS))
+                        .take(MAX_ALTERNATIVES)
+                        .collect(),
+                ),
+                confidence: Some(0.9),
+                affects_beliefs: None,
+                files: None,
+            })
+        })
+        .take(4)
+        .collect()
+}
+
 /// `prompt_id` and `duration_ms` of an event, for its operation's `context`.
 fn turn_context(event: &HookEvent) -> Option<Value> {
     let mut ctx = serde_json::Map::new();
@@ -387,6 +472,9 @@ pub async fn apply(capture: &Capture, plan: &Plan) -> ApiResult<Applied> {
     }
     for child in &plan.children {
         capture.start_session(child).await?;
+    }
+    for d in &plan.decisions {
+        capture.record_decision(d).await?;
     }
     if let Some(close) = &plan.close {
         applied = capture
