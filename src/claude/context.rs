@@ -40,12 +40,18 @@ pub fn fence(text: &str) -> String {
         return String::new();
     }
     let body = defuse(text);
-    format!("{FENCE_OPEN}\n{FENCE_LABEL}\n\n{}\n{FENCE_CLOSE}", body.trim_end())
+    format!(
+        "{FENCE_OPEN}\n{FENCE_LABEL}\n\n{}\n{FENCE_CLOSE}",
+        body.trim_end()
+    )
 }
 
 /// Tokens the fence itself costs.
 fn fence_tokens(encoding: Encoding) -> usize {
-    tokens::count(encoding, &format!("{FENCE_OPEN}\n{FENCE_LABEL}\n\n\n{FENCE_CLOSE}")) + 2
+    tokens::count(
+        encoding,
+        &format!("{FENCE_OPEN}\n{FENCE_LABEL}\n\n\n{FENCE_CLOSE}"),
+    ) + 2
 }
 
 /// Stored text cannot open or close the fence: `<cairn-memory` / `</cairn-memory` in it (any

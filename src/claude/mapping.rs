@@ -146,8 +146,7 @@ pub fn plan(event: &HookEvent, project: &str) -> ApiResult<Plan> {
         EventKind::PostToolUse | EventKind::PostToolUseFailure => {
             let failed = event.kind() == EventKind::PostToolUseFailure;
             let o = tool_operation(event, failed, event_id());
-            if let Some(child) = launched_child(event, project, &main_id, &plan, o.id.as_deref())
-            {
+            if let Some(child) = launched_child(event, project, &main_id, &plan, o.id.as_deref()) {
                 plan.children.push(child);
             }
             if !failed && event.tool_name.as_deref() == Some("AskUserQuestion") {
@@ -812,7 +811,10 @@ pub fn tool_use(t: &ToolUse<'_>) -> OperationInput {
             match plan {
                 Some(plan) => OperationInput {
                     role: Some("assistant".into()),
-                    content: Some(bounded(&format!("Plan:\n{}", plan.trim()), MAX_CONTENT_CHARS)),
+                    content: Some(bounded(
+                        &format!("Plan:\n{}", plan.trim()),
+                        MAX_CONTENT_CHARS,
+                    )),
                     summary: Some(format!("plan: {}", first_line(plan))),
                     ..op("message")
                 },
@@ -951,10 +953,10 @@ pub fn summarise_response(tool: &str, response: &Value) -> Option<String> {
             None => compact(r),
         },
         ("TodoWrite" | "TaskCreate" | "TaskUpdate" | "AskUserQuestion", _) => return None,
-        ("ExitPlanMode", r) => r
-            .get("filePath")
-            .and_then(Value::as_str)
-            .map_or_else(|| "plan presented".to_string(), |f| format!("plan saved to {f}")),
+        ("ExitPlanMode", r) => r.get("filePath").and_then(Value::as_str).map_or_else(
+            || "plan presented".to_string(),
+            |f| format!("plan saved to {f}"),
+        ),
         (t, r) if mcp_names(t).is_some() => flatten_blocks(r).unwrap_or_else(|| compact(r)),
         (_, r) => compact(r),
     };
@@ -1166,7 +1168,10 @@ mod tests {
                 .extend(extra.as_object().unwrap().clone());
             plan(&event(v), "p").unwrap()
         };
-        assert!(ev("SessionStart", json!({"source": "startup"})).wants_context);
+        assert!(matches!(
+            ev("SessionStart", json!({"source": "startup"})).reply,
+            Reply::Handover { .. }
+        ));
         let p = ev("UserPromptSubmit", json!({"prompt": "fix it"}));
         assert_eq!(p.operations[0].role.as_deref(), Some("user"));
         let p = ev("Stop", json!({"last_assistant_message": "done"}));
@@ -1182,7 +1187,250 @@ mod tests {
             "tool_call"
         );
         let p = ev("Notification", json!({"message": "hi"}));
-        assert!(p.operations.is_empty() && p.close.is_none() && !p.wants_context);
+        assert!(p.operations.is_empty() && p.close.is_none() && p.reply == Reply::Nothing);
         assert!(plan(&event(json!({"hook_event_name": "Stop"})), "p").is_err());
+    }
+
+    /// One fixture per hook event of Claude Code (`HOOK_EVENTS` of sdk.d.ts), in the official
+    /// field shapes: each parses, and maps to what cairn keeps of it — or to nothing, on purpose.
+    #[test]
+    fn every_official_event_parses_and_maps_or_is_ignored_on_purpose() {
+        use crate::claude::events::HOOK_EVENTS;
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/claude-code/hooks/events"
+        );
+        let mut seen = Vec::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+            let raw: Value = serde_json::from_str(
+                &std::fs::read_to_string(&path)
+                    .unwrap()
+                    .replace("SESSION_ID", "s1"),
+            )
+            .unwrap();
+            assert_eq!(raw["hook_event_name"], name.as_str());
+            let p = plan(&event(raw), "p").unwrap_or_else(|e| panic!("{name}: {e:?}"));
+            for o in &p.operations {
+                let checked = validate::operation("o", o, Some("/home/dev/shop"), 0);
+                assert!(checked.is_ok(), "{name}: {checked:?}");
+            }
+            let child = p.session_id != "s1";
+            let kinds: Vec<&str> = p.operations.iter().map(|o| o.kind.as_str()).collect();
+            match name.as_str() {
+                "SessionStart" => assert_eq!(
+                    p.reply,
+                    Reply::Handover {
+                        source: "startup".into()
+                    }
+                ),
+                "PreToolUse" => {
+                    assert!(kinds.is_empty());
+                    assert_eq!(
+                        p.reply,
+                        Reply::FileContext {
+                            path: "/home/dev/shop/src/cart.rs".into()
+                        }
+                    );
+                }
+                "UserPromptSubmit" => {
+                    assert_eq!((kinds, &p.reply), (vec!["message"], &Reply::Prompt));
+                    assert_eq!(
+                        p.operations[0].context.as_ref().unwrap()["prompt_id"],
+                        "5b8f0c7e-2f1a-4d0e-9a51-0c6f3f1f2a10"
+                    );
+                }
+                "PostToolUse" => {
+                    let ctx = p.operations[0].context.as_ref().unwrap();
+                    assert_eq!(ctx["commit"], "4f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39");
+                    assert_eq!(ctx["duration_ms"], 412);
+                }
+                "PostToolUseFailure" => {
+                    let o = &p.operations[0];
+                    assert_eq!(o.status.as_deref(), Some("failed"));
+                    let ctx = o.context.as_ref().unwrap();
+                    assert_eq!(
+                        (&ctx["mcp_server"], &ctx["mcp_tool"]),
+                        (&json!("github"), &json!("create_issue"))
+                    );
+                }
+                "PostToolBatch" => assert_eq!(kinds, vec!["read", "search"]),
+                "PermissionDenied" => {
+                    assert_eq!(p.operations[0].status.as_deref(), Some("failed"));
+                    assert!(p.operations[0]
+                        .summary
+                        .as_deref()
+                        .unwrap()
+                        .contains("permission denied"));
+                }
+                "Stop" => assert_eq!(kinds, vec!["message"]),
+                "StopFailure" => {
+                    assert_eq!(kinds, vec!["message"]);
+                    assert_eq!(p.operations[0].status.as_deref(), Some("failed"));
+                }
+                "SubagentStart" => {
+                    assert!(child && kinds.is_empty());
+                    assert_eq!(
+                        p.session_id,
+                        crate::claude::child_session_id("s1", "a1b2c3d4")
+                    );
+                    assert_eq!(
+                        (p.start.parent.as_deref(), p.start.agent_type.as_deref()),
+                        (Some("s1"), Some("Explore"))
+                    );
+                }
+                "SubagentStop" => {
+                    assert!(child && kinds == vec!["message"]);
+                    let close = p.close.as_ref().unwrap();
+                    assert_eq!(
+                        close.summary.as_deref(),
+                        Some("Found the totals in src/cart.rs:42.")
+                    );
+                    let ctx = p.operations[0].context.as_ref().unwrap();
+                    assert!(ctx["transcript_path"]
+                        .as_str()
+                        .unwrap()
+                        .ends_with("agent-a1b2c3d4.jsonl"));
+                }
+                "SessionEnd" => assert!(p.close.is_some() && kinds.is_empty()),
+                "PreCompact" | "CwdChanged" | "FileChanged" | "WorktreeCreate"
+                | "WorktreeRemove" => {
+                    assert_eq!(kinds, vec!["tool_call"], "{name}")
+                }
+                "PostCompact" => assert_eq!(
+                    p.operations[0].content.as_deref(),
+                    Some("We added coupon support; tests for expiry are still open.")
+                ),
+                "TaskCreated" | "TaskCompleted" => {
+                    let t = &p.operations[0].todos.as_ref().unwrap()[0];
+                    assert_eq!(
+                        (t.id.as_deref(), t.content.as_str()),
+                        (Some("7"), "Write expiry tests")
+                    );
+                }
+                // Nothing for memory in these: accepted and ignored.
+                _ => {
+                    assert!(kinds.is_empty() && p.close.is_none() && !child, "{name}");
+                    assert_eq!(p.reply, Reply::Nothing, "{name}");
+                }
+            }
+            seen.push(name);
+        }
+        seen.sort();
+        let mut all: Vec<String> = HOOK_EVENTS.iter().map(|e| e.to_string()).collect();
+        all.sort();
+        assert_eq!(seen, all, "a fixture for every event, no other");
+    }
+
+    #[test]
+    fn todays_tools_map_to_what_memory_needs() {
+        let post = |tool: &str, input: Value, response: Value| {
+            let e = event(json!({"hook_event_name": "PostToolUse", "session_id": "s",
+                "tool_name": tool, "tool_input": input, "tool_response": response,
+                "tool_use_id": format!("t-{tool}")}));
+            plan(&e, "p").unwrap()
+        };
+        let p = post(
+            "PowerShell",
+            json!({"command": "Get-ChildItem"}),
+            json!({"stdout": "x"}),
+        );
+        assert_eq!(p.operations[0].target.as_deref(), Some("Get-ChildItem"));
+        let p = post(
+            "ExitPlanMode",
+            json!({"plan": "1. add coupons\n2. test"}),
+            json!({}),
+        );
+        let o = &p.operations[0];
+        assert_eq!(
+            (o.kind.as_str(), o.role.as_deref()),
+            ("message", Some("assistant"))
+        );
+        assert!(o.content.as_deref().unwrap().contains("1. add coupons"));
+        let p = post(
+            "mcp__docs__search",
+            json!({"q": "neo4j"}),
+            json!([{"type": "text", "text": "first"}, {"type": "image", "data": "…"}, {"type": "text", "text": "api_key=sk-live-0123456789abcdef0123"}]),
+        );
+        let ctx = p.operations[0].context.as_ref().unwrap();
+        let response = ctx["response"].as_str().unwrap();
+        assert!(response.starts_with("first\n[image]"), "{response}");
+        assert!(
+            !response.contains("sk-live-0123456789abcdef0123"),
+            "{response}"
+        );
+        let p = post(
+            "Agent",
+            json!({"description": "find totals", "prompt": "Find where totals are computed", "subagent_type": "Explore"}),
+            json!({"agentId": "a9", "status": "completed", "content": [], "prompt": "Find where totals are computed"}),
+        );
+        let c = &p.children[0];
+        assert_eq!(c.session_id.as_deref(), Some("s:agent-a9"));
+        assert_eq!(
+            (c.parent.as_deref(), c.spawned_by.as_deref()),
+            (Some("s"), Some("s/t-Agent"))
+        );
+        assert_eq!(
+            (c.task.as_deref(), c.agent_type.as_deref()),
+            (Some("find totals"), Some("Explore"))
+        );
+        assert!(
+            p.operations
+                .iter()
+                .all(|o| o.role.as_deref() != Some("user")),
+            "the Task prompt is no user turn"
+        );
+        let p = post(
+            "AskUserQuestion",
+            json!({"questions": [{"question": "Which store?", "header": "Store",
+            "multiSelect": false, "options": [{"label": "Neo4j", "description": "graph queries"}, {"label": "Postgres", "description": "familiar"}]}]}),
+            json!({"answers": {"Which store?": "Neo4j"}}),
+        );
+        let d = &p.decisions[0];
+        assert_eq!(
+            (d.subject.as_str(), d.choice.as_str(), d.rationale.as_str()),
+            ("Store", "Neo4j", "graph queries")
+        );
+        assert_eq!(
+            d.alternatives.as_deref(),
+            Some(&["Postgres".to_string()][..])
+        );
+    }
+
+    #[test]
+    fn task_updates_fold_into_the_todo_list() {
+        use crate::recall::reconstruction::{fold_todos, TodoOp};
+        let op = |tool: &str, todos: Value| TodoOp {
+            tool: Some(tool.into()),
+            todos: Some(todos.to_string()),
+        };
+        let list = fold_todos(&[
+            op(
+                "TodoWrite",
+                json!([{"content": "old list", "status": "pending"}]),
+            ),
+            op(
+                "TodoWrite",
+                json!([{"content": "a", "status": "pending", "id": "1"}]),
+            ),
+            op(
+                "TaskCreate",
+                json!([{"content": "b", "status": "pending", "id": "2"}]),
+            ),
+            op(
+                "TaskUpdate",
+                json!([{"content": "task 1", "status": "completed", "id": "1"}]),
+            ),
+            op(
+                "TaskUpdate",
+                json!([{"content": "b, renamed", "status": "in_progress", "id": "2"}]),
+            ),
+        ]);
+        let got: Vec<(&str, &str)> = list
+            .iter()
+            .map(|t| (t.content.as_str(), t.status.as_str()))
+            .collect();
+        assert_eq!(got, vec![("a", "completed"), ("b, renamed", "in_progress")]);
     }
 }

@@ -62,7 +62,11 @@ pub enum HookCommand {
         #[arg(long, env = "CAIRN_HOOK_DEADLINE_MS", default_value_t = 60)]
         deadline_ms: u64,
         /// Time budget of SessionStart (the handover), in milliseconds.
-        #[arg(long, env = "CAIRN_HOOK_SESSION_START_DEADLINE_MS", default_value_t = 2_000)]
+        #[arg(
+            long,
+            env = "CAIRN_HOOK_SESSION_START_DEADLINE_MS",
+            default_value_t = 2_000
+        )]
         session_start_deadline_ms: u64,
         /// Time budget of UserPromptSubmit, in milliseconds.
         #[arg(long, env = "CAIRN_HOOK_PROMPT_DEADLINE_MS", default_value_t = 1_000)]
@@ -202,7 +206,8 @@ pub async fn invoke(args: HookArgs, stdin: &[u8], out: &mut Vec<u8>) -> anyhow::
                         if let Ok(spool) = HookSpool::open(&args.spool_dir) {
                             if let Ok(Some(_lock)) = spool.lock(false) {
                                 let sender = Sender::new(&args.client, None, 10_000);
-                                let sent = Box::pin(flush(&spool, &sender, None, Duration::from_secs(10)));
+                                let sent =
+                                    Box::pin(flush(&spool, &sender, None, Duration::from_secs(10)));
                                 let _ = sent.await;
                             }
                         }

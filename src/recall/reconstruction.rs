@@ -295,7 +295,8 @@ pub fn fold_todos(ops: &[TodoOp]) -> Vec<Todo> {
             match found {
                 Some(t) => {
                     t.status = item.status;
-                    if Some(&item.content) != item.id.as_ref().map(|i| format!("task {i}")).as_ref() {
+                    if Some(&item.content) != item.id.as_ref().map(|i| format!("task {i}")).as_ref()
+                    {
                         t.content = item.content;
                     }
                 }

@@ -208,7 +208,9 @@ async fn child_sessions_link_to_parent_and_launching_operation_in_any_order() {
     .await;
     // The parent's chain holds only its own operations.
     let chain = count(
-        &format!("MATCH (o:Operation)-[:PART_OF]->(:Session {{id: '{parent}'}}) RETURN count(o) AS n"),
+        &format!(
+            "MATCH (o:Operation)-[:PART_OF]->(:Session {{id: '{parent}'}}) RETURN count(o) AS n"
+        ),
         p,
     )
     .await;
@@ -230,5 +232,9 @@ async fn child_sessions_link_to_parent_and_launching_operation_in_any_order() {
             &json!({"project": p, "session_id": format!("{p}-c3"), "parent": format!("{other}-s")}),
         )
         .await;
-    assert_eq!((s, b["error"]["code"].as_str()), (422, Some("unknown_session")), "{b}");
+    assert_eq!(
+        (s, b["error"]["code"].as_str()),
+        (422, Some("unknown_session")),
+        "{b}"
+    );
 }
