@@ -791,3 +791,62 @@ async fn wake_up_hands_over_the_last_sessions_todos_and_decisions_through_the_co
         "{recap}"
     );
 }
+
+/// PreToolUse of a file tool answers with the file's standing decisions — "chose X over Y
+/// because Z" — fenced, once per file per session; other tools and unknown files get `{}`.
+#[tokio::test]
+async fn pre_tool_use_names_the_files_standing_decisions_once_per_session() {
+    let app = spawn_app().await;
+    let (status, body) = app
+        .post(
+            "/v1/decisions",
+            &json!({"project": app.project, "subject": "cart money", "choice": "integer cents",
+                    "alternatives": ["f64"], "rationale": "no float rounding",
+                    "files": ["src/cart.rs"]}),
+        )
+        .await;
+    assert!(status == 201 || status == 202, "{body}");
+    let session = format!("cc-{}", uuid::Uuid::new_v4());
+    let pre = |tool: &str, path: &str| {
+        json!({"hook_event_name": "PreToolUse", "session_id": session, "cwd": "/home/dev/shop",
+               "tool_name": tool, "tool_use_id": format!("toolu_{tool}"),
+               "tool_input": {"file_path": path, "old_string": "a", "new_string": "b"}})
+    };
+    let body = settle(
+        60,
+        || async {
+            let (s, b) = app
+                .post(
+                    "/v1/hooks/claude-code",
+                    &pre("Edit", "/home/dev/shop/src/cart.rs"),
+                )
+                .await;
+            assert_eq!(s, 200, "{b}");
+            b
+        },
+        |b| b.get("hookSpecificOutput").is_some(),
+    )
+    .await;
+    assert_eq!(body["hookSpecificOutput"]["hookEventName"], "PreToolUse");
+    let text = body["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.contains("**cart money**: chose integer cents over f64 because no float rounding"),
+        "{text}"
+    );
+    assert!(text.starts_with("<cairn-memory>") && text.ends_with("</cairn-memory>"));
+    let n = cairn::domain::tokens::count(cairn::config::Encoding::O200kBase, text);
+    assert!(n <= cairn::claude::context::FILE_BUDGET_TOKENS, "{n}");
+    // Once per file per session; nothing for other files or tools; no operation stored.
+    for event in [
+        pre("Edit", "/home/dev/shop/src/cart.rs"),
+        pre("Read", "/home/dev/shop/src/other.rs"),
+        pre("Bash", "/home/dev/shop/src/cart.rs"),
+    ] {
+        let (s, b) = app.post("/v1/hooks/claude-code", &event).await;
+        assert_eq!((s, b), (200, json!({})));
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(op_types(&app, &session).await.is_empty());
+}
