@@ -80,7 +80,7 @@ impl HooksApi {
         }
         let plan = mapping::plan(&event, &project)?;
         if answer_only.0 != Some(true) {
-            let applied = mapping::apply(&self.0.capture, &plan).await?;
+            let applied = Box::pin(mapping::apply(&self.0.capture, &plan)).await?;
             tracing::debug!(
                 hook.event = %event.hook_event_name,
                 session.id = %plan.session_id,
@@ -95,19 +95,26 @@ impl HooksApi {
         }
         let answer = match &plan.reply {
             Reply::Nothing | Reply::Prompt => return Ok(Json(HookReply::default())),
+            // Boxed: these futures are large (the handover runs a search).
             Reply::Handover { source } => {
-                context::session_start_for(&self.0, &project, &plan.session_id, budget, source)
-                    .await
+                Box::pin(context::session_start_for(
+                    &self.0,
+                    &project,
+                    &plan.session_id,
+                    budget,
+                    source,
+                ))
+                .await
             }
             Reply::FileContext { path } => {
-                context::file(
+                Box::pin(context::file(
                     &self.0,
                     &project,
                     &plan.session_id,
                     plan.start.cwd.as_deref(),
                     path,
                     budget.min(context::FILE_BUDGET_TOKENS),
-                )
+                ))
                 .await
             }
         };

@@ -139,7 +139,15 @@ pub async fn session_start_for(
         inner * HANDOVER_SHARE / 100
     };
     let budget = share.clamp(handover::MIN_BUDGET, handover::MAX_BUDGET);
-    let h = handover::build_with(&state.store, &inputs, project, current, budget, focus).await?;
+    let h = Box::pin(handover::build_with(
+        &state.store,
+        &inputs,
+        project,
+        current,
+        budget,
+        focus,
+    ))
+    .await?;
     if h.last_session.is_none() && h.related.is_empty() && standing.is_empty() {
         return Ok(String::new());
     }

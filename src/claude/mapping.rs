@@ -14,11 +14,11 @@ use super::events::{EventKind, HookEvent};
 use super::redact;
 use crate::capture::{Applied, Capture};
 use crate::domain::limits::{
-    MAX_CONTENT_CHARS, MAX_PATH_CHARS, MAX_SUMMARY_CHARS, MAX_TARGET_CHARS, MAX_TODOS,
-    MAX_TODO_CHARS,
+    MAX_ALTERNATIVES, MAX_CHOICE_CHARS, MAX_CONTENT_CHARS, MAX_PATH_CHARS, MAX_RATIONALE_CHARS,
+    MAX_SUBJECT_CHARS, MAX_SUMMARY_CHARS, MAX_TARGET_CHARS, MAX_TODOS, MAX_TODO_CHARS,
 };
 use crate::domain::operation::{OperationInput, Todo};
-use crate::domain::record::{SessionClose, SessionStart};
+use crate::domain::record::{DecisionInput, SessionClose, SessionStart};
 use crate::domain::validate;
 use crate::error::{ApiError, ApiResult};
 
@@ -54,6 +54,8 @@ pub struct Plan {
     /// subagent it launched): started, or given their launching operation and task.
     pub children: Vec<SessionStart>,
     pub operations: Vec<OperationInput>,
+    /// Decisions the user made in answer to the agent's questions (AskUserQuestion).
+    pub decisions: Vec<DecisionInput>,
     pub close: Option<SessionClose>,
     pub reply: Reply,
 }
@@ -89,6 +91,7 @@ pub fn plan(event: &HookEvent, project: &str) -> ApiResult<Plan> {
         start,
         children: Vec::new(),
         operations: Vec::new(),
+        decisions: Vec::new(),
         close: None,
         reply: Reply::Nothing,
     };
@@ -145,6 +148,10 @@ pub fn plan(event: &HookEvent, project: &str) -> ApiResult<Plan> {
             let o = tool_operation(event, failed, event_id());
             if let Some(child) = launched_child(event, project, &main_id, &plan, o.id.as_deref()) {
                 plan.children.push(child);
+            }
+            if !failed && event.tool_name.as_deref() == Some("AskUserQuestion") {
+                plan.decisions =
+                    user_decisions(&event.tool_input, &event.tool_response, project, &plan);
             }
             plan.operations.push(o);
         }
@@ -353,6 +360,84 @@ fn launched_child(
     })
 }
 
+/// The user's answers to AskUserQuestion as decisions: the question's header (else the
+/// question) is the subject, the answer the choice, the other options the alternatives
+/// rejected, and the chosen option's description the rationale.
+fn user_decisions(
+    input: &Value,
+    response: &Value,
+    project: &str,
+    plan: &Plan,
+) -> Vec<DecisionInput> {
+    let Some(answers) = response.get("answers").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    let questions = input
+        .get("questions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten();
+    questions
+        .filter_map(|q| {
+            let question = q.get("question").and_then(Value::as_str)?.trim();
+            let answer = answers.get(question).and_then(Value::as_str)?.trim();
+            if question.is_empty() || answer.is_empty() {
+                return None;
+            }
+            let chosen: Vec<&str> = answer.split(", ").map(str::trim).collect();
+            let options: Vec<(&str, &str)> = q
+                .get("options")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|o| {
+                    let label = o.get("label").and_then(Value::as_str)?;
+                    let why = o.get("description").and_then(Value::as_str).unwrap_or("");
+                    Some((label, why))
+                })
+                .collect();
+            let rationale = options
+                .iter()
+                .filter(|(l, w)| chosen.contains(l) && !w.trim().is_empty())
+                .map(|(_, w)| w.trim())
+                .collect::<Vec<_>>()
+                .join("; ");
+            let subject = q
+                .get("header")
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|h| !h.is_empty())
+                .unwrap_or(question);
+            Some(DecisionInput {
+                project: project.to_string(),
+                session_id: Some(plan.session_id.clone()),
+                subject: bounded(subject, MAX_SUBJECT_CHARS),
+                choice: bounded(answer, MAX_CHOICE_CHARS),
+                rationale: bounded(
+                    &if rationale.is_empty() {
+                        format!("the user chose it when asked: {question}")
+                    } else {
+                        rationale
+                    },
+                    MAX_RATIONALE_CHARS,
+                ),
+                alternatives: Some(
+                    options
+                        .iter()
+                        .filter(|(l, _)| !chosen.contains(l))
+                        .map(|(l, _)| bounded(l, MAX_CHOICE_CHARS))
+                        .take(MAX_ALTERNATIVES)
+                        .collect(),
+                ),
+                confidence: Some(0.9),
+                affects_beliefs: None,
+                files: None,
+            })
+        })
+        .take(4)
+        .collect()
+}
+
 /// `prompt_id` and `duration_ms` of an event, for its operation's `context`.
 fn turn_context(event: &HookEvent) -> Option<Value> {
     let mut ctx = serde_json::Map::new();
@@ -377,6 +462,9 @@ pub async fn apply(capture: &Capture, plan: &Plan) -> ApiResult<Applied> {
     }
     for child in &plan.children {
         capture.start_session(child).await?;
+    }
+    for d in &plan.decisions {
+        capture.record_decision(d).await?;
     }
     if let Some(close) = &plan.close {
         applied = capture
@@ -1116,7 +1204,250 @@ mod tests {
             "tool_call"
         );
         let p = ev("Notification", json!({"message": "hi"}));
-        assert!(p.operations.is_empty() && p.close.is_none() && matches!(p.reply, Reply::Nothing));
+        assert!(p.operations.is_empty() && p.close.is_none() && p.reply == Reply::Nothing);
         assert!(plan(&event(json!({"hook_event_name": "Stop"})), "p").is_err());
+    }
+
+    /// One fixture per hook event of Claude Code (`HOOK_EVENTS` of sdk.d.ts), in the official
+    /// field shapes: each parses, and maps to what cairn keeps of it — or to nothing, on purpose.
+    #[test]
+    fn every_official_event_parses_and_maps_or_is_ignored_on_purpose() {
+        use crate::claude::events::HOOK_EVENTS;
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/claude-code/hooks/events"
+        );
+        let mut seen = Vec::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+            let raw: Value = serde_json::from_str(
+                &std::fs::read_to_string(&path)
+                    .unwrap()
+                    .replace("SESSION_ID", "s1"),
+            )
+            .unwrap();
+            assert_eq!(raw["hook_event_name"], name.as_str());
+            let p = plan(&event(raw), "p").unwrap_or_else(|e| panic!("{name}: {e:?}"));
+            for o in &p.operations {
+                let checked = validate::operation("o", o, Some("/home/dev/shop"), 0);
+                assert!(checked.is_ok(), "{name}: {checked:?}");
+            }
+            let child = p.session_id != "s1";
+            let kinds: Vec<&str> = p.operations.iter().map(|o| o.kind.as_str()).collect();
+            match name.as_str() {
+                "SessionStart" => assert_eq!(
+                    p.reply,
+                    Reply::Handover {
+                        source: "startup".into()
+                    }
+                ),
+                "PreToolUse" => {
+                    assert!(kinds.is_empty());
+                    assert_eq!(
+                        p.reply,
+                        Reply::FileContext {
+                            path: "/home/dev/shop/src/cart.rs".into()
+                        }
+                    );
+                }
+                "UserPromptSubmit" => {
+                    assert_eq!((kinds, &p.reply), (vec!["message"], &Reply::Prompt));
+                    assert_eq!(
+                        p.operations[0].context.as_ref().unwrap()["prompt_id"],
+                        "5b8f0c7e-2f1a-4d0e-9a51-0c6f3f1f2a10"
+                    );
+                }
+                "PostToolUse" => {
+                    let ctx = p.operations[0].context.as_ref().unwrap();
+                    assert_eq!(ctx["commit"], "4f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39");
+                    assert_eq!(ctx["duration_ms"], 412);
+                }
+                "PostToolUseFailure" => {
+                    let o = &p.operations[0];
+                    assert_eq!(o.status.as_deref(), Some("failed"));
+                    let ctx = o.context.as_ref().unwrap();
+                    assert_eq!(
+                        (&ctx["mcp_server"], &ctx["mcp_tool"]),
+                        (&json!("github"), &json!("create_issue"))
+                    );
+                }
+                "PostToolBatch" => assert_eq!(kinds, vec!["read", "search"]),
+                "PermissionDenied" => {
+                    assert_eq!(p.operations[0].status.as_deref(), Some("failed"));
+                    assert!(p.operations[0]
+                        .summary
+                        .as_deref()
+                        .unwrap()
+                        .contains("permission denied"));
+                }
+                "Stop" => assert_eq!(kinds, vec!["message"]),
+                "StopFailure" => {
+                    assert_eq!(kinds, vec!["message"]);
+                    assert_eq!(p.operations[0].status.as_deref(), Some("failed"));
+                }
+                "SubagentStart" => {
+                    assert!(child && kinds.is_empty());
+                    assert_eq!(
+                        p.session_id,
+                        crate::claude::child_session_id("s1", "a1b2c3d4")
+                    );
+                    assert_eq!(
+                        (p.start.parent.as_deref(), p.start.agent_type.as_deref()),
+                        (Some("s1"), Some("Explore"))
+                    );
+                }
+                "SubagentStop" => {
+                    assert!(child && kinds == vec!["message"]);
+                    let close = p.close.as_ref().unwrap();
+                    assert_eq!(
+                        close.summary.as_deref(),
+                        Some("Found the totals in src/cart.rs:42.")
+                    );
+                    let ctx = p.operations[0].context.as_ref().unwrap();
+                    assert!(ctx["transcript_path"]
+                        .as_str()
+                        .unwrap()
+                        .ends_with("agent-a1b2c3d4.jsonl"));
+                }
+                "SessionEnd" => assert!(p.close.is_some() && kinds.is_empty()),
+                "PreCompact" | "CwdChanged" | "FileChanged" | "WorktreeCreate"
+                | "WorktreeRemove" => {
+                    assert_eq!(kinds, vec!["tool_call"], "{name}")
+                }
+                "PostCompact" => assert_eq!(
+                    p.operations[0].content.as_deref(),
+                    Some("We added coupon support; tests for expiry are still open.")
+                ),
+                "TaskCreated" | "TaskCompleted" => {
+                    let t = &p.operations[0].todos.as_ref().unwrap()[0];
+                    assert_eq!(
+                        (t.id.as_deref(), t.content.as_str()),
+                        (Some("7"), "Write expiry tests")
+                    );
+                }
+                // Nothing for memory in these: accepted and ignored.
+                _ => {
+                    assert!(kinds.is_empty() && p.close.is_none() && !child, "{name}");
+                    assert_eq!(p.reply, Reply::Nothing, "{name}");
+                }
+            }
+            seen.push(name);
+        }
+        seen.sort();
+        let mut all: Vec<String> = HOOK_EVENTS.iter().map(|e| e.to_string()).collect();
+        all.sort();
+        assert_eq!(seen, all, "a fixture for every event, no other");
+    }
+
+    #[test]
+    fn todays_tools_map_to_what_memory_needs() {
+        let post = |tool: &str, input: Value, response: Value| {
+            let e = event(json!({"hook_event_name": "PostToolUse", "session_id": "s",
+                "tool_name": tool, "tool_input": input, "tool_response": response,
+                "tool_use_id": format!("t-{tool}")}));
+            plan(&e, "p").unwrap()
+        };
+        let p = post(
+            "PowerShell",
+            json!({"command": "Get-ChildItem"}),
+            json!({"stdout": "x"}),
+        );
+        assert_eq!(p.operations[0].target.as_deref(), Some("Get-ChildItem"));
+        let p = post(
+            "ExitPlanMode",
+            json!({"plan": "1. add coupons\n2. test"}),
+            json!({}),
+        );
+        let o = &p.operations[0];
+        assert_eq!(
+            (o.kind.as_str(), o.role.as_deref()),
+            ("message", Some("assistant"))
+        );
+        assert!(o.content.as_deref().unwrap().contains("1. add coupons"));
+        let p = post(
+            "mcp__docs__search",
+            json!({"q": "neo4j"}),
+            json!([{"type": "text", "text": "first"}, {"type": "image", "data": "…"}, {"type": "text", "text": "api_key=sk-live-0123456789abcdef0123"}]),
+        );
+        let ctx = p.operations[0].context.as_ref().unwrap();
+        let response = ctx["response"].as_str().unwrap();
+        assert!(response.starts_with("first\n[image]"), "{response}");
+        assert!(
+            !response.contains("sk-live-0123456789abcdef0123"),
+            "{response}"
+        );
+        let p = post(
+            "Agent",
+            json!({"description": "find totals", "prompt": "Find where totals are computed", "subagent_type": "Explore"}),
+            json!({"agentId": "a9", "status": "completed", "content": [], "prompt": "Find where totals are computed"}),
+        );
+        let c = &p.children[0];
+        assert_eq!(c.session_id.as_deref(), Some("s:agent-a9"));
+        assert_eq!(
+            (c.parent.as_deref(), c.spawned_by.as_deref()),
+            (Some("s"), Some("s/t-Agent"))
+        );
+        assert_eq!(
+            (c.task.as_deref(), c.agent_type.as_deref()),
+            (Some("find totals"), Some("Explore"))
+        );
+        assert!(
+            p.operations
+                .iter()
+                .all(|o| o.role.as_deref() != Some("user")),
+            "the Task prompt is no user turn"
+        );
+        let p = post(
+            "AskUserQuestion",
+            json!({"questions": [{"question": "Which store?", "header": "Store",
+            "multiSelect": false, "options": [{"label": "Neo4j", "description": "graph queries"}, {"label": "Postgres", "description": "familiar"}]}]}),
+            json!({"answers": {"Which store?": "Neo4j"}}),
+        );
+        let d = &p.decisions[0];
+        assert_eq!(
+            (d.subject.as_str(), d.choice.as_str(), d.rationale.as_str()),
+            ("Store", "Neo4j", "graph queries")
+        );
+        assert_eq!(
+            d.alternatives.as_deref(),
+            Some(&["Postgres".to_string()][..])
+        );
+    }
+
+    #[test]
+    fn task_updates_fold_into_the_todo_list() {
+        use crate::recall::reconstruction::{fold_todos, TodoOp};
+        let op = |tool: &str, todos: Value| TodoOp {
+            tool: Some(tool.into()),
+            todos: Some(todos.to_string()),
+        };
+        let list = fold_todos(&[
+            op(
+                "TodoWrite",
+                json!([{"content": "old list", "status": "pending"}]),
+            ),
+            op(
+                "TodoWrite",
+                json!([{"content": "a", "status": "pending", "id": "1"}]),
+            ),
+            op(
+                "TaskCreate",
+                json!([{"content": "b", "status": "pending", "id": "2"}]),
+            ),
+            op(
+                "TaskUpdate",
+                json!([{"content": "task 1", "status": "completed", "id": "1"}]),
+            ),
+            op(
+                "TaskUpdate",
+                json!([{"content": "b, renamed", "status": "in_progress", "id": "2"}]),
+            ),
+        ]);
+        let got: Vec<(&str, &str)> = list
+            .iter()
+            .map(|t| (t.content.as_str(), t.status.as_str()))
+            .collect();
+        assert_eq!(got, vec![("a", "completed"), ("b, renamed", "in_progress")]);
     }
 }

@@ -176,14 +176,15 @@ pub async fn invoke(args: HookArgs, stdin: &[u8], out: &mut Vec<u8>) -> anyhow::
                 .max(prompt_deadline_ms)
                 .max(pre_tool_deadline_ms);
             let sender = Sender::new(&args.client, context_tokens, longest);
-            let handled = claude_code(
+            // Boxed: the future is large, and tests run it on a small stack.
+            let handled = Box::pin(claude_code(
                 stdin,
                 &args.client,
                 &args.spool_dir,
                 &sender,
                 &deadlines,
                 started,
-            )
+            ))
             .await;
             let backlog = match handled {
                 Ok(h) => {
@@ -205,7 +206,9 @@ pub async fn invoke(args: HookArgs, stdin: &[u8], out: &mut Vec<u8>) -> anyhow::
                         if let Ok(spool) = HookSpool::open(&args.spool_dir) {
                             if let Ok(Some(_lock)) = spool.lock(false) {
                                 let sender = Sender::new(&args.client, None, 10_000);
-                                let _ = flush(&spool, &sender, None, Duration::from_secs(10)).await;
+                                let sent =
+                                    Box::pin(flush(&spool, &sender, None, Duration::from_secs(10)));
+                                let _ = sent.await;
                             }
                         }
                     }

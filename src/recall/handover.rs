@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::reconstruction::{self, Unfinished};
+use super::reconstruction::{self, children, ChildSession, Unfinished};
 use super::search::{self, Weights};
 use crate::config::Encoding;
 use crate::domain::tokens;
@@ -34,48 +34,6 @@ pub struct LastSession {
     pub unfinished: Vec<Unfinished>,
     /// Its child sessions (subagents it launched), one line each.
     pub children: Vec<ChildSession>,
-}
-
-/// A child session (a subagent's work), as the handover and reconstruction name it.
-#[derive(Clone, Debug, Serialize, Deserialize, poem_openapi::Object)]
-pub struct ChildSession {
-    pub id: String,
-    pub agent_type: Option<String>,
-    pub task: Option<String>,
-    pub summary: Option<String>,
-    pub status: Option<String>,
-    pub operations: i64,
-}
-
-impl ChildSession {
-    /// One line: who, what for, how it ended.
-    pub fn line(&self) -> String {
-        format!(
-            "subagent {} (`{}`, {} operations, {}): {} — {}",
-            self.agent_type.as_deref().unwrap_or("agent"),
-            self.id,
-            self.operations,
-            self.status.as_deref().unwrap_or("unknown"),
-            self.task.as_deref().unwrap_or("(no task)"),
-            self.summary.as_deref().unwrap_or("no summary")
-        )
-    }
-}
-
-/// The child sessions of `session_id`, oldest first, at most [`CHILDREN`].
-pub async fn children(
-    store: &Store,
-    project: &str,
-    session_id: &str,
-) -> StoreResult<Vec<ChildSession>> {
-    store
-        .fetch(
-            statement(include_str!("../../cypher/handover_children.cypher"))
-                .param("project", project)
-                .param("session_id", session_id)
-                .param("limit", CHILDREN as i64),
-        )
-        .await
 }
 
 #[derive(Clone, Debug, Serialize, poem_openapi::Object)]
@@ -169,9 +127,6 @@ pub enum Focus {
     /// session's own recap); else as `Latest`.
     Own,
 }
-
-/// Child sessions named at most, one line each.
-pub const CHILDREN: usize = 8;
 
 /// Builds the handover of `project` for the session `session_id` (if any).
 pub async fn build(

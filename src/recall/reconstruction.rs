@@ -92,6 +92,51 @@ impl Default for Filter {
     }
 }
 
+/// A child session (a subagent's work), as the handover and reconstruction name it.
+#[derive(Clone, Debug, Serialize, Deserialize, poem_openapi::Object)]
+pub struct ChildSession {
+    pub id: String,
+    pub agent_type: Option<String>,
+    pub task: Option<String>,
+    pub summary: Option<String>,
+    pub status: Option<String>,
+    pub operations: i64,
+}
+
+impl ChildSession {
+    /// One line: who, what for, how it ended.
+    pub fn line(&self) -> String {
+        format!(
+            "subagent {} (`{}`, {} operations, {}): {} — {}",
+            self.agent_type.as_deref().unwrap_or("agent"),
+            self.id,
+            self.operations,
+            self.status.as_deref().unwrap_or("unknown"),
+            self.task.as_deref().unwrap_or("(no task)"),
+            self.summary.as_deref().unwrap_or("no summary")
+        )
+    }
+}
+
+/// Child sessions named at most, one line each.
+pub const CHILDREN: usize = 8;
+
+/// The child sessions of `session_id`, oldest first, at most [`CHILDREN`].
+pub async fn children(
+    store: &Store,
+    project: &str,
+    session_id: &str,
+) -> StoreResult<Vec<ChildSession>> {
+    store
+        .fetch(
+            statement(include_str!("../../cypher/handover_children.cypher"))
+                .param("project", project)
+                .param("session_id", session_id)
+                .param("limit", CHILDREN as i64),
+        )
+        .await
+}
+
 /// A reconstructed session.
 #[derive(Clone, Debug, Serialize, Object)]
 pub struct Reconstruction {
@@ -112,6 +157,8 @@ pub struct Reconstruction {
     pub decisions: Vec<DecisionView>,
     pub beliefs_affected: Vec<BeliefAffected>,
     pub unfinished: Vec<Unfinished>,
+    /// Child sessions (subagents this session launched), oldest first.
+    pub children: Vec<ChildSession>,
 }
 
 /// How much an operation kind matters when a reconstruction must be cut (lower keeps).
@@ -178,19 +225,24 @@ pub async fn reconstruct(
     let bel_q = statement(include_str!("../../cypher/recall_session_beliefs.cypher"))
         .param("project", project)
         .param("session_id", sid);
-    let (log, decisions, beliefs, open) = tokio::join!(
+    let (log, decisions, beliefs, open, kids) = tokio::join!(
         logs.load(store, project, log_head),
         store.fetch::<DecisionView>(dec_q),
         store.fetch::<BeliefAffected>(bel_q),
         unfinished(store, project, sid),
+        children(store, project, sid),
     );
-    let (log, decisions, beliefs_affected, unfinished) = (log?, decisions?, beliefs?, open?);
+    let (log, decisions, beliefs_affected, unfinished, children) =
+        (log?, decisions?, beliefs?, open?, kids?);
     let ops = &log.ops;
     let fetched_ms = started.elapsed().as_millis() as u64;
-    let (narrative, narrative_source) = match head.llm_summary.as_deref() {
+    let (mut narrative, narrative_source) = match head.llm_summary.as_deref() {
         Some(s) if !s.trim().is_empty() => (s.to_string(), "llm"),
         _ => (narrate(&head, ops, &decisions, &unfinished), "graph"),
     };
+    for c in &children {
+        narrative.push_str(&format!("\n- {}", c.line()));
+    }
     let total = ops.len();
     let kept: Vec<&OperationView> = ops
         .iter()
@@ -227,6 +279,7 @@ pub async fn reconstruct(
         },
         beliefs_affected,
         unfinished,
+        children,
     })
 }
 

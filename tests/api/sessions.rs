@@ -215,6 +215,19 @@ async fn child_sessions_link_to_parent_and_launching_operation_in_any_order() {
     )
     .await;
     assert_eq!(chain, 2);
+    // Reconstruction of the parent names each child in one line.
+    let (s, rec) = app
+        .get(&format!("/v1/sessions/{parent}/reconstruction"))
+        .await;
+    assert_eq!(s, 200, "{rec}");
+    assert_eq!(rec["children"].as_array().map(Vec::len), Some(2), "{rec}");
+    let narrative = rec["narrative"].as_str().unwrap();
+    assert!(
+        narrative.contains(&format!(
+            "subagent Explore (`{child}`, 0 operations, active): find the parser"
+        )),
+        "{narrative}"
+    );
 
     // A parent in another project is refused.
     let other = format!("{p}-other");
