@@ -600,15 +600,6 @@ pub fn assemble(transcripts: Vec<Transcript>) -> Vec<Session> {
     roots
 }
 
-/// The tool uses of a transcript's main thread: what its main session should hold as
-/// operations besides turns (used by tests and the import report).
-pub fn tool_operations(s: &Session) -> usize {
-    s.operations
-        .iter()
-        .filter(|o| o.kind != "message" && o.tool.as_deref() != Some(mapping::COMPACTION_TOOL))
-        .count()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
