@@ -569,12 +569,18 @@ pub fn assemble(transcripts: Vec<Transcript>) -> Vec<Session> {
     }
     map.retain(|_, s| !(s.parent.is_some() && s.task.as_deref() == Some("Warmup")));
     for s in map.values_mut() {
-        let Some(parent) = s.parent.as_deref() else {
+        let Some(parent) = s.parent.clone() else {
             continue;
         };
-        let by_agent = spawns
-            .iter()
-            .find(|sp| sp.session == parent && sp.agent_id.is_some() && sp.agent_id == s.agent_id);
+        // 2.1.x: a subagent launched by another subagent carries the root's `sessionId`; the
+        // call that launched it is in that subagent's file, which then is its parent.
+        let nested = format!("{parent}:agent-");
+        let by_agent = spawns.iter().find(|sp| {
+            (sp.session == parent || sp.session.starts_with(&nested))
+                && sp.agent_id.is_some()
+                && sp.agent_id == s.agent_id
+                && sp.session != s.id
+        });
         let by_prompt = || {
             let task = s.task.as_deref()?;
             spawns.iter().find(|sp| {
@@ -587,6 +593,7 @@ pub fn assemble(transcripts: Vec<Transcript>) -> Vec<Session> {
             })
         };
         if let Some(sp) = by_agent.or_else(by_prompt) {
+            s.parent = Some(sp.session.clone());
             s.spawned_by = Some(sp.operation_id.clone());
             s.agent_type = sp
                 .subagent_type
@@ -773,5 +780,37 @@ mod tests {
         assert_eq!(child.agent_type.as_deref(), Some("Explore"));
         assert_eq!(child.task.as_deref(), Some("Survey"));
         assert_eq!(child.operations.len(), 1);
+    }
+
+    #[test]
+    fn a_subagent_launched_by_a_subagent_is_its_child() {
+        let main = [
+            r#"{"type":"assistant","sessionId":"s","uuid":"a1","message":{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Agent","input":{"prompt":"Plan"}}]}}"#,
+            r#"{"type":"user","sessionId":"s","uuid":"u1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]},"toolUseResult":{"agentId":"a1x","status":"completed","content":[]}}"#,
+        ];
+        let first = [
+            r#"{"type":"user","isSidechain":true,"agentId":"a1x","sessionId":"s","uuid":"x1","message":{"role":"user","content":"Plan"}}"#,
+            r#"{"type":"assistant","isSidechain":true,"agentId":"a1x","sessionId":"s","uuid":"x2","message":{"role":"assistant","content":[{"type":"tool_use","id":"t2","name":"Agent","input":{"prompt":"Look"}}]}}"#,
+            r#"{"type":"user","isSidechain":true,"agentId":"a1x","sessionId":"s","uuid":"x3","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t2","content":"seen"}]},"toolUseResult":{"agentId":"a2y","status":"completed","content":[]}}"#,
+        ];
+        let second = [
+            r#"{"type":"user","isSidechain":true,"agentId":"a2y","sessionId":"s","uuid":"y1","message":{"role":"user","content":"Look"}}"#,
+        ];
+        let sessions = assemble(
+            [&main[..], &first[..], &second[..]]
+                .map(|f| parse(f.join("\n").as_bytes()))
+                .into_iter()
+                .collect(),
+        );
+        let first_id = crate::claude::child_session_id("s", "a1x");
+        let second = sessions
+            .iter()
+            .find(|s| s.id == crate::claude::child_session_id("s", "a2y"))
+            .unwrap();
+        assert_eq!(second.parent.as_deref(), Some(first_id.as_str()));
+        assert_eq!(
+            second.spawned_by,
+            Some(mapping::operation_id(&first_id, "t2"))
+        );
     }
 }
