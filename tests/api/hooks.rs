@@ -544,25 +544,32 @@ async fn setup_merges_into_an_existing_settings_file_and_print_writes_nothing() 
     .unwrap();
     let project_dir = dir.path().display().to_string();
     let setup = |extra: &'static [&'static str]| {
-        let mut argv = vec![
-            "cairn",
-            "setup",
-            "claude-code",
-            "--project-dir",
-            project_dir.as_str(),
-            "--url",
-            "http://127.0.0.1:9999",
-        ];
-        argv.extend_from_slice(extra);
-        let cli = cairn::cli::Cli::try_parse_from(argv).expect("setup arguments");
-        let cairn::cli::Command::Setup(args) = cli.command else {
-            panic!("not setup")
-        };
-        let mut out = Vec::new();
-        let code = cairn::cli::setup::run(args, &mut out).expect("setup ran");
-        (code, String::from_utf8(out).unwrap())
+        let project_dir = project_dir.clone();
+        async move {
+            let mut argv = vec![
+                "cairn",
+                "setup",
+                "claude-code",
+                "--project-dir",
+                project_dir.as_str(),
+                "--url",
+                "http://127.0.0.1:9999",
+                "--command",
+                "cairn hook claude-code",
+            ];
+            argv.extend_from_slice(extra);
+            let cli = cairn::cli::Cli::try_parse_from(argv).expect("setup arguments");
+            let cairn::cli::Command::Setup(args) = cli.command else {
+                panic!("not setup")
+            };
+            let mut out = Vec::new();
+            let code = cairn::cli::setup::run(args, &mut out)
+                .await
+                .expect("setup ran");
+            (code, String::from_utf8(out).unwrap())
+        }
     };
-    let (code, printed) = setup(&["--print"]);
+    let (code, printed) = setup(&["--print"]).await;
     assert_eq!(code, 0);
     assert!(printed.contains("cairn hook claude-code"), "{printed}");
     let untouched: Value =
@@ -571,7 +578,7 @@ async fn setup_merges_into_an_existing_settings_file_and_print_writes_nothing() 
     assert_eq!(untouched, existing);
 
     for _ in 0..2 {
-        let (code, _) = setup(&[]);
+        let (code, _) = setup(&[]).await;
         assert_eq!(code, 0);
     }
     let settings: Value =
@@ -599,6 +606,83 @@ async fn setup_merges_into_an_existing_settings_file_and_print_writes_nothing() 
         "http://127.0.0.1:9999/mcp"
     );
 
+    // Not a git repository: the project is pinned from the path, in the personal file.
+    let local: Value =
+        serde_json::from_str(&std::fs::read_to_string(claude.join("settings.local.json")).unwrap())
+            .unwrap();
+    let pinned = local["env"]["CAIRN_PROJECT"].as_str().unwrap();
+    let dir_name = dir
+        .path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .to_string();
+    assert!(pinned.len() > dir_name.len() + 5, "{pinned}");
+    assert!(settings.get("env").is_none(), "{settings}");
+
+    // A clone with an origin: the project is its normalised remote, shared with the team;
+    // --http writes http hooks with the key from the environment, and a command naming this
+    // machine's path goes to the personal file only.
+    let repo = tempfile::tempdir().unwrap();
+    for args in [
+        vec!["init", "-q"],
+        vec!["remote", "add", "origin", "git@github.com:Acme/API.git"],
+    ] {
+        let ok = std::process::Command::new("git")
+            .arg("-C")
+            .arg(repo.path())
+            .args(&args)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+    let repo_dir = repo.path().display().to_string();
+    let cli = cairn::cli::Cli::try_parse_from([
+        "cairn",
+        "setup",
+        "claude-code",
+        "--project-dir",
+        &repo_dir,
+        "--http",
+        "--url",
+        "http://127.0.0.1:9999",
+        "--command",
+        "/opt/cairn/bin/cairn hook claude-code",
+    ])
+    .unwrap();
+    let cairn::cli::Command::Setup(args) = cli.command else {
+        panic!()
+    };
+    assert_eq!(
+        cairn::cli::setup::run(args, &mut Vec::new()).await.unwrap(),
+        0
+    );
+    let read = |f: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(repo.path().join(".claude").join(f)).unwrap())
+            .unwrap()
+    };
+    let (shared, local) = (read("settings.json"), read("settings.local.json"));
+    assert_eq!(shared["env"]["CAIRN_PROJECT"], "github.com-acme-api");
+    assert!(!shared.to_string().contains("/opt/cairn"), "{shared}");
+    let post = &local["hooks"]["PostToolUse"][0]["hooks"][0];
+    assert_eq!(post["type"], "http");
+    assert_eq!(
+        post["url"],
+        "http://127.0.0.1:9999/v1/hooks/claude-code?project=github.com-acme-api"
+    );
+    assert_eq!(post["headers"]["Authorization"], "Bearer $CAIRN_API_KEY");
+    assert_eq!(post["allowedEnvVars"], json!(["CAIRN_API_KEY"]));
+    let start = &local["hooks"]["SessionStart"][0]["hooks"][0];
+    assert_eq!(
+        (&start["type"], &start["command"]),
+        (
+            &json!("command"),
+            &json!("/opt/cairn/bin/cairn hook claude-code")
+        )
+    );
+    assert!(local["hooks"].get("WorktreeCreate").is_none());
+
     // A broken settings file is reported and left alone.
     std::fs::write(claude.join("settings.json"), "{ not json").unwrap();
     let cli = cairn::cli::Cli::try_parse_from([
@@ -612,7 +696,7 @@ async fn setup_merges_into_an_existing_settings_file_and_print_writes_nothing() 
     let cairn::cli::Command::Setup(args) = cli.command else {
         panic!()
     };
-    assert!(cairn::cli::setup::run(args, &mut Vec::new()).is_err());
+    assert!(cairn::cli::setup::run(args, &mut Vec::new()).await.is_err());
     assert_eq!(
         std::fs::read_to_string(claude.join("settings.json")).unwrap(),
         "{ not json"
@@ -849,4 +933,62 @@ async fn pre_tool_use_names_the_files_standing_decisions_once_per_session() {
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(op_types(&app, &session).await.is_empty());
+}
+
+/// `setup --check` proves the chain as Claude Code runs it: binary, cairn up, key valid with
+/// write scope for the pinned project, SessionStart answered within its deadline, PostToolUse
+/// stored; a wrong key fails at its step with the fix.
+#[tokio::test]
+async fn setup_check_proves_the_chain_step_by_step() {
+    let app = spawn_app().await;
+    let key = crate::helpers::mint_key(&app.project, "write").await;
+    let dir = tempfile::tempdir().unwrap();
+    let project_dir = dir.path().display().to_string();
+    let command = format!("{} hook claude-code", env!("CARGO_BIN_EXE_cairn"));
+    let spool = dir.path().join("spool");
+    let setup = |extra: Vec<String>| {
+        let mut argv: Vec<String> = [
+            "cairn",
+            "setup",
+            "claude-code",
+            "--project-dir",
+            &project_dir,
+            "--url",
+            &app.addr,
+            "--project",
+            &app.project,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        argv.extend(extra);
+        async move {
+            let cli = cairn::cli::Cli::try_parse_from(argv).expect("setup arguments");
+            let cairn::cli::Command::Setup(args) = cli.command else {
+                panic!("not setup")
+            };
+            let mut out = Vec::new();
+            let code = cairn::cli::setup::run(args, &mut out)
+                .await
+                .expect("setup ran");
+            (code, String::from_utf8(out).unwrap())
+        }
+    };
+    assert_eq!(setup(vec!["--command".into(), command.clone()]).await.0, 0);
+    // The check runs the installed command; its spool must not be the user's.
+    // SAFETY: the variable is read by the hook processes the check starts, nothing else.
+    unsafe { std::env::set_var("CAIRN_SPOOL_DIR", &spool) };
+    let (code, out) = setup(vec!["--check".into(), "--api-key".into(), key]).await;
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out.matches("PASS").count(), 5, "{out}");
+    assert!(out.contains("PASS  PostToolUse stored"), "{out}");
+    let (code, out) = setup(vec![
+        "--check".into(),
+        "--api-key".into(),
+        "cairn_wrong".into(),
+    ])
+    .await;
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("FAIL  key valid with write scope"), "{out}");
+    assert!(out.contains("cairn keys create"), "{out}");
 }
