@@ -66,3 +66,7 @@ CREATE INDEX session_embed_pending IF NOT EXISTS FOR (n:Session) ON (n.embed_pen
 // and without these the planner scans the label across every project.
 CREATE INDEX decision_project IF NOT EXISTS FOR (n:Decision) ON (n.project);
 CREATE INDEX belief_project_any_status IF NOT EXISTS FOR (n:Belief) ON (n.project);
+// Child sessions (subagents): a session waiting for its parent, or for the operation that
+// launched it, is found by these when the other side arrives.
+CREATE INDEX session_parent IF NOT EXISTS FOR (n:Session) ON (n.parent);
+CREATE INDEX session_spawned_by IF NOT EXISTS FOR (n:Session) ON (n.spawned_by);

@@ -257,7 +257,13 @@ async fn abandon_sweep(state: Arc<AppState>, mut stop: watch::Receiver<bool>) {
             _ = tokio::time::sleep(every) => {}
             _ = stop.wait_for(|v| *v) => return,
         }
-        match graph::sessions::abandon_idle(&state.store, graph::now_ms() - idle_ms).await {
+        match graph::sessions::abandon_idle(
+            &state.store,
+            graph::now_ms() - idle_ms,
+            state.settings.tokenizer,
+        )
+        .await
+        {
             Ok(0) => {}
             Ok(n) => tracing::info!(sessions = n, "idle sessions marked abandoned"),
             Err(err) => tracing::debug!(error = %err, "abandon sweep skipped"),

@@ -22,7 +22,9 @@
 //!   and the writer that drains it into Neo4j in order, over a few lanes of transactions (a
 //!   session never split); the writer runs on a thread of its own at lower CPU priority with
 //!   its own connections, and new operations lean on the unique id constraint, not a lookup.
-//! - [`bench`] — `cairn bench …`: ingest, recall, search, load and growth against the real
+//!   `summary` sums up a session that ends without a summary (close, idle sweep).
+//! - [`bench`] — `cairn bench …`: ingest, recall, search, load, growth and the Claude Code
+//!   hook (a process per event) against the real
 //!   Neo4j with same-run baselines; `faults` (outage, SIGKILL, full spool, LLM failures, slow
 //!   Neo4j, each ending with an exactly-once check) through the Neo4j `proxy` tests use too.
 //! - [`knowledge`] — the CI report: what is known about a set of files, as JSON and Markdown.
@@ -36,8 +38,11 @@
 //! - [`extract`] — the pattern-extraction job: candidate mining, session digest, versioned
 //!   prompts (`prompts/`), the LLM client, answer validation, applying results in one
 //!   transaction per session; `ExtractionRun` records.
-//! - [`claude`] — Claude Code: hook event shapes, the one event → capture mapping, secret
-//!   redaction, SessionStart context, transcript parsing, settings merging.
+//! - [`claude`] — Claude Code: hook event shapes (after the SDK's types, `docs/claude-code.md`),
+//!   the one event → capture mapping (subagents into child sessions), secret redaction, the
+//!   fenced context hooks answer with (SessionStart handover, a file's decisions at
+//!   PreToolUse), transcript parsing (both layouts: subagents as child sessions, compaction
+//!   summaries, wrappers skipped), settings merging and the pinned project.
 //! - [`mcp`] — MCP at `/mcp` (rmcp, streamable HTTP): the agent-facing tools.
 //! - [`embed`] — the embeddings client (OpenAI-compatible `/embeddings`), batched, retried.
 

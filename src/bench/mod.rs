@@ -5,6 +5,7 @@ pub mod child;
 pub mod disk;
 pub mod faults;
 pub mod growth;
+pub mod hooks;
 pub mod ingest;
 pub mod load;
 pub mod proxy;

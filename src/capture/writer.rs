@@ -202,7 +202,7 @@ impl Writer {
                         ops += a.created;
                         report_skips(&a);
                     }),
-                Step::Other(cmd) => apply(&mut tx, cmd).await,
+                Step::Other(cmd) => apply(&mut tx, cmd, self.encoding).await,
             };
             if let Err(err) = result {
                 let _ = tx.rollback().await;
@@ -415,9 +415,16 @@ fn report_skips(a: &graph::operations::Appended) {
     }
 }
 
-async fn apply(tx: &mut graph::Tx, cmd: &Command) -> Result<(), StoreError> {
+async fn apply(tx: &mut graph::Tx, cmd: &Command, encoding: Encoding) -> Result<(), StoreError> {
     match cmd {
         Command::StartSession(s) => graph::sessions::start(tx, s).await,
+        Command::CloseSession(c) if c.summary.is_none() => {
+            // Every session ends with a summary: derived from what it holds when none is sent.
+            let material = graph::sessions::summary_material(tx, &c.project, &c.id).await?;
+            let mut close = c.clone();
+            close.summary = super::summary::derive(&material, encoding);
+            graph::sessions::close(tx, &close).await
+        }
         Command::CloseSession(c) => graph::sessions::close(tx, c).await,
         Command::Operations(b) => {
             report_skips(&graph::operations::append(tx, &[group(b)], Ids::Lookup).await?);

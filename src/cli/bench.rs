@@ -29,6 +29,11 @@ pub enum BenchCommand {
     /// spool, LLM failures, slow Neo4j); each ends with an exactly-once check in Neo4j.
     /// Exits 1 when something did not hold.
     Faults(Box<bench::faults::FaultsArgs>),
+    /// The Claude Code command hook as Claude Code runs it (one process per event) against a
+    /// `cairn serve` child with 1,000 sessions: p50/p99 per event type with cairn up and down,
+    /// and the share of SessionStarts answered with context under the default deadline while
+    /// every core is busy.
+    Hooks(Box<bench::hooks::HooksArgs>),
 }
 
 pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
@@ -41,6 +46,13 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
         BenchCommand::Search(b) => bench::search::run(*b).await?,
         BenchCommand::Load(b) => bench::load::run(*b).await?,
         BenchCommand::Growth(b) => bench::growth::run(*b).await?,
+        BenchCommand::Hooks(b) => {
+            let report = bench::hooks::run(*b).await?;
+            bench::hooks::print(&report);
+            if report.loaded_answered < report.loaded_runs {
+                return Ok(1);
+            }
+        }
         BenchCommand::Faults(b) => {
             let reports = bench::faults::run(*b).await?;
             if reports.iter().any(|r| !r.passed()) {

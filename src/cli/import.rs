@@ -1,7 +1,10 @@
-//! `cairn import claude-code PATH…`: backfills sessions from Claude Code transcripts (`.jsonl`
-//! files, or directories searched for them) through the HTTP API. Operation ids come from the
-//! transcript (`<session>/<tool_use_id>`, `<session>/<line uuid>`), so importing again stores
-//! nothing new. Unreadable lines are counted and reported, never fatal.
+//! `cairn import claude-code PATH…`: backfills sessions from Claude Code transcripts through
+//! the HTTP API. A path is a `.jsonl` file, a session's directory (its `subagents/` files), or
+//! any directory searched recursively (`~/.claude/projects`, one project's folder); files of
+//! both layouts are read together so subagents become child sessions of the session that
+//! launched them ([`transcript::assemble`]). Parents are sent before their children. Operation
+//! ids come from the transcript (`<session>/<tool_use_id>`, `<session>/<line uuid>`), so
+//! importing again stores nothing new. Unreadable lines are counted and reported, never fatal.
 
 use std::{
     path::{Path, PathBuf},
@@ -42,17 +45,24 @@ pub enum ImportSource {
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct ImportReport {
     pub files: usize,
+    /// Sessions sent, children included.
     pub sessions: usize,
+    /// Of those, subagents' sessions.
+    pub child_sessions: usize,
     pub operations: usize,
     pub bad_lines: usize,
+    /// Lines that are no conversation, skipped on purpose, by kind (`progress`,
+    /// `file-history-snapshot`, `compaction-run`, `not-a-turn`, …).
+    pub skipped: std::collections::BTreeMap<String, usize>,
     pub failed_sessions: usize,
 }
 
 pub async fn run(args: ImportArgs) -> anyhow::Result<i32> {
     let report = import(&args).await?;
     println!(
-        "imported {} sessions ({} operations) from {} files; {} unreadable lines skipped{}",
+        "imported {} sessions ({} of them subagents; {} operations) from {} files; {} unreadable lines skipped{}",
         report.sessions,
+        report.child_sessions,
         report.operations,
         report.files,
         report.bad_lines,
@@ -62,6 +72,17 @@ pub async fn run(args: ImportArgs) -> anyhow::Result<i32> {
             String::new()
         }
     );
+    if !report.skipped.is_empty() {
+        let kinds: Vec<String> = report
+            .skipped
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        println!(
+            "lines that are no conversation, skipped: {}",
+            kinds.join(", ")
+        );
+    }
     Ok(if report.failed_sessions > 0 { 1 } else { 0 })
 }
 
@@ -81,7 +102,7 @@ pub async fn import(args: &ImportArgs) -> anyhow::Result<ImportReport> {
         indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} files {wide_msg}")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
-    let mut sessions = Vec::new();
+    let mut transcripts = Vec::new();
     for f in &files {
         bar.set_message(f.display().to_string());
         let file =
@@ -91,21 +112,26 @@ pub async fn import(args: &ImportArgs) -> anyhow::Result<ImportReport> {
             bar.suspend(|| eprintln!("{}: {} unreadable lines skipped", f.display(), t.bad_lines));
         }
         report.bad_lines += t.bad_lines;
-        sessions.extend(t.sessions);
+        for (kind, n) in &t.skipped {
+            *report.skipped.entry(kind.clone()).or_default() += n;
+        }
+        transcripts.push(t);
         bar.inc(1);
     }
     bar.finish_and_clear();
     let client = args.client.client(Duration::from_secs(5))?;
-    let sessions = transcript::by_id(sessions);
+    let sessions = transcript::assemble(transcripts);
     let bar = indicatif::ProgressBar::new(sessions.len() as u64).with_style(
         indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} sessions {wide_msg}")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
-    for (id, s) in sessions {
+    for s in sessions {
+        let id = s.id.clone();
         bar.set_message(id.clone());
         match send(&args.client, &client, &s).await {
             Ok(n) => {
                 report.sessions += 1;
+                report.child_sessions += usize::from(s.parent.is_some());
                 report.operations += n;
             }
             Err(err) => {
@@ -119,7 +145,8 @@ pub async fn import(args: &ImportArgs) -> anyhow::Result<ImportReport> {
     Ok(report)
 }
 
-/// `path` itself when it is a file named on the command line; `.jsonl` files under a directory.
+/// `path` itself when it is a file named on the command line, with its session's
+/// `<session>/subagents/` files when they are there; `.jsonl` files under a directory.
 fn collect(path: &Path, out: &mut Vec<PathBuf>, named: bool) -> std::io::Result<()> {
     if path.is_dir() {
         for entry in std::fs::read_dir(path)? {
@@ -128,6 +155,10 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>, named: bool) -> std::io::Result<
     } else if path.is_file() {
         if named || path.extension().is_some_and(|e| e == "jsonl") {
             out.push(path.to_path_buf());
+        }
+        let subagents = path.with_extension("").join("subagents");
+        if named && subagents.is_dir() {
+            collect(&subagents, out, false)?;
         }
     } else {
         return Err(std::io::Error::new(

@@ -62,7 +62,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Context(args) => context::run(args).await,
         Command::Ci(args) => ci::run(args).await,
         Command::Keys(args) => keys::run(args).await,
-        Command::Setup(args) => setup::run(args, &mut std::io::stdout().lock()),
+        Command::Setup(args) => {
+            let mut out = Vec::new();
+            let code = setup::run(args, &mut out).await;
+            std::io::Write::write_all(&mut std::io::stdout().lock(), &out)?;
+            code
+        }
         Command::Bench(args) => bench::run(args).await,
     }
 }

@@ -1,8 +1,13 @@
-//! Sessions: start, close, look up, and the idle sweep.
+//! Sessions: start (with the links of a child session to its parent and to the operation
+//! that launched it), close, look up, the idle sweep, and what a session without a summary is
+//! summed up from (`capture::summary`).
 
 use serde::{Deserialize, Serialize};
 
 use super::{now_ms, statement, Store, StoreResult, Tx};
+use crate::capture::summary::{self, Material};
+use crate::claude::mapping::COMPACTION_TOOL;
+use crate::config::Encoding;
 use crate::domain::record::{NewClose, NewSession};
 
 /// A session as stored.
@@ -22,6 +27,15 @@ pub struct SessionRow {
     pub last_activity_at: i64,
     pub operation_count: i64,
     pub continues: Option<String>,
+    /// A child session (a subagent's work): the session that launched it.
+    #[serde(default)]
+    pub parent: Option<String>,
+    /// A child session: the operation (Task/Agent tool call) that launched it.
+    #[serde(default)]
+    pub spawned_by: Option<String>,
+    /// A child session: the kind of subagent.
+    #[serde(default)]
+    pub agent_type: Option<String>,
 }
 
 pub async fn start(tx: &mut Tx, cmd: &NewSession) -> StoreResult<()> {
@@ -33,6 +47,9 @@ pub async fn start(tx: &mut Tx, cmd: &NewSession) -> StoreResult<()> {
             .param("task", cmd.task.clone())
             .param("cwd", cmd.cwd.clone())
             .param("continues", cmd.continues.clone().unwrap_or_default())
+            .param("parent", cmd.parent.clone())
+            .param("spawned_by", cmd.spawned_by.clone())
+            .param("agent_type", cmd.agent_type.clone())
             .param("at", cmd.at),
     )
     .await
@@ -58,18 +75,59 @@ pub async fn get(store: &Store, id: &str) -> StoreResult<Option<SessionRow>> {
         .await
 }
 
-/// Marks sessions idle since before `cutoff_ms` as abandoned; returns how many.
-pub async fn abandon_idle(store: &Store, cutoff_ms: i64) -> StoreResult<i64> {
+/// What the summary of session `id` would be derived from, read inside the transaction
+/// that closes it (operations spooled before the close are written by then).
+pub async fn summary_material(tx: &mut Tx, project: &str, id: &str) -> StoreResult<Material> {
+    Ok(tx
+        .fetch::<Material>(material_query(project, id))
+        .await?
+        .into_iter()
+        .next()
+        .unwrap_or_default())
+}
+
+fn material_query(project: &str, id: &str) -> neo4rs::Query {
+    statement(include_str!("../../cypher/session_summary_material.cypher"))
+        .param("id", id)
+        .param("project", project)
+        .param("compaction", COMPACTION_TOOL)
+}
+
+/// Marks sessions idle since before `cutoff_ms` as abandoned, each summed up from what it
+/// holds when it has no summary; returns how many were abandoned.
+pub async fn abandon_idle(store: &Store, cutoff_ms: i64, encoding: Encoding) -> StoreResult<i64> {
     #[derive(Deserialize)]
     struct Row {
-        abandoned: i64,
+        project: String,
+        id: String,
+        needs_summary: bool,
     }
-    Ok(store
-        .fetch_one::<Row>(
+    let rows: Vec<Row> = store
+        .fetch(
             statement(include_str!("../../cypher/sessions_abandon_idle.cypher"))
                 .param("cutoff", cutoff_ms)
                 .param("now", now_ms()),
         )
-        .await?
-        .map_or(0, |r| r.abandoned))
+        .await?;
+    let mut derived = Vec::new();
+    for r in rows.iter().filter(|r| r.needs_summary) {
+        let Some(m) = store
+            .fetch_one::<Material>(material_query(&r.project, &r.id))
+            .await?
+        else {
+            continue;
+        };
+        if let Some(text) = summary::derive(&m, encoding) {
+            derived.push(serde_json::json!({"project": r.project, "id": r.id, "summary": text}));
+        }
+    }
+    if !derived.is_empty() {
+        store
+            .run(
+                statement(include_str!("../../cypher/sessions_set_summary.cypher"))
+                    .param("rows", super::param(&derived)?),
+            )
+            .await?;
+    }
+    Ok(rows.len() as i64)
 }

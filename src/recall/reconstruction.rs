@@ -92,6 +92,51 @@ impl Default for Filter {
     }
 }
 
+/// A child session (a subagent's work), as the handover and reconstruction name it.
+#[derive(Clone, Debug, Serialize, Deserialize, poem_openapi::Object)]
+pub struct ChildSession {
+    pub id: String,
+    pub agent_type: Option<String>,
+    pub task: Option<String>,
+    pub summary: Option<String>,
+    pub status: Option<String>,
+    pub operations: i64,
+}
+
+impl ChildSession {
+    /// One line: who, what for, how it ended.
+    pub fn line(&self) -> String {
+        format!(
+            "subagent {} (`{}`, {} operations, {}): {} — {}",
+            self.agent_type.as_deref().unwrap_or("agent"),
+            self.id,
+            self.operations,
+            self.status.as_deref().unwrap_or("unknown"),
+            self.task.as_deref().unwrap_or("(no task)"),
+            self.summary.as_deref().unwrap_or("no summary")
+        )
+    }
+}
+
+/// Child sessions named at most, one line each.
+pub const CHILDREN: usize = 8;
+
+/// The child sessions of `session_id`, oldest first, at most [`CHILDREN`].
+pub async fn children(
+    store: &Store,
+    project: &str,
+    session_id: &str,
+) -> StoreResult<Vec<ChildSession>> {
+    store
+        .fetch(
+            statement(include_str!("../../cypher/handover_children.cypher"))
+                .param("project", project)
+                .param("session_id", session_id)
+                .param("limit", CHILDREN as i64),
+        )
+        .await
+}
+
 /// A reconstructed session.
 #[derive(Clone, Debug, Serialize, Object)]
 pub struct Reconstruction {
@@ -112,6 +157,8 @@ pub struct Reconstruction {
     pub decisions: Vec<DecisionView>,
     pub beliefs_affected: Vec<BeliefAffected>,
     pub unfinished: Vec<Unfinished>,
+    /// Child sessions (subagents this session launched), oldest first.
+    pub children: Vec<ChildSession>,
 }
 
 /// How much an operation kind matters when a reconstruction must be cut (lower keeps).
@@ -178,19 +225,24 @@ pub async fn reconstruct(
     let bel_q = statement(include_str!("../../cypher/recall_session_beliefs.cypher"))
         .param("project", project)
         .param("session_id", sid);
-    let (log, decisions, beliefs, open) = tokio::join!(
+    let (log, decisions, beliefs, open, kids) = tokio::join!(
         logs.load(store, project, log_head),
         store.fetch::<DecisionView>(dec_q),
         store.fetch::<BeliefAffected>(bel_q),
         unfinished(store, project, sid),
+        children(store, project, sid),
     );
-    let (log, decisions, beliefs_affected, unfinished) = (log?, decisions?, beliefs?, open?);
+    let (log, decisions, beliefs_affected, unfinished, children) =
+        (log?, decisions?, beliefs?, open?, kids?);
     let ops = &log.ops;
     let fetched_ms = started.elapsed().as_millis() as u64;
-    let (narrative, narrative_source) = match head.llm_summary.as_deref() {
+    let (mut narrative, narrative_source) = match head.llm_summary.as_deref() {
         Some(s) if !s.trim().is_empty() => (s.to_string(), "llm"),
         _ => (narrate(&head, ops, &decisions, &unfinished), "graph"),
     };
+    for c in &children {
+        narrative.push_str(&format!("\n- {}", c.line()));
+    }
     let total = ops.len();
     let kept: Vec<&OperationView> = ops
         .iter()
@@ -227,6 +279,7 @@ pub async fn reconstruct(
         },
         beliefs_affected,
         unfinished,
+        children,
     })
 }
 
@@ -240,7 +293,7 @@ pub async fn unfinished(
 ) -> StoreResult<Vec<Unfinished>> {
     #[derive(Deserialize)]
     struct Row {
-        todos: Option<String>,
+        lists: Vec<TodoOp>,
         next_steps: Vec<String>,
     }
     let row = store
@@ -253,7 +306,58 @@ pub async fn unfinished(
     let Some(row) = row else {
         return Ok(Vec::new());
     };
-    Ok(open_items(row.todos.as_deref(), &row.next_steps))
+    let todos = serde_json::to_string(&fold_todos(&row.lists)).ok();
+    Ok(open_items(todos.as_deref(), &row.next_steps))
+}
+
+/// A stored `todo` operation: its tool and its todos as JSON.
+#[derive(Debug, Default, Deserialize)]
+pub struct TodoOp {
+    pub tool: Option<String>,
+    pub todos: Option<String>,
+}
+
+/// Tools (and Claude Code hook events) whose `todo` operation updates single items of the
+/// list, by id, rather than giving the whole list.
+pub const TODO_UPDATES: [&str; 4] = ["TaskCreate", "TaskUpdate", "TaskCreated", "TaskCompleted"];
+
+/// The session's todo list after its todo operations in order: a whole list (TodoWrite, the
+/// API) replaces it; an update (TaskCreate, TaskUpdate, …) changes the item with its id, or
+/// adds it. An update without a subject (`task <id>`) keeps the content already known.
+pub fn fold_todos(ops: &[TodoOp]) -> Vec<Todo> {
+    let mut list: Vec<Todo> = Vec::new();
+    for op in ops {
+        let items: Vec<Todo> = op
+            .todos
+            .as_deref()
+            .and_then(|t| serde_json::from_str(t).ok())
+            .unwrap_or_default();
+        if !op
+            .tool
+            .as_deref()
+            .is_some_and(|t| TODO_UPDATES.contains(&t))
+        {
+            list = items;
+            continue;
+        }
+        for item in items {
+            let found = item
+                .id
+                .as_ref()
+                .and_then(|id| list.iter_mut().find(|t| t.id.as_ref() == Some(id)));
+            match found {
+                Some(t) => {
+                    t.status = item.status;
+                    if Some(&item.content) != item.id.as_ref().map(|i| format!("task {i}")).as_ref()
+                    {
+                        t.content = item.content;
+                    }
+                }
+                None => list.push(item),
+            }
+        }
+    }
+    list
 }
 
 /// The pure half of [`unfinished`].

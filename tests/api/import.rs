@@ -1,5 +1,8 @@
 //! `cairn import claude-code`: a multi-session transcript fixture rebuilt into sessions,
-//! turns, tool uses and todos with their timestamps; re-import stores nothing new.
+//! turns, tool uses and todos with their timestamps; re-import stores nothing new. Genuine
+//! transcripts of both layouts (1.0.x inline sidechains, 2.1.x `subagents/` files and a
+//! compaction): the main session holds exactly the main thread's tool uses, counted here
+//! straight from the JSON, and each subagent is a child session linked to its Task call.
 
 use std::path::Path;
 
@@ -12,12 +15,16 @@ const FIXTURES: &str = concat!(
     "/tests/fixtures/claude-code/transcripts"
 );
 
-/// Copies the fixture tree into `to`, giving the sessions fresh ids.
+/// Copies the fixture tree into `to`, giving the sessions fresh ids (in names too).
 fn copy_fixtures(from: &Path, to: &Path, ids: &[(&str, String)]) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let p = entry.unwrap().path();
-        let dest = to.join(p.file_name().unwrap());
+        let mut name = p.file_name().unwrap().to_string_lossy().into_owned();
+        for (placeholder, id) in ids {
+            name = name.replace(placeholder, id);
+        }
+        let dest = to.join(name);
         if p.is_dir() {
             copy_fixtures(&p, &dest, ids);
         } else {
@@ -56,29 +63,37 @@ async fn import(
     cairn::cli::import::import(&args).await.expect("import ran")
 }
 
-async fn operations(project: &str, session: &str) -> Vec<(String, String, i64, String)> {
+/// Rows of `cypher` with `$project` and `$session` bound.
+async fn rows(cypher: &str, project: &str, session: &str) -> Vec<neo4rs::Row> {
     store()
         .rows(
-            neo4rs::query(
-                "MATCH (o:Operation {project: $project, session_id: $session})
-                 RETURN o.type AS type, o.status AS status, o.at AS at, o.summary AS summary
-                 ORDER BY o.seq",
-            )
-            .param("project", project)
-            .param("session", session),
+            neo4rs::query(cypher)
+                .param("project", project)
+                .param("session", session),
         )
         .await
-        .expect("operations")
-        .iter()
-        .map(|r| {
-            (
-                r.get("type").unwrap(),
-                r.get("status").unwrap(),
-                r.get("at").unwrap(),
-                r.get("summary").unwrap(),
-            )
-        })
-        .collect()
+        .expect("query")
+}
+
+async fn operations(project: &str, session: &str) -> Vec<(String, String, i64, String)> {
+    rows(
+        "MATCH (o:Operation {project: $project, session_id: $session})
+         RETURN o.type AS type, o.status AS status, o.at AS at, o.summary AS summary
+         ORDER BY o.seq",
+        project,
+        session,
+    )
+    .await
+    .iter()
+    .map(|r| {
+        (
+            r.get("type").unwrap(),
+            r.get("status").unwrap(),
+            r.get("at").unwrap(),
+            r.get("summary").unwrap(),
+        )
+    })
+    .collect()
 }
 
 #[tokio::test]
@@ -90,7 +105,7 @@ async fn a_multi_session_transcript_is_rebuilt_and_reimport_is_idempotent() {
         .into_iter()
         .map(|p| (p, format!("cc-{}", uuid::Uuid::new_v4())))
         .collect();
-    copy_fixtures(Path::new(FIXTURES), dir.path(), &ids);
+    copy_fixtures(&Path::new(FIXTURES).join("synthetic"), dir.path(), &ids);
     let (a, b, c) = (&ids[0].1, &ids[1].1, &ids[2].1);
 
     let report = import(&app.addr, &key, &app.project, dir.path()).await;
@@ -215,4 +230,273 @@ async fn session_ids_that_are_not_url_safe_are_imported() {
         operations(&app.project, &sid).await.len() == 1
     })
     .await;
+}
+
+/// What a genuine transcript file holds, read straight from its JSON (not through cairn's
+/// parser): tool uses of the main thread and of the sidechains, the Task prompts, and the
+/// roots of inline sidechains.
+#[derive(Debug, Default)]
+struct Counted {
+    main_tool_uses: usize,
+    sidechain_tool_uses: usize,
+    task_prompts: Vec<String>,
+    sidechain_roots: usize,
+}
+
+fn count_file(path: &Path) -> Counted {
+    let mut c = Counted::default();
+    for line in std::fs::read_to_string(path).unwrap().lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let side = v["isSidechain"] == true;
+        if side && v["parentUuid"].is_null() && v["type"] == "user" {
+            c.sidechain_roots += 1;
+        }
+        if v["type"] != "assistant" {
+            continue;
+        }
+        for b in v["message"]["content"].as_array().into_iter().flatten() {
+            if b["type"] == "tool_use" {
+                if side {
+                    c.sidechain_tool_uses += 1;
+                } else {
+                    c.main_tool_uses += 1;
+                    if matches!(b["name"].as_str(), Some("Task" | "Agent")) {
+                        // A call Claude Code refused for its input may have no prompt.
+                        c.task_prompts
+                            .extend(b["input"]["prompt"].as_str().map(str::to_string));
+                    }
+                }
+            }
+        }
+    }
+    c
+}
+
+/// Tool-use operations (anything but turns and compaction summaries) of a session.
+async fn tool_ops(project: &str, session: &str) -> i64 {
+    rows(
+        "MATCH (o:Operation {project: $project, session_id: $session})
+         WHERE o.tool IS NOT NULL AND o.tool <> 'PostCompact'
+         RETURN count(o) AS n",
+        project,
+        session,
+    )
+    .await[0]
+        .get("n")
+        .unwrap()
+}
+
+/// The user turns of a session.
+async fn user_turns(project: &str, session: &str) -> Vec<String> {
+    rows(
+        "MATCH (o:Operation {project: $project, session_id: $session, type: 'message', role: 'user'})
+         RETURN o.content AS c ORDER BY o.seq",
+        project,
+        session,
+    )
+    .await
+    .iter()
+    .map(|r| r.get("c").unwrap())
+    .collect()
+}
+
+/// Child sessions of the session `parent`: id, task, agent type, the id of the operation
+/// they hang from (through SPAWNED_BY) and how many tool-use operations they hold.
+async fn children(project: &str, parent: &str) -> Vec<(String, String, String, String, i64)> {
+    rows(
+        "MATCH (c:Session {project: $project})-[:CHILD_OF]->(:Session {id: $session})
+         OPTIONAL MATCH (c)-[:SPAWNED_BY]->(launch:Operation)
+         RETURN c.id AS id, c.task AS task, coalesce(c.agent_type, '') AS agent_type,
+                coalesce(launch.id, '') AS launch,
+                COUNT { MATCH (o:Operation {session_id: c.id, project: $project})
+                        WHERE o.tool IS NOT NULL } AS ops
+         ORDER BY id",
+        project,
+        parent,
+    )
+    .await
+    .iter()
+    .map(|r| {
+        (
+            r.get("id").unwrap(),
+            r.get("task").unwrap(),
+            r.get("agent_type").unwrap(),
+            r.get("launch").unwrap(),
+            r.get("ops").unwrap(),
+        )
+    })
+    .collect()
+}
+
+/// Imports a genuine fixture directory under a fresh session id (ids are global), with its
+/// main session id and the path of the main file in the copy.
+async fn import_real(
+    app: &crate::helpers::TestApp,
+    key: &str,
+    fixture: &str,
+    session: &str,
+) -> (cairn::cli::import::ImportReport, String, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let fresh = uuid::Uuid::new_v4().to_string();
+    copy_fixtures(
+        &Path::new(FIXTURES).join(fixture),
+        dir.path(),
+        &[(session, fresh.clone())],
+    );
+    let report = import(&app.addr, key, &app.project, dir.path()).await;
+    (report, fresh, dir)
+}
+
+#[tokio::test]
+async fn a_1_0_transcript_keeps_inline_sidechains_in_child_sessions() {
+    let app = spawn_app().await;
+    let key = mint_key(&app.project, "write").await;
+    let original = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7";
+    let (report, sid, dir) = import_real(&app, &key, "v1.0-inline-sidechains", original).await;
+    let counted = count_file(&dir.path().join(format!("{sid}.jsonl")));
+    // What the fixture is: 13 main-thread tool uses, two Task subagents inline (one Task
+    // call failed validation and launched nothing).
+    assert_eq!(
+        (counted.main_tool_uses, counted.sidechain_roots),
+        (13, 2),
+        "{counted:?}"
+    );
+    assert_eq!(report.failed_sessions, 0, "{report:?}");
+    assert_eq!(
+        (report.sessions, report.child_sessions),
+        (1 + counted.sidechain_roots, counted.sidechain_roots),
+        "{report:?}"
+    );
+    eventually(60, "main-thread tool uses stored", || async {
+        tool_ops(&app.project, &sid).await == counted.main_tool_uses as i64
+    })
+    .await;
+    eventually(60, "children stored and linked", || async {
+        let c = children(&app.project, &sid).await;
+        c.len() == counted.sidechain_roots
+            && c.iter().map(|c| c.4).sum::<i64>() == counted.sidechain_tool_uses as i64
+            && c.iter().all(|c| !c.3.is_empty())
+    })
+    .await;
+    for (id, task, agent_type, launch, _) in children(&app.project, &sid).await {
+        assert!(id.starts_with(&format!("{sid}:agent-")), "{id}");
+        assert!(counted.task_prompts.contains(&task), "{task}");
+        assert_eq!(agent_type, "general-purpose");
+        assert!(launch.starts_with(&format!("{sid}/toolu_")), "{launch}");
+        assert!(user_turns(&app.project, &id).await.is_empty());
+    }
+    let turns = user_turns(&app.project, &sid).await;
+    assert!(
+        turns.iter().all(|t| !t.contains("<command-")
+            && !counted.task_prompts.iter().any(|p| t.trim() == p.trim())),
+        "{turns:?}"
+    );
+    // Closed on import without a summary line: summed up from its last turn and todos.
+    let s = app
+        .get_when(&format!("/v1/sessions/{sid}"), |s| s["status"] == "closed")
+        .await;
+    let summary = s["summary"].as_str().unwrap_or_default();
+    assert!(summary.contains("Todos: 4 of 4 completed"), "{summary}");
+    assert!(summary.starts_with("CLAUDE.md"), "{summary}");
+}
+
+#[tokio::test]
+async fn a_2_1_session_with_subagents_and_a_compaction() {
+    let app = spawn_app().await;
+    let key = mint_key(&app.project, "write").await;
+    let original = "258c7280-ae70-4798-800f-63464d01a85d";
+    let (report, sid, dir) = import_real(&app, &key, "v2.1-subagents-compaction", original).await;
+    let main = count_file(&dir.path().join(format!("{sid}.jsonl")));
+    let agent = count_file(&dir.path().join(&sid).join("subagents/agent-a881341.jsonl"));
+    assert_eq!(main.task_prompts.len(), 1, "{main:?}");
+    assert_eq!((report.files, report.failed_sessions), (3, 0), "{report:?}");
+    // The compaction run is no session: the main one and one subagent.
+    assert_eq!(
+        (report.sessions, report.child_sessions),
+        (2, 1),
+        "{report:?}"
+    );
+    let compaction_lines = std::fs::read_to_string(
+        dir.path()
+            .join(&sid)
+            .join("subagents/agent-acompact-fffbd0.jsonl"),
+    )
+    .unwrap()
+    .lines()
+    .count();
+    assert_eq!(
+        report.skipped["compaction-run"], compaction_lines,
+        "{report:?}"
+    );
+    assert!(report.skipped["progress"] > 0 && report.skipped["file-history-snapshot"] > 0);
+    eventually(60, "main-thread tool uses stored", || async {
+        tool_ops(&app.project, &sid).await == main.main_tool_uses as i64
+    })
+    .await;
+    let child = crate::helpers::settle(
+        60,
+        || async { children(&app.project, &sid).await },
+        |c| c.len() == 1 && c[0].4 == agent.sidechain_tool_uses as i64,
+    )
+    .await;
+    assert_eq!(child.len(), 1, "{child:?}");
+    let (id, task, agent_type, launch, ops) = &child[0];
+    assert_eq!(id, &format!("{sid}:agent-a881341"));
+    assert_eq!(task, &main.task_prompts[0]);
+    assert_eq!(agent_type, "claude-code-guide");
+    assert_eq!(launch, &format!("{sid}/toolu_01VmaERAwhb19LGUwu9GenaK"));
+    assert_eq!(*ops, agent.sidechain_tool_uses as i64);
+    assert!(agent.sidechain_tool_uses > 0);
+    assert_eq!(
+        crate::helpers::count(
+            "MATCH (s:Session {project: $project}) WHERE s.id CONTAINS 'acompact' RETURN count(s) AS n",
+            &app.project
+        )
+        .await,
+        0
+    );
+    // The compaction summary is kept as such, never as a user turn, and sums the session up.
+    let turns = user_turns(&app.project, &sid).await;
+    assert!(
+        turns.iter().all(|t| !t.contains("being continued")
+            && !t.starts_with("<task-notification>")
+            && !t.contains(&main.task_prompts[0])),
+        "{turns:?}"
+    );
+    assert!(turns
+        .iter()
+        .any(|t| t == "new beads for the epic were added. tackle them"));
+    let s = app
+        .get_when(&format!("/v1/sessions/{sid}"), |s| s["status"] == "closed")
+        .await;
+    let summary = s["summary"].as_str().unwrap_or_default();
+    assert!(
+        summary.starts_with("1. Primary Request and Intent"),
+        "{summary}"
+    );
+    assert_eq!(s["parent"], serde_json::Value::Null);
+    let c = app.get(&format!("/v1/sessions/{id}")).await.1;
+    assert_eq!(c["parent"].as_str(), Some(sid.as_str()), "{c}");
+
+    // Naming the main file alone brings its subagents along; nothing new is stored.
+    let again = import(
+        &app.addr,
+        &key,
+        &app.project,
+        &dir.path().join(format!("{sid}.jsonl")),
+    )
+    .await;
+    assert_eq!(
+        (again.files, again.sessions, again.child_sessions),
+        (3, 2, 1)
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(
+        tool_ops(&app.project, &sid).await,
+        main.main_tool_uses as i64
+    );
+    assert_eq!(
+        tool_ops(&app.project, id).await,
+        agent.sidechain_tool_uses as i64
+    );
 }
