@@ -315,7 +315,8 @@ pub async fn claude_code(
     events::shrink(&mut event, SPOOL_STRING_CHARS);
     let cwd = event.get("cwd").and_then(Value::as_str);
     let item = Spooled {
-        project: resolve_project(client.project.as_deref(), cwd),
+        // `CAIRN_PROJECT` (which `setup` pins in the settings' `env`), else the git root.
+        project: claude::project_for(client.project.as_deref(), cwd),
         event,
     };
     let remaining = || deadline.saturating_duration_since(Instant::now());
@@ -361,12 +362,6 @@ fn printable(reply: Option<Value>) -> Option<String> {
     reply
         .filter(|r| r.get("hookSpecificOutput").is_some())
         .map(|r| r.to_string())
-}
-
-/// The project of an event: `CAIRN_PROJECT`, else the one `setup` pinned for the directory
-/// (`.claude/cairn-project`), else the git root's name.
-pub fn resolve_project(explicit: Option<&str>, cwd: Option<&str>) -> Option<String> {
-    claude::project_for(explicit, cwd)
 }
 
 #[derive(Debug, Default, PartialEq, Eq)]

@@ -819,6 +819,36 @@ async fn wake_up_hands_over_the_last_sessions_todos_and_decisions_through_the_co
             "tool_input": {"file_path": "/home/dev/shop/src/coupon.rs", "old_string": "a", "new_string": "b"},
             "tool_response": {"filePath": "/home/dev/shop/src/coupon.rs"}}),
         ),
+        // A subagent's work: its own child session, never session 2's chain.
+        ev(
+            &s2,
+            "SubagentStart",
+            json!({"agent_id": "ag1", "agent_type": "Explore"}),
+        ),
+        ev(
+            &s2,
+            "PostToolUse",
+            json!({"agent_id": "ag1", "agent_type": "Explore", "tool_name": "Read",
+            "tool_use_id": "toolu_sub_read", "tool_input": {"file_path": "/home/dev/shop/src/coupon.rs"},
+            "tool_response": {"type": "text", "file": {"numLines": 3, "totalLines": 3}}}),
+        ),
+        ev(
+            &s2,
+            "SubagentStop",
+            json!({"agent_id": "ag1", "agent_type": "Explore", "stop_hook_active": false,
+            "agent_transcript_path": "/tmp/subagents/agent-ag1.jsonl",
+            "last_assistant_message": "Coupon code lives in src/coupon.rs."}),
+        ),
+        ev(
+            &s2,
+            "PostToolUse",
+            json!({"tool_name": "Agent", "tool_use_id": "toolu_agent",
+            "tool_input": {"description": "find the coupon code", "prompt": "Find where coupons are applied", "subagent_type": "Explore"},
+            "tool_response": {"agentId": "ag1", "agentType": "Explore", "status": "completed",
+                "content": [{"type": "text", "text": "Coupon code lives in src/coupon.rs."}],
+                "prompt": "Find where coupons are applied", "totalToolUseCount": 1,
+                "totalDurationMs": 900, "totalTokens": 100, "usage": {}}}),
+        ),
         ev(
             &s2,
             "Stop",
@@ -849,6 +879,25 @@ async fn wake_up_hands_over_the_last_sessions_todos_and_decisions_through_the_co
         assert!(text.contains(want), "{want} missing from {text}");
     }
     assert!(!text.contains("write coupon tests"), "completed: {text}");
+    // Its child session in one line, with the Task description as its task.
+    let child = cairn::claude::child_session_id(&s2, "ag1");
+    assert!(
+        text.contains(&format!("subagent Explore (`{child}`, 2 operations, closed): find the coupon code — Coupon code lives in src/coupon.rs.")),
+        "{text}"
+    );
+    let ids: Vec<String> = op_types(&app, &s2)
+        .await
+        .into_iter()
+        .map(|(_, id, _)| id)
+        .collect();
+    assert!(
+        !ids.iter().any(|i| i.ends_with("toolu_sub_read")),
+        "{ids:?}"
+    );
+    assert!(
+        !text.contains("Find where coupons are applied"),
+        "no user turn: {text}"
+    );
     // Recorded memory, fenced: hostile stored text is inside the fence, verbatim, and cannot
     // close it.
     assert!(

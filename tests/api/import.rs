@@ -475,8 +475,21 @@ async fn a_2_1_session_with_subagents_and_a_compaction() {
         "{summary}"
     );
     assert_eq!(s["parent"], serde_json::Value::Null);
-    let c = app.get(&format!("/v1/sessions/{id}")).await.1;
+    // The child is closed too, summed up from its last turn (the subagent's report).
+    let c = app
+        .get_when(&format!("/v1/sessions/{id}"), |s| s["summary"].is_string())
+        .await;
     assert_eq!(c["parent"].as_str(), Some(sid.as_str()), "{c}");
+    assert_eq!(c["status"], "closed", "{c}");
+    assert_eq!(
+        crate::helpers::count(
+            "MATCH (s:Session {project: $project}) WHERE s.summary IS NULL RETURN count(s) AS n",
+            &app.project
+        )
+        .await,
+        0,
+        "every imported session has a summary"
+    );
 
     // Naming the main file alone brings its subagents along; nothing new is stored.
     let again = import(
