@@ -306,6 +306,15 @@ pub async fn run(args: HooksArgs) -> anyhow::Result<HooksReport> {
     for b in burners {
         let _ = b.join();
     }
+    // The seeded project would otherwise wait in the shared Neo4j's search-index queue of
+    // every cairn that uses it.
+    if let Err(err) = http
+        .delete(format!("{base}/v1/projects/{project}"))
+        .send()
+        .await
+    {
+        eprintln!("could not purge the bench project {project}: {err}");
+    }
     server.stop().await;
     let _ = std::fs::remove_dir_all(&work);
     Ok(HooksReport {

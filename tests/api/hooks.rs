@@ -375,6 +375,31 @@ fn spooled(spool: &Path) -> usize {
         .unwrap_or(0)
 }
 
+/// The session ends up with "prompt 1" … "prompt 4", stored once each, in that order.
+async fn assert_four_prompts_in_order(app: &TestApp, session: &str) {
+    let contents = || async {
+        query(
+            "MATCH (o:Operation {project: $project, session_id: $session})
+             RETURN o.content AS c ORDER BY o.seq",
+            &app.project,
+            session,
+        )
+        .await
+        .iter()
+        .map(|r| r.get::<String>("c").unwrap())
+        .collect::<Vec<_>>()
+    };
+    eventually(60, "four prompts stored", || async {
+        contents().await.len() >= 4
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        contents().await,
+        vec!["prompt 1", "prompt 2", "prompt 3", "prompt 4"]
+    );
+}
+
 fn prompt(session: &str, text: &str) -> Vec<u8> {
     json!({"hook_event_name": "UserPromptSubmit", "session_id": session, "cwd": "/tmp", "prompt": text})
         .to_string()
@@ -440,27 +465,7 @@ async fn command_hook_spools_while_cairn_is_down_and_sends_exactly_once_in_order
     assert_eq!(code, 0);
     assert!(out.contains("sent 0"), "{out}");
 
-    let contents = || async {
-        query(
-            "MATCH (o:Operation {project: $project, session_id: $session})
-             RETURN o.content AS c ORDER BY o.seq",
-            &app.project,
-            &session,
-        )
-        .await
-        .iter()
-        .map(|r| r.get::<String>("c").unwrap())
-        .collect::<Vec<_>>()
-    };
-    eventually(60, "four prompts stored", || async {
-        contents().await.len() >= 4
-    })
-    .await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(
-        contents().await,
-        vec!["prompt 1", "prompt 2", "prompt 3", "prompt 4"]
-    );
+    assert_four_prompts_in_order(&app, &session).await;
 }
 
 #[tokio::test]
@@ -1116,24 +1121,5 @@ async fn a_backlog_never_stands_in_front_of_the_answer() {
         spooled(&spool) == 0
     })
     .await;
-    let contents = || async {
-        query(
-            "MATCH (o:Operation {project: $project, session_id: $session})
-             RETURN o.content AS c ORDER BY o.seq",
-            &app.project,
-            &session,
-        )
-        .await
-        .iter()
-        .map(|r| r.get::<String>("c").unwrap())
-        .collect::<Vec<_>>()
-    };
-    eventually(60, "four prompts stored", || async {
-        contents().await.len() >= 4
-    })
-    .await;
-    assert_eq!(
-        contents().await,
-        vec!["prompt 1", "prompt 2", "prompt 3", "prompt 4"]
-    );
+    assert_four_prompts_in_order(&app, &session).await;
 }
