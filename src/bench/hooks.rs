@@ -315,6 +315,13 @@ pub async fn run(args: HooksArgs) -> anyhow::Result<HooksReport> {
     {
         eprintln!("could not purge the bench project {project}: {err}");
     }
+    let probe = format!("{base}/v1/sessions/{project}-s00000");
+    for _ in 0..600 {
+        match http.get(&probe).send().await {
+            Ok(r) if r.status() == reqwest::StatusCode::NOT_FOUND => break,
+            _ => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
     server.stop().await;
     let _ = std::fs::remove_dir_all(&work);
     Ok(HooksReport {
