@@ -306,6 +306,22 @@ pub async fn run(args: HooksArgs) -> anyhow::Result<HooksReport> {
     for b in burners {
         let _ = b.join();
     }
+    // The seeded project would otherwise wait in the shared Neo4j's search-index queue of
+    // every cairn that uses it.
+    if let Err(err) = http
+        .delete(format!("{base}/v1/projects/{project}"))
+        .send()
+        .await
+    {
+        eprintln!("could not purge the bench project {project}: {err}");
+    }
+    let probe = format!("{base}/v1/sessions/{project}-s00000");
+    for _ in 0..600 {
+        match http.get(&probe).send().await {
+            Ok(r) if r.status() == reqwest::StatusCode::NOT_FOUND => break,
+            _ => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
     server.stop().await;
     let _ = std::fs::remove_dir_all(&work);
     Ok(HooksReport {

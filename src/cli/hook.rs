@@ -330,7 +330,14 @@ pub async fn claude_code(
         let reply = if answers(&name) {
             match sender.send_as(&item, remaining(), true).await {
                 Outcome::Sent(reply) => printable(reply),
-                _ => None,
+                Outcome::Rejected(status, why) => {
+                    tracing::warn!(status, body = %why, "hook: cairn refused to answer");
+                    None
+                }
+                Outcome::Failed(why) => {
+                    tracing::debug!(reason = %why, "hook: no answer from cairn");
+                    None
+                }
             }
         } else {
             None

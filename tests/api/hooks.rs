@@ -375,6 +375,31 @@ fn spooled(spool: &Path) -> usize {
         .unwrap_or(0)
 }
 
+/// The session ends up with "prompt 1" … "prompt 4", stored once each, in that order.
+async fn assert_four_prompts_in_order(app: &TestApp, session: &str) {
+    let contents = || async {
+        query(
+            "MATCH (o:Operation {project: $project, session_id: $session})
+             RETURN o.content AS c ORDER BY o.seq",
+            &app.project,
+            session,
+        )
+        .await
+        .iter()
+        .map(|r| r.get::<String>("c").unwrap())
+        .collect::<Vec<_>>()
+    };
+    eventually(60, "four prompts stored", || async {
+        contents().await.len() >= 4
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        contents().await,
+        vec!["prompt 1", "prompt 2", "prompt 3", "prompt 4"]
+    );
+}
+
 fn prompt(session: &str, text: &str) -> Vec<u8> {
     json!({"hook_event_name": "UserPromptSubmit", "session_id": session, "cwd": "/tmp", "prompt": text})
         .to_string()
@@ -440,27 +465,7 @@ async fn command_hook_spools_while_cairn_is_down_and_sends_exactly_once_in_order
     assert_eq!(code, 0);
     assert!(out.contains("sent 0"), "{out}");
 
-    let contents = || async {
-        query(
-            "MATCH (o:Operation {project: $project, session_id: $session})
-             RETURN o.content AS c ORDER BY o.seq",
-            &app.project,
-            &session,
-        )
-        .await
-        .iter()
-        .map(|r| r.get::<String>("c").unwrap())
-        .collect::<Vec<_>>()
-    };
-    eventually(60, "four prompts stored", || async {
-        contents().await.len() >= 4
-    })
-    .await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(
-        contents().await,
-        vec!["prompt 1", "prompt 2", "prompt 3", "prompt 4"]
-    );
+    assert_four_prompts_in_order(&app, &session).await;
 }
 
 #[tokio::test]
@@ -1040,4 +1045,81 @@ async fn setup_check_proves_the_chain_step_by_step() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("FAIL  key valid with write scope"), "{out}");
     assert!(out.contains("cairn keys create"), "{out}");
+}
+
+/// The real binary, as Claude Code runs it: with a backlog spooled while cairn was down, a
+/// SessionStart still gets its answer (asked for alone), its event goes behind the backlog,
+/// and a detached `cairn hook flush` sends everything in order after the hook has exited.
+#[tokio::test]
+async fn a_backlog_never_stands_in_front_of_the_answer() {
+    let app = spawn_app().await;
+    let key = crate::helpers::mint_key(&app.project, "write").await;
+    let previous = app.session().await;
+    app.post(
+        &format!("/v1/sessions/{previous}/close"),
+        &json!({"summary": "Left the invoices half done."}),
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let spool = dir.path().join("spool");
+    let session = format!("cc-{}", uuid::Uuid::new_v4());
+    let down = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", l.local_addr().unwrap())
+    };
+    // Async: the app under test serves on this test's runtime, which must keep running.
+    let hook = |url: &str, stdin: Vec<u8>| {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
+        cmd.args([
+            "hook",
+            "--url",
+            url,
+            "--api-key",
+            &key,
+            "--project",
+            &app.project,
+        ])
+        .arg("--spool-dir")
+        .arg(&spool)
+        .args(["claude-code", "--session-start-deadline-ms", "20000"])
+        .env_remove("CAIRN_HOOK_FLUSH")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+        async move {
+            use tokio::io::AsyncWriteExt as _;
+            let mut child = cmd.spawn().unwrap();
+            child.stdin.take().unwrap().write_all(&stdin).await.unwrap();
+            let out = child.wait_with_output().await.unwrap();
+            assert!(out.status.success());
+            String::from_utf8(out.stdout).unwrap()
+        }
+    };
+    for i in 1..=3 {
+        assert_eq!(
+            hook(&down, prompt(&session, &format!("prompt {i}"))).await,
+            ""
+        );
+    }
+    assert_eq!(spooled(&spool), 3);
+    let start = json!({"hook_event_name": "SessionStart", "session_id": session, "cwd": "/tmp", "source": "startup"});
+    // The close above may reach Neo4j a little after its answer: ask until it is there.
+    let out = settle(
+        60,
+        || hook(&app.addr, start.to_string().into_bytes()),
+        |out| out.contains("invoices half done"),
+    )
+    .await;
+    let reply: Value = serde_json::from_str(out.trim()).expect("the answer, despite the backlog");
+    let text = reply["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(text.contains("invoices half done"), "{text}");
+    let last = hook(&app.addr, prompt(&session, "prompt 4")).await;
+    assert_eq!(last, "");
+    eventually(60, "the detached flush empties the spool", || async {
+        spooled(&spool) == 0
+    })
+    .await;
+    assert_four_prompts_in_order(&app, &session).await;
 }
