@@ -107,6 +107,22 @@ fn verify(dir: &Path, name: &str, want: &'static str) -> Result<PathBuf, LoadErr
     Ok(path)
 }
 
+/// The model's tokenizer from `tokenizer.json`, set up as sentence-transformers uses it.
+pub fn tokenizer_from(path: &Path) -> Result<Tokenizer, LoadError> {
+    let load = |e: &dyn std::fmt::Display| LoadError::Load(e.to_string());
+    let mut tokenizer = Tokenizer::from_file(path).map_err(|e| load(&e))?;
+    // The file pads every text to 128 tokens and truncates there; sentence-transformers
+    // truncates at max_seq_length and pads per batch, as done here.
+    tokenizer.with_padding(None);
+    tokenizer
+        .with_truncation(Some(TruncationParams {
+            max_length: MAX_TOKENS,
+            ..Default::default()
+        }))
+        .map_err(|e| load(&e))?;
+    Ok(tokenizer)
+}
+
 impl MiniLm {
     /// Verifies and loads the files in `dir`.
     pub fn load(dir: &Path) -> Result<Self, LoadError> {
@@ -118,16 +134,7 @@ impl MiniLm {
             &std::fs::read(&config).map_err(|e| LoadError::Io(config.clone(), e))?,
         )
         .map_err(|e| load(&e))?;
-        let mut tokenizer = Tokenizer::from_file(&tokenizer).map_err(|e| load(&e))?;
-        // The file pads every text to 128 tokens and truncates there; sentence-transformers
-        // truncates at max_seq_length and pads per batch, as done here.
-        tokenizer.with_padding(None);
-        tokenizer
-            .with_truncation(Some(TruncationParams {
-                max_length: MAX_TOKENS,
-                ..Default::default()
-            }))
-            .map_err(|e| load(&e))?;
+        let tokenizer = tokenizer_from(&tokenizer)?;
         let bytes = std::fs::read(&weights).map_err(|e| LoadError::Io(weights.clone(), e))?;
         let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, &Device::Cpu)
             .map_err(|e| load(&e))?;
