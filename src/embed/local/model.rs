@@ -39,7 +39,7 @@ pub const MAX_TOKENS: usize = 256;
 
 /// Tokens in one forward pass at most: long texts go in smaller batches, so the attention
 /// scores (batch × 12 heads × tokens²) stay a few MB.
-const TOKENS_PER_PASS: usize = 4_096;
+const TOKENS_PER_PASS: usize = 2_048;
 
 /// Why the model could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -84,9 +84,7 @@ fn verify(dir: &Path, name: &str, want: &'static str) -> Result<PathBuf, LoadErr
     let path = dir.join(name);
     let mut file = match std::fs::File::open(&path) {
         Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(LoadError::Missing(path))
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(LoadError::Missing(path)),
         Err(e) => return Err(LoadError::Io(path, e)),
     };
     let mut hasher = Sha256::new();
@@ -126,8 +124,7 @@ pub fn tokenizer_from(path: &Path) -> Result<Tokenizer, LoadError> {
 impl MiniLm {
     /// Verifies and loads the files in `dir`.
     pub fn load(dir: &Path) -> Result<Self, LoadError> {
-        let [weights, tokenizer, config] =
-            FILES.map(|(name, digest)| verify(dir, name, digest));
+        let [weights, tokenizer, config] = FILES.map(|(name, digest)| verify(dir, name, digest));
         let (weights, tokenizer, config) = (weights?, tokenizer?, config?);
         let load = |e: &dyn std::fmt::Display| LoadError::Load(e.to_string());
         let config: Config = serde_json::from_slice(
@@ -240,7 +237,9 @@ mod tests {
     #[test]
     fn a_missing_directory_is_a_clear_error() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let err = MiniLm::load(&dir.path().join("nope")).err().expect("no model");
+        let err = MiniLm::load(&dir.path().join("nope"))
+            .err()
+            .expect("no model");
         assert!(matches!(err, LoadError::Missing(_)), "{err}");
         assert!(err.to_string().contains("model.safetensors is missing"));
     }
