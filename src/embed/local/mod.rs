@@ -61,6 +61,22 @@ struct Job {
 /// Models alive in this process, by directory: an app built twice (tests) loads once.
 static LOADED: Mutex<Vec<Weak<Shared>>> = Mutex::new(Vec::new());
 
+/// Called on the embedding thread when it runs out of work (and after loading): the binary
+/// sets it to have its allocator give the thread's freed buffers back to the system, so an
+/// idle server does not keep the last batch's working memory.
+static IDLE_HOOK: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
+
+/// Sets the idle hook (once per process; later calls are ignored).
+pub fn set_idle_hook(hook: fn()) {
+    let _ = IDLE_HOOK.set(hook);
+}
+
+fn idle() {
+    if let Some(hook) = IDLE_HOOK.get() {
+        hook();
+    }
+}
+
 impl Local {
     /// The model in `dir`, loading on a thread of its own unless this process has it already.
     /// `batch`: texts per forward pass at most.
@@ -177,6 +193,7 @@ fn serve(dir: &Path, status: &RwLock<Status>, jobs: mpsc::Receiver<Job>) {
     let mut queue: VecDeque<Pending> = VecDeque::new();
     loop {
         if queue.is_empty() {
+            idle();
             match jobs.recv() {
                 Ok(job) => queue.push_back(Pending::new(job, &model)),
                 Err(_) => return,
