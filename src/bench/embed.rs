@@ -188,19 +188,9 @@ fn cpu_seconds() -> f64 {
 }
 
 fn peak_rss_mb() -> Option<f64> {
-    proc_kb("VmHWM:").map(|kb| kb as f64 / 1024.0)
+    super::proc_status_kb("/proc/self/status", "VmHWM:").map(|kb| kb as f64 / 1024.0)
 }
 
-fn proc_kb(key: &str) -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    status
-        .lines()
-        .find(|l| l.starts_with(key))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
-}
 
 /// Mean token count of `texts` under the model's tokenizer ([CLS] and [SEP] included).
 fn mean_tokens(dir: &std::path::Path, texts: &[String]) -> anyhow::Result<f64> {

@@ -111,6 +111,18 @@ pub async fn baseline_insert(
     Ok(())
 }
 
+/// A `kB` figure (`VmRSS:`, `VmHWM:`…) of a `/proc/<pid>/status` file.
+pub fn proc_status_kb(status_file: &str, key: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(status_file).ok()?;
+    status
+        .lines()
+        .find(|l| l.starts_with(key))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
 /// The `q`-quantile (0..=1) of `samples` (sorted in place), nearest-rank.
 pub fn quantile(samples: &mut [Duration], q: f64) -> Duration {
     if samples.is_empty() {
