@@ -133,14 +133,7 @@ impl ServeChild {
 
     fn proc_status_kb(&self, key: &str) -> Option<u64> {
         let pid = self.child.id()?;
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-        status
-            .lines()
-            .find(|l| l.starts_with(key))?
-            .split_whitespace()
-            .nth(1)?
-            .parse()
-            .ok()
+        super::proc_status_kb(&format!("/proc/{pid}/status"), key)
     }
 }
 

@@ -3,6 +3,7 @@
 
 pub mod child;
 pub mod disk;
+pub mod embed;
 pub mod faults;
 pub mod growth;
 pub mod hooks;
@@ -109,6 +110,18 @@ pub async fn baseline_insert(
         )
         .await?;
     Ok(())
+}
+
+/// A `kB` figure (`VmRSS:`, `VmHWM:`…) of a `/proc/<pid>/status` file.
+pub fn proc_status_kb(status_file: &str, key: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(status_file).ok()?;
+    status
+        .lines()
+        .find(|l| l.starts_with(key))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
 }
 
 /// The `q`-quantile (0..=1) of `samples` (sorted in place), nearest-rank.

@@ -19,6 +19,9 @@ pub enum BenchCommand {
     /// Labelled synthetic histories: recall@5 and MRR of fulltext-only and hybrid search
     /// (with a local embedding stub over HTTP), and search latency.
     Search(Box<bench::search::SearchBench>),
+    /// The embedded embedding model: texts/s and batch latency for short and long texts,
+    /// length-sorted vs arrival-order batches, peak RSS, `cairn serve` idle RSS.
+    Embed(Box<bench::embed::EmbedBench>),
     /// Many concurrent clients mixing capture, context and search against a `cairn serve`
     /// child process; per-route latency, errors and peak RSS, next to a /healthz baseline.
     Load(Box<bench::load::LoadArgs>),
@@ -45,6 +48,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
         BenchCommand::Recall(b) => bench::recall::run(*b).await?,
         BenchCommand::Search(b) => bench::search::run(*b).await?,
         BenchCommand::Load(b) => bench::load::run(*b).await?,
+        BenchCommand::Embed(b) => bench::embed::run(*b).await?,
         BenchCommand::Growth(b) => bench::growth::run(*b).await?,
         BenchCommand::Hooks(b) => {
             let report = bench::hooks::run(*b).await?;

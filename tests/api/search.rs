@@ -65,6 +65,7 @@ async fn app_with_embeddings(server: &MockServer) -> TestApp {
     let base = format!("{}/v1", server.uri());
     spawn_app_with(move |s| {
         s.embed.base_url = Some(base);
+        s.embed.switch = cairn::config::EmbedSwitch::On;
         s.embed.model = "fake".into();
         s.search.index_every_ms = 100;
     })
