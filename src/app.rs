@@ -30,6 +30,7 @@ impl AppState {
     pub fn finder(&self) -> crate::recall::context::Finder<'_> {
         crate::recall::context::Finder {
             embedder: self.embedder.as_deref(),
+            lists: crate::recall::search::Lists::Both,
             weights: crate::recall::search::Weights::from(&self.settings.search),
         }
     }

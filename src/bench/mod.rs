@@ -8,6 +8,7 @@ pub mod growth;
 pub mod ingest;
 pub mod load;
 pub mod proxy;
+pub mod quality;
 pub mod recall;
 pub mod search;
 pub mod stub;

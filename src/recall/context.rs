@@ -21,7 +21,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::graph::{self, param, statement, Store, StoreResult};
 use crate::recall::logs::{self, Log, Logs};
 use crate::recall::reconstruction::OperationView;
-use crate::recall::search::{self, Weights};
+use crate::recall::search::{self, Lists, Weights};
 
 /// Most sessions a context draws on.
 pub const MAX_SESSIONS: usize = 20;
@@ -96,6 +96,8 @@ pub struct ScopeSession {
 pub struct Finder<'a> {
     /// Hybrid (BM25 + vectors) when an embedding endpoint is configured, else fulltext.
     pub embedder: Option<&'a Embedder>,
+    /// The ranked lists consulted ([`Lists::Both`] but in the quality benchmark).
+    pub lists: Lists,
     pub weights: Weights,
 }
 
@@ -103,6 +105,7 @@ impl std::fmt::Debug for Finder<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Finder")
             .field("hybrid", &self.embedder.is_some())
+            .field("lists", &self.lists)
             .field("weights", &self.weights)
             .finish()
     }
@@ -118,9 +121,10 @@ pub async fn candidate_sessions(
     limit: usize,
 ) -> StoreResult<Vec<ScopeSession>> {
     if !task.trim().is_empty() {
-        let found = search::search(
+        let found = search::search_in(
             store,
             finder.embedder,
+            finder.lists,
             finder.weights,
             project,
             task,

@@ -49,6 +49,28 @@ pub enum Mode {
     Hybrid,
 }
 
+/// Which ranked lists a search consults. Services use [`Lists::Both`] (hybrid whenever an
+/// embedder is configured); the quality benchmark compares each list alone with both.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Lists {
+    /// BM25 only.
+    Fulltext,
+    /// Embedding similarity only (nothing without an embedder).
+    Vector,
+    /// BM25, and embedding similarity when an embedder is configured.
+    #[default]
+    Both,
+}
+
+impl Lists {
+    pub fn fulltext(self) -> bool {
+        self != Lists::Vector
+    }
+    pub fn vector(self) -> bool {
+        self != Lists::Fulltext
+    }
+}
+
 /// Re-ranking weights.
 #[derive(Clone, Copy, Debug)]
 pub struct Weights {
@@ -217,15 +239,50 @@ pub async fn search(
     limit: usize,
     exclude: &[String],
 ) -> StoreResult<Found> {
+    search_in(
+        store,
+        embedder,
+        Lists::Both,
+        weights,
+        project,
+        text,
+        limit,
+        exclude,
+    )
+    .await
+}
+
+/// [`search`] on the chosen ranked lists only.
+#[allow(clippy::too_many_arguments)]
+pub async fn search_in(
+    store: &Store,
+    embedder: Option<&Embedder>,
+    lists: Lists,
+    weights: Weights,
+    project: &str,
+    text: &str,
+    limit: usize,
+    exclude: &[String],
+) -> StoreResult<Found> {
     let limit = limit.clamp(1, MAX_LIMIT);
     let k = (limit + exclude.len()) * 5;
     let k = k.max(50);
-    let (bm25, embedded) = tokio::join!(fulltext(store, project, text, k), async {
-        match embedder {
-            Some(e) => Some(e.embed(&[text.to_string()]).await),
-            None => None,
+    let embedder = embedder.filter(|_| lists.vector());
+    let (bm25, embedded) = tokio::join!(
+        async {
+            if lists.fulltext() {
+                fulltext(store, project, text, k).await
+            } else {
+                Ok(Vec::new())
+            }
+        },
+        async {
+            match embedder {
+                Some(e) => Some(e.embed(&[text.to_string()]).await),
+                None => None,
+            }
         }
-    });
+    );
     let bm25 = bm25?;
     let mut degraded = None;
     let mut nearest = Vec::new();
@@ -246,11 +303,14 @@ pub async fn search(
     } else {
         Mode::Hybrid
     };
-    let mut lists = vec![normalise_bm25(bm25)];
-    if mode == Mode::Hybrid {
-        lists.push(normalise_cosine(nearest));
+    let mut ranked = Vec::new();
+    if lists.fulltext() {
+        ranked.push(normalise_bm25(bm25));
     }
-    let fused = fuse(&lists, exclude, (limit * 4).max(40));
+    if mode == Mode::Hybrid {
+        ranked.push(normalise_cosine(nearest));
+    }
+    let fused = fuse(&ranked, exclude, (limit * 4).max(40));
     let ids: Vec<&str> = fused.iter().map(|(id, _)| id.as_str()).collect();
     #[derive(Deserialize)]
     struct Row {
