@@ -178,12 +178,7 @@ async fn capture(base: &str, run: &str, data: &[Conversation]) -> anyhow::Result
                 )
                 .await?;
             }
-            post(
-                &http,
-                format!("{base}/v1/sessions/{sid}/close"),
-                &json!({}),
-            )
-            .await?;
+            post(&http, format!("{base}/v1/sessions/{sid}/close"), &json!({})).await?;
             for t in &session.turns {
                 turns.insert(t.id.clone(), (sid.clone(), squash(&turn_content(t))));
             }
@@ -232,10 +227,7 @@ impl Tally {
         let mut recall = serde_json::Map::new();
         let mut tokens = serde_json::Map::new();
         for (i, b) in BUDGETS.iter().enumerate() {
-            recall.insert(
-                b.to_string(),
-                json!(round3(self.found[i] as f64 / e)),
-            );
+            recall.insert(b.to_string(), json!(round3(self.found[i] as f64 / e)));
             tokens.insert(b.to_string(), json!((self.tokens[i] as f64 / q).round()));
         }
         json!({
