@@ -3,7 +3,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::{now_ms, statement, Store, StoreResult, Tx};
-use crate::domain::record::{NewClose, NewSession};
+use crate::domain::{
+    record::{NewClose, NewSession},
+    turn_text,
+};
 
 /// A session as stored.
 #[derive(Clone, Debug, Serialize, Deserialize, poem_openapi::Object)]
@@ -46,6 +49,10 @@ pub async fn close(tx: &mut Tx, cmd: &NewClose) -> StoreResult<()> {
             .param("status", cmd.status.as_str())
             .param("summary", cmd.summary.clone())
             .param("next_steps", cmd.next_steps.clone())
+            .param(
+                "search_text",
+                turn_text::session_summary(cmd.summary.as_deref(), &cmd.next_steps),
+            )
             .param("at", cmd.at),
     )
     .await

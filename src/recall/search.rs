@@ -79,6 +79,17 @@ pub struct Weights {
     pub importance: f64,
 }
 
+/// The configuration's defaults (`CAIRN_SEARCH_WEIGHT_*`).
+impl Default for Weights {
+    fn default() -> Self {
+        Self {
+            similarity: 0.6,
+            recency: 0.3,
+            importance: 0.1,
+        }
+    }
+}
+
 impl From<&SearchSettings> for Weights {
     fn from(s: &SearchSettings) -> Self {
         Self {
@@ -153,6 +164,11 @@ pub fn escape_lucene(text: &str) -> String {
 /// The Lucene query for `text` within `project`, or `None` when the text has no searchable
 /// term. Terms are lowercased (so `AND`/`OR`/`NOT` are words, not operators) and escaped.
 pub fn lucene_query(project: &str, text: &str) -> Option<String> {
+    lucene_query_on("search_doc", project, text)
+}
+
+/// [`lucene_query`] over another indexed `field`.
+pub fn lucene_query_on(field: &str, project: &str, text: &str) -> Option<String> {
     let terms: Vec<String> = text
         .split_whitespace()
         .map(str::to_lowercase)
@@ -165,7 +181,7 @@ pub fn lucene_query(project: &str, text: &str) -> Option<String> {
         return None;
     }
     Some(format!(
-        "+project:\"{}\" +search_doc:({})",
+        "+project:\"{}\" +{field}:({})",
         escape_lucene(project),
         terms.join(" ")
     ))

@@ -22,3 +22,4 @@ mod recall;
 mod recall_cache;
 mod search;
 mod sessions;
+mod turns;
