@@ -1,10 +1,16 @@
 //! Token-budgeted context for a session (its history and the sessions it continues) or a
-//! task (related sessions, found by the same search as `POST /v1/sessions/search`). The budget is split per [`Allocation`]; each section collects
-//! newest-first until its share is spent and presents oldest-first; the newest history item
-//! is always present (cut to fit); files are listed once with the sessions that touched them;
-//! long-term memory (active beliefs, memories) is ranked by relevance × conviction/confidence.
-//! Stored per-operation token counts drive selection; framing is tokenised per request and
-//! the final text is counted once, so `tokens_used` is exact and never above the budget.
+//! task. A task's history is the operations turn search ranks most relevant to it, each with
+//! the reply or result after it, grouped by session under the session's date ([`relevant`]);
+//! its sessions (those of the hits, then those `POST /v1/sessions/search` finds) scope files,
+//! decisions and memory. Without relevant operations a task falls back to the related
+//! sessions' newest history, as a session does. The budget is split per [`Allocation`]
+//! (framing is paid from the overhead share; what it leaves is content's); the session mode's
+//! history is collected newest-first until its share is spent and presented oldest-first, the
+//! newest item always present (cut to fit); files are listed once with the sessions that
+//! touched them; decisions (by the task's words, for a task), beliefs and memories are ranked
+//! by relevance × conviction/confidence. Stored per-operation token counts drive selection;
+//! framing is tokenised per request and the final text is counted once, so `tokens_used` is
+//! exact and never above the budget.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -21,8 +27,8 @@ use crate::error::{ApiError, ApiResult};
 use crate::graph::{self, param, statement, Store, StoreResult};
 use crate::recall::logs::{self, Log, Logs};
 use crate::recall::reconstruction::OperationView;
-use crate::recall::relevant;
 use crate::recall::search::{self, Lists, Weights};
+use crate::recall::{relevant, turns};
 
 /// Most sessions a context draws on.
 pub const MAX_SESSIONS: usize = 20;
@@ -587,8 +593,37 @@ async fn find_relevant(
         (None, Some(t)) if !t.trim().is_empty() => t,
         _ => return Ok(Vec::new()),
     };
-    let _ = (store, task, share);
-    Ok(Vec::new())
+    // About one hit per 25 tokens of history: room for the pairs that fit, and for skipping.
+    let limit = (share / 25).clamp(10, turns::MAX_LIMIT);
+    let found = turns::search_in(
+        store,
+        req.finder.embedder,
+        req.finder.lists,
+        req.finder.weights,
+        &turns::TurnQuery {
+            project: req.project,
+            text: task,
+            limit,
+            types: None,
+            sessions: None,
+            exclude_session: None,
+        },
+    )
+    .await?;
+    Ok(found
+        .hits
+        .into_iter()
+        // Memories and summaries have sections of their own (or a header).
+        .filter(|h| !h.session_id.is_empty() && h.kind != "memory" && h.kind != "summary")
+        .map(|h| relevant::Found {
+            session_id: h.session_id,
+            seq: h.seq,
+            kind: h.kind,
+            role: h.role,
+            text: h.text,
+            score: h.score,
+        })
+        .collect())
 }
 
 /// The header of a session in a task's history: when it happened (its start, or its oldest
@@ -901,10 +936,11 @@ pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
         }
     }
     let framed = framing <= plan.text / 2;
+    // Framing is paid from the overhead share; what it leaves of that share is content's.
     let content = if framed {
-        plan.content.min(plan.text.saturating_sub(framing))
+        plan.text.saturating_sub(framing)
     } else {
-        plan.content.min(plan.text)
+        plan.text
     };
 
     let sum = |ls: &[Line]| ls.iter().map(|l| l.cost).sum::<usize>();

@@ -14,7 +14,7 @@ use std::collections::{HashMap, HashSet};
 use crate::embed::Embedder;
 use crate::graph::turns::{self as store_turns, Filter, TurnRow};
 use crate::graph::{now_ms, Store, StoreResult};
-use crate::recall::search::{self, Mode, Weights};
+use crate::recall::search::{self, Lists, Mode, Weights};
 
 /// Query characters at most.
 pub const MAX_QUERY_CHARS: usize = search::MAX_QUERY_CHARS;
@@ -124,6 +124,18 @@ pub async fn search_with(
     weights: Weights,
     q: &TurnQuery<'_>,
 ) -> StoreResult<TurnResult> {
+    search_in(store, embedder, Lists::Both, weights, q).await
+}
+
+/// [`search_with`] on the chosen ranked lists only (the quality benchmark compares them).
+pub async fn search_in(
+    store: &Store,
+    embedder: Option<&Embedder>,
+    lists: Lists,
+    weights: Weights,
+    q: &TurnQuery<'_>,
+) -> StoreResult<TurnResult> {
+    let embedder = embedder.filter(|_| lists.vector());
     let limit = q.limit.clamp(1, MAX_LIMIT);
     let filtered = q.types.is_some() || q.exclude_session.is_some();
     // Filters apply after the index answers: ask it for more when they may drop many.
@@ -138,7 +150,8 @@ pub async fn search_with(
         sessions: q.sessions,
         exclude_session: q.exclude_session,
     };
-    let lucene = search::lucene_query_on("search_text", q.project, q.text);
+    let lucene =
+        search::lucene_query_on("search_text", q.project, q.text).filter(|_| lists.fulltext());
     let (bm25, embedded, pending) = tokio::join!(
         async {
             match &lucene {
@@ -181,7 +194,7 @@ pub async fn search_with(
     } else {
         Mode::Fulltext
     };
-    let hits = rank(store, model, weights, q, limit, bm25, nearest).await?;
+    let hits = rank(store, model, weights, q, limit, bm25, nearest, lists).await?;
     Ok(TurnResult {
         hits,
         mode,
@@ -210,7 +223,8 @@ async fn vector_list(
     store_turns::nearest_exact(store, filter, model, v, k, EXACT_SCAN).await
 }
 
-/// Fuses, re-ranks and diversifies the two lists into at most `limit` hits.
+/// Fuses, re-ranks and diversifies the lists in play into at most `limit` hits.
+#[allow(clippy::too_many_arguments)]
 async fn rank(
     store: &Store,
     model: Option<&str>,
@@ -219,14 +233,19 @@ async fn rank(
     limit: usize,
     bm25: Vec<TurnRow>,
     nearest: Vec<TurnRow>,
+    in_play: Lists,
 ) -> StoreResult<Vec<TurnHit>> {
     let in_bm25: HashSet<String> = bm25.iter().map(|r| r.id.clone()).collect();
     let in_vector: HashSet<String> = nearest.iter().map(|r| r.id.clone()).collect();
     let best = bm25.iter().map(|r| r.score).fold(0.0_f64, f64::max);
-    let mut lists = vec![bm25
-        .iter()
-        .map(|r| (r.id.clone(), if best > 0.0 { r.score / best } else { 0.0 }))
-        .collect::<Vec<_>>()];
+    let mut lists = Vec::new();
+    if in_play.fulltext() {
+        lists.push(
+            bm25.iter()
+                .map(|r| (r.id.clone(), if best > 0.0 { r.score / best } else { 0.0 }))
+                .collect::<Vec<_>>(),
+        );
+    }
     if !nearest.is_empty() {
         lists.push(
             nearest
