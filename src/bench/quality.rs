@@ -29,6 +29,7 @@ use crate::config::Settings;
 use crate::domain::budget::Allocation;
 use crate::recall::context::{self, Finder};
 use crate::recall::search::{self, Lists, Weights};
+use crate::recall::turns;
 
 /// The LoCoMo extract shipped with the sources.
 const DEFAULT_DATA: &str = concat!(
@@ -186,6 +187,48 @@ async fn capture(base: &str, run: &str, data: &[Conversation]) -> anyhow::Result
         out.push(Loaded { project, turns });
     }
     Ok(out)
+}
+
+/// Waits until turn search finds each project's last turn by its own words (the turn index
+/// is updated after commit) and, with an embedder, nothing is left to embed.
+async fn turns_indexed(
+    state: &AppState,
+    data: &[Conversation],
+    loaded: &[Loaded],
+) -> anyhow::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(3_600);
+    for (conv, l) in data.iter().zip(loaded) {
+        let Some(last) = conv.sessions.last().and_then(|s| s.turns.last()) else {
+            continue;
+        };
+        let want = format!("{}-{}", l.project, last.id);
+        loop {
+            let found = turns::search(
+                &state.store,
+                state.embedder.as_deref(),
+                &turns::TurnQuery {
+                    project: &l.project,
+                    text: &turn_content(last),
+                    limit: 10,
+                    types: None,
+                    sessions: None,
+                    exclude_session: None,
+                },
+            )
+            .await?;
+            let seen = found.hits.iter().any(|h| h.operation_id == want);
+            if seen && found.pending_embeddings.unwrap_or(0) == 0 {
+                break;
+            }
+            anyhow::ensure!(
+                Instant::now() < deadline,
+                "the turn index of {} did not catch up within an hour",
+                l.project
+            );
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+    Ok(())
 }
 
 /// Runs the indexers until a pass finds nothing left to do.
@@ -409,6 +452,7 @@ async fn measure(
     let captured_s = started.elapsed().as_secs_f64();
     let started = Instant::now();
     index_everything(state).await?;
+    turns_indexed(state, &data.conversations, &loaded).await?;
     let indexed_s = started.elapsed().as_secs_f64();
 
     let mut report = serde_json::Map::new();

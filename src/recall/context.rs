@@ -696,6 +696,11 @@ async fn relevant_history(
 /// Assembles the context. `session_not_found` when `session_id` names no session of the
 /// project.
 pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
+    // On the heap: the search futures it awaits are large for a request's stack.
+    Box::pin(assemble_boxed(store, req)).await
+}
+
+async fn assemble_boxed(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
     let enc = req.encoding;
     let started = std::time::Instant::now();
     let plan = budget::plan(req.budget, &req.allocation);
@@ -704,17 +709,18 @@ pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
         .param("project", req.project)
         .param("limit", 500i64);
     let (sessions, beliefs, memories, found) = tokio::join!(
-        scope(store, req),
+        Box::pin(scope(store, req)),
         graph::beliefs::list(store, req.project, Some("active"), req.half_life_ms, 500),
         store.fetch::<MemoryRow>(mem_q),
-        find_relevant(store, req, plan.content),
+        Box::pin(find_relevant(store, req, plan.text)),
     );
     let (sessions, beliefs, memories, found) = (sessions?, beliefs?, memories?, found?);
     // A task with relevant operations: its history is those, from their sessions first.
     let (sessions, relevant) = if found.is_empty() {
         (sessions, None)
     } else {
-        let (sessions, r) = relevant_history(store, req, sessions, found, plan.content).await?;
+        let (sessions, r) =
+            Box::pin(relevant_history(store, req, sessions, found, plan.text)).await?;
         (sessions, Some(r))
     };
     let scope_ms = started.elapsed().as_millis() as u64;
@@ -723,7 +729,7 @@ pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
     let cached = if relevant.is_some() {
         HashMap::new()
     } else {
-        session_logs(req, store, &sessions, plan.content).await?
+        session_logs(req, store, &sessions, plan.text).await?
     };
     let (hist, files) = if relevant.is_some() {
         let files_q = statement(include_str!("../../cypher/recall_files.cypher"))
@@ -739,7 +745,7 @@ pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
             .collect();
         let files = files_from_logs(&logs, MAX_FILES);
         (
-            history(store, req, &sessions, &cached, plan.content).await?,
+            history(store, req, &sessions, &cached, plan.text).await?,
             files,
         )
     } else {
@@ -748,7 +754,7 @@ pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
             .param("sessions", param(&ids)?)
             .param("limit", MAX_FILES as i64);
         let (hist, files) = tokio::join!(
-            history(store, req, &sessions, &cached, plan.content),
+            history(store, req, &sessions, &cached, plan.text),
             store.fetch::<FileRow>(files_q),
         );
         (hist?, files?)
@@ -787,7 +793,7 @@ pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
     // Candidates, in selection order. Files and decisions are taken as a contiguous newest
     // run and no section is granted more than the whole content share, so their lines are
     // tokenised lazily, never beyond that much.
-    let cap = plan.content;
+    let cap = plan.text;
     let file_lines = within(
         cap,
         files.iter().map(|f| {
