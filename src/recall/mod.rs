@@ -13,6 +13,7 @@ pub mod index;
 pub mod logs;
 pub mod reconstruction;
 pub mod search;
+pub mod turn_index;
 pub mod turns;
 pub mod window;
 
