@@ -7,6 +7,7 @@ use std::sync::{
     Arc,
 };
 
+use clap::Parser;
 use serde_json::{json, Value};
 use wiremock::{matchers, Mock, MockServer, Request, ResponseTemplate};
 
@@ -376,4 +377,56 @@ async fn vectors_find_by_meaning_and_never_mix_models() {
     assert_eq!(embedded_by(&app, "fake").await, 2);
     assert_eq!(embedded_by(&app, "old-model").await, 0);
     app.stop().await;
+}
+
+#[tokio::test]
+async fn cairn_search_prints_the_turns_found() {
+    let app = spawn_app().await;
+    let sid = conversation(&app).await;
+    search_until(
+        &app,
+        json!({"project": app.project, "query": "fixed daily lifetime", "types": ["decision"]}),
+        |ops| !ops.is_empty(),
+    )
+    .await;
+    let key = crate::helpers::mint_key(&app.project, "read").await;
+    let run = |extra: &[&str]| {
+        let mut argv = vec![
+            "cairn".to_string(),
+            "search".into(),
+            "--url".into(),
+            app.addr.clone(),
+            "--api-key".into(),
+            key.clone(),
+            "--project".into(),
+            app.project.clone(),
+        ];
+        argv.extend(extra.iter().map(|s| s.to_string()));
+        async move {
+            let cli = cairn::cli::Cli::try_parse_from(&argv).expect("search arguments");
+            let cairn::cli::Command::Search(args) = cli.command else {
+                panic!("not the search command");
+            };
+            let mut out = Vec::new();
+            let code = cairn::cli::search::run(args, &mut out).await;
+            (
+                code.map_err(|e| e.to_string()),
+                String::from_utf8(out).unwrap(),
+            )
+        }
+    };
+    let (code, text) = run(&["--type", "decision", "fixed", "daily", "lifetime"]).await;
+    assert_eq!(code, Ok(0), "{text}");
+    assert!(
+        text.starts_with(&format!("1. decision — session {sid} #6 — ")),
+        "{text}"
+    );
+    assert!(
+        text.contains("rejected: fixed daily lifetime, never expire"),
+        "{text}"
+    );
+    assert!(text.trim_end().ends_with("mode: fulltext"), "{text}");
+    // A refused request is an error naming the stable code.
+    let (code, _) = run(&["--type", "bogus", "x"]).await;
+    assert!(code.unwrap_err().contains("invalid_types"));
 }
