@@ -167,6 +167,10 @@ impl Application {
             state.store.clone(),
             state.embedder.clone(),
             Duration::from_millis(settings.search.index_every_ms.max(10)),
+            {
+                let state = state.clone();
+                Arc::new(move || state.capture.spool().used_bytes() > 0)
+            },
             stop_tx.subscribe(),
         ));
 

@@ -89,6 +89,7 @@ pub struct TurnFound {
     #[serde(rename = "type")]
     pub kind: String,
     #[oai(skip_serializing_if_is_none)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
     /// The re-ranking score (similarity, recency, importance), 0..1 with the default weights.
     pub score: f64,
@@ -119,7 +120,7 @@ impl From<TurnHit> for TurnFound {
     }
 }
 
-#[derive(Object)]
+#[derive(Object, serde::Serialize)]
 pub struct TurnSearchResponse {
     /// `hybrid` (BM25 and embeddings, fused by reciprocal rank) or `fulltext` (BM25 only:
     /// no embedder, or it failed for this query).
@@ -129,9 +130,11 @@ pub struct TurnSearchResponse {
     /// Operations of the project not embedded with the configured model yet (they are found
     /// by their words meanwhile); absent without an embedder.
     #[oai(skip_serializing_if_is_none)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pending_embeddings: Option<i64>,
     /// Set when an embedder is configured but could not be used for this query.
     #[oai(skip_serializing_if_is_none)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub degraded: Option<String>,
 }
 
@@ -180,6 +183,39 @@ pub fn turn_search_input(
     Ok((project, query, limit, types))
 }
 
+/// `POST /v1/search` and the MCP tool `search_memory`: validates, checks the key, searches.
+pub async fn turn_search(
+    state: &AppState,
+    who: &Principal,
+    body: &TurnSearchRequest,
+) -> Result<TurnSearchResponse, ApiError> {
+    let (project, query, limit, types) = turn_search_input(body)?;
+    who.require(&project, Scope::Read)?;
+    let started = std::time::Instant::now();
+    let found = turns::search_with(
+        &state.store,
+        state.embedder.as_deref(),
+        Weights::from(&state.settings.search),
+        &TurnQuery {
+            project: &project,
+            text: &query,
+            limit,
+            types: types.as_deref(),
+            sessions: None,
+            exclude_session: None,
+        },
+    )
+    .await?;
+    metrics::histogram!("cairn_turn_search_seconds").record(started.elapsed().as_secs_f64());
+    tracing::debug!(project = %project, mode = ?found.mode, hits = found.hits.len(), duration_ms = started.elapsed().as_millis() as u64, "turn search answered");
+    Ok(TurnSearchResponse {
+        mode: found.mode,
+        operations: found.hits.into_iter().map(TurnFound::from).collect(),
+        pending_embeddings: found.pending_embeddings,
+        degraded: found.degraded,
+    })
+}
+
 #[OpenApi(prefix_path = "/v1", tag = "ApiTags::Search")]
 impl SearchApi {
     /// Sessions related to a query, by words (BM25) and — when an embeddings endpoint is
@@ -222,31 +258,7 @@ impl SearchApi {
         auth: Data<&Principal>,
         body: JsonBody<TurnSearchRequest>,
     ) -> Handled<Json<TurnSearchResponse>> {
-        let (project, query, limit, types) = turn_search_input(&body.0)?;
-        auth.require(&project, Scope::Read)?;
-        let started = std::time::Instant::now();
-        let found = turns::search_with(
-            &self.0.store,
-            self.0.embedder.as_deref(),
-            Weights::from(&self.0.settings.search),
-            &TurnQuery {
-                project: &project,
-                text: &query,
-                limit,
-                types: types.as_deref(),
-                sessions: None,
-                exclude_session: None,
-            },
-        )
-        .await?;
-        metrics::histogram!("cairn_turn_search_seconds").record(started.elapsed().as_secs_f64());
-        tracing::debug!(project = %project, mode = ?found.mode, hits = found.hits.len(), duration_ms = started.elapsed().as_millis() as u64, "turn search answered");
-        Ok(Json(TurnSearchResponse {
-            mode: found.mode,
-            operations: found.hits.into_iter().map(TurnFound::from).collect(),
-            pending_embeddings: found.pending_embeddings,
-            degraded: found.degraded,
-        }))
+        Ok(Json(turn_search(&self.0, &auth, &body.0).await?))
     }
 
     /// The wake-up handover for a new session: the last session's summary and unfinished

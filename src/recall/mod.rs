@@ -15,6 +15,7 @@ pub mod logs;
 pub mod reconstruction;
 pub mod relevant;
 pub mod search;
+pub mod turn_index;
 pub mod turns;
 pub mod window;
 

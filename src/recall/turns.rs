@@ -492,7 +492,7 @@ mod tests {
         );
         let s = snippet(&text, &["expiry".to_string()]);
         assert!(s.starts_with('…') && s.ends_with('…'), "{s}");
-        assert!(s.contains("token expiry  [31m policy"), "{s}");
+        assert!(s.contains("token expiry [31m policy"), "{s}");
         assert_eq!(s.chars().count(), SNIPPET_CHARS + 2);
         assert_eq!(snippet("short\ntext", &[]), "short text");
     }

@@ -2,9 +2,17 @@
 //! summaries — BM25 always, vectors when an embedder is configured (faked at the HTTP
 //! boundary), filters, diversity, validation.
 
-use serde_json::{json, Value};
+use std::sync::{
+    atomic::{AtomicBool, Ordering},
+    Arc,
+};
 
-use crate::helpers::{settle, spawn_app, TestApp};
+use clap::Parser;
+use serde_json::{json, Value};
+use wiremock::{matchers, Mock, MockServer, Request, ResponseTemplate};
+
+use crate::helpers::{count, settle, spawn_app, TestApp};
+use crate::search::{app_with_embeddings, embeddings_answer};
 
 pub async fn turn_search(app: &TestApp, body: Value) -> (u16, Value) {
     app.post("/v1/search", &body).await
@@ -220,4 +228,205 @@ async fn bad_turn_searches_answer_400_with_stable_codes() {
         assert_eq!(answer["error"]["code"], code, "{answer}");
         assert_eq!(answer["error"]["field"], field, "{answer}");
     }
+}
+
+/// The project's operations whose vector `model` made, with its dimension recorded.
+async fn embedded_by(app: &TestApp, model: &str) -> i64 {
+    count(
+        &format!(
+            "MATCH (o:Operation {{project: $project}}) WHERE o.embedding_model = '{model}' \
+             AND o.embedding_dim = 384 AND o.embedding IS NOT NULL RETURN count(o) AS n"
+        ),
+        &app.project,
+    )
+    .await
+}
+
+/// Failed embeddings of this project's sessions are due again now (the indexer is global:
+/// another test's failing endpoint may have embedded them).
+async fn retry_now(app: &TestApp) {
+    crate::helpers::store()
+        .run(
+            neo4rs::query("MATCH (s:Session {project: $project}) SET s.turns_retry_at = 0")
+                .param("project", app.project.as_str()),
+        )
+        .await
+        .expect("reset retry time");
+}
+
+fn matched<'a>(answer: &'a Value, id: &str) -> Option<&'a str> {
+    answer["operations"]
+        .as_array()?
+        .iter()
+        .find(|o| o["operation_id"] == id)
+        .and_then(|o| o["matched_by"].as_str())
+}
+
+/// Everything with an embeddings endpoint in one test (the indexer is global): vectors are
+/// made in the background with their model recorded, meaning finds what words miss, and
+/// vectors of another model are never compared but re-embedded.
+#[tokio::test]
+async fn vectors_find_by_meaning_and_never_mix_models() {
+    let server = MockServer::start().await;
+    // While set, texts of this conversation cannot be embedded (queries still can).
+    let refuse = Arc::new(AtomicBool::new(false));
+    let refusing = refuse.clone();
+    Mock::given(matchers::method("POST"))
+        .and(matchers::path("/v1/embeddings"))
+        .respond_with(move |req: &Request| {
+            let body = String::from_utf8_lossy(&req.body).to_string();
+            if refusing.load(Ordering::SeqCst) && body.contains("passwords") {
+                ResponseTemplate::new(500).set_body_json(json!({"error": {"message": "down",
+                    "type": "server_error", "param": null, "code": null}}))
+            } else {
+                embeddings_answer(req)
+            }
+        })
+        .mount(&server)
+        .await;
+    let app = app_with_embeddings(&server).await;
+    let sid = app.session().await;
+    let login = format!("{sid}-login");
+    app.ops_sync(
+        &sid,
+        json!([
+            {"id": login, "type": "message", "role": "user", "summary": "s",
+             "content": "the login form rejects valid passwords"},
+            {"id": format!("{sid}-backup"), "type": "message", "role": "user", "summary": "s",
+             "content": "the nightly backup job is sluggish"},
+            {"type": "read", "target": "src/form.rs", "summary": "read", "files_read": ["src/form.rs"]}
+        ]),
+    )
+    .await;
+    let body = json!({"project": app.project, "query": "signin credentials trouble"});
+    let answer = settle(
+        60,
+        || async {
+            retry_now(&app).await;
+            turn_search(&app, body.clone()).await.1
+        },
+        |a: &Value| a["pending_embeddings"] == 0 && matched(a, &login).is_some(),
+    )
+    .await;
+    assert_eq!(answer["mode"], "hybrid", "{answer}");
+    // No shared word: only meaning found it.
+    assert_eq!(matched(&answer, &login), Some("vector"), "{answer}");
+    assert_eq!(
+        answer["operations"][0]["operation_id"],
+        login.as_str(),
+        "{answer}"
+    );
+    // Both turns with text carry a vector of the configured model; the read has none.
+    assert_eq!(embedded_by(&app, "fake").await, 2);
+    let (_, answer) = turn_search(
+        &app,
+        json!({"project": app.project, "query": "login passwords"}),
+    )
+    .await;
+    assert_eq!(matched(&answer, &login), Some("both"), "{answer}");
+
+    // The vectors now say another model made them (as after switching models): they are
+    // never compared with this model's query, and are re-embedded in the background.
+    refuse.store(true, Ordering::SeqCst);
+    crate::helpers::store()
+        .run(
+            neo4rs::query(
+                "MATCH (o:Operation {project: $project}) WHERE o.embedding IS NOT NULL \
+                 SET o.embedding_model = 'old-model'",
+            )
+            .param("project", app.project.as_str()),
+        )
+        .await
+        .expect("age the vectors");
+    crate::helpers::store()
+        .run(
+            neo4rs::query(
+                "MATCH (s:Session {project: $project}) SET s.turns_model = 'old-model', s.turns_pending = true",
+            )
+            .param("project", app.project.as_str()),
+        )
+        .await
+        .expect("queue the sessions");
+    let (status, answer) = turn_search(&app, body.clone()).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["mode"], "hybrid", "{answer}");
+    assert_eq!(matched(&answer, &login), None, "{answer}");
+    assert!(
+        answer["pending_embeddings"].as_i64().unwrap() >= 2,
+        "{answer}"
+    );
+    // Meanwhile the words still find it.
+    let (_, answer) = turn_search(
+        &app,
+        json!({"project": app.project, "query": "login passwords"}),
+    )
+    .await;
+    assert_eq!(matched(&answer, &login), Some("fulltext"), "{answer}");
+
+    refuse.store(false, Ordering::SeqCst);
+    let answer = settle(
+        60,
+        || async {
+            retry_now(&app).await;
+            turn_search(&app, body.clone()).await.1
+        },
+        |a: &Value| a["pending_embeddings"] == 0 && matched(a, &login).is_some(),
+    )
+    .await;
+    assert_eq!(matched(&answer, &login), Some("vector"), "{answer}");
+    assert_eq!(embedded_by(&app, "fake").await, 2);
+    assert_eq!(embedded_by(&app, "old-model").await, 0);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn cairn_search_prints_the_turns_found() {
+    let app = spawn_app().await;
+    let sid = conversation(&app).await;
+    search_until(
+        &app,
+        json!({"project": app.project, "query": "fixed daily lifetime", "types": ["decision"]}),
+        |ops| !ops.is_empty(),
+    )
+    .await;
+    let key = crate::helpers::mint_key(&app.project, "read").await;
+    let run = |extra: &[&str]| {
+        let mut argv = vec![
+            "cairn".to_string(),
+            "search".into(),
+            "--url".into(),
+            app.addr.clone(),
+            "--api-key".into(),
+            key.clone(),
+            "--project".into(),
+            app.project.clone(),
+        ];
+        argv.extend(extra.iter().map(|s| s.to_string()));
+        async move {
+            let cli = cairn::cli::Cli::try_parse_from(&argv).expect("search arguments");
+            let cairn::cli::Command::Search(args) = cli.command else {
+                panic!("not the search command");
+            };
+            let mut out = Vec::new();
+            let code = cairn::cli::search::run(args, &mut out).await;
+            (
+                code.map_err(|e| e.to_string()),
+                String::from_utf8(out).unwrap(),
+            )
+        }
+    };
+    let (code, text) = run(&["--type", "decision", "fixed", "daily", "lifetime"]).await;
+    assert_eq!(code, Ok(0), "{text}");
+    assert!(
+        text.starts_with(&format!("1. decision — session {sid} #6 — ")),
+        "{text}"
+    );
+    assert!(
+        text.contains("rejected: fixed daily lifetime, never expire"),
+        "{text}"
+    );
+    assert!(text.trim_end().ends_with("mode: fulltext"), "{text}");
+    // A refused request is an error naming the stable code.
+    let (code, _) = run(&["--type", "bogus", "x"]).await;
+    assert!(code.unwrap_err().contains("invalid_types"));
 }
