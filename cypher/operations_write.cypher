@@ -1,7 +1,8 @@
 // Writes a batch of operations across sessions in one statement. Per session chain: the new
 // nodes with PART_OF, FOLLOWS from the rows' own order (no operation is looked up to be linked;
 // the first follows the session's old tail) and the new tail. Then TRIGGERED_BY, TOUCHED files
-// and INFORMS beliefs. Each unit subquery runs once, in order, and sees what the ones before it
+// and INFORMS beliefs, and SPAWNED_BY from child sessions that named a launching operation
+// before it was stored. Each unit subquery runs once, in order, and sees what the ones before it
 // wrote.
 CALL () {
   UNWIND $chains AS c
@@ -48,4 +49,11 @@ CALL () {
   MATCH (b:Belief {id: i.belief, project: i.project})
   MERGE (o)-[r:INFORMS]->(b)
   SET r.effect = i.effect, r.weight = i.weight, r.at = i.at
+}
+CALL () {
+  UNWIND $spawns AS sp
+  MATCH (o:Operation {id: sp.id})
+  MATCH (child:Session {spawned_by: sp.id})
+  WHERE child.project = sp.project
+  MERGE (child)-[:SPAWNED_BY]->(o)
 }

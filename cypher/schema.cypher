@@ -78,3 +78,7 @@ FOR (n:Operation) ON (n.embedding)
 OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, `vector.similarity_function`: 'cosine'}};
 // Sessions with operations the turn indexer has not processed (with the configured model).
 CREATE INDEX session_turns_pending IF NOT EXISTS FOR (n:Session) ON (n.turns_pending);
+// Child sessions (subagents): a session waiting for its parent, or for the operation that
+// launched it, is found by these when the other side arrives.
+CREATE INDEX session_parent IF NOT EXISTS FOR (n:Session) ON (n.parent);
+CREATE INDEX session_spawned_by IF NOT EXISTS FOR (n:Session) ON (n.spawned_by);

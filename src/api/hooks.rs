@@ -1,7 +1,8 @@
 //! `POST /v1/hooks/claude-code`: Claude Code HTTP hooks post their event JSON here (the
 //! command hook `cairn hook claude-code` posts the same). The event goes through the one
-//! mapping in `claude::mapping`; SessionStart answers with the handover as
-//! `hookSpecificOutput.additionalContext`.
+//! mapping in `claude::mapping`; SessionStart answers with the handover and PreToolUse of a
+//! file tool with what is known about the file, as `hookSpecificOutput.additionalContext`
+//! (`claude::context`). The command hook prints exactly this answer.
 
 use std::sync::Arc;
 
@@ -13,14 +14,15 @@ use super::error::Handled;
 use super::ApiTags;
 use crate::app::AppState;
 use crate::auth::{Principal, Scope};
-use crate::claude::{self, context, mapping};
+use crate::claude::{self, context, mapping, mapping::Reply};
 use crate::domain::validate;
 use crate::error::ApiError;
 
 pub struct HooksApi(pub Arc<AppState>);
 
-/// Claude Code's hook output: only `hookSpecificOutput` is ever set, so the answer is `{}`
-/// for every event but SessionStart.
+/// Claude Code's hook output: only `hookSpecificOutput` is ever set — the handover at
+/// SessionStart, a file's context at PreToolUse of a file tool — so the answer is `{}` for
+/// every other event. Its text is recorded memory, fenced and labelled as data.
 #[derive(Object, Default)]
 pub struct HookReply {
     #[oai(rename = "hookSpecificOutput", skip_serializing_if_is_none)]
@@ -29,7 +31,7 @@ pub struct HookReply {
 
 #[derive(Object)]
 pub struct HookSpecificOutput {
-    /// The event answered (`SessionStart`).
+    /// The event answered (`SessionStart`, `PreToolUse`).
     #[oai(rename = "hookEventName")]
     pub hook_event_name: String,
     /// Markdown Claude Code adds to the session's context.
@@ -54,6 +56,9 @@ impl HooksApi {
         project: Query<Option<String>>,
         /// Token budget of the SessionStart context (default 1500, at most 32000; 0: none).
         budget_tokens: Query<Option<u32>>,
+        /// Answer the event without capturing it (the command hook sends it later, behind
+        /// the events spooled before it).
+        answer_only: Query<Option<bool>>,
         body: JsonBody<serde_json::Value>,
     ) -> Handled<Json<HookReply>> {
         let event = mapping::parse(body.0)?;
@@ -74,29 +79,53 @@ impl HooksApi {
             );
         }
         let plan = mapping::plan(&event, &project)?;
-        let applied = mapping::apply(&self.0.capture, &plan).await?;
-        tracing::debug!(
-            hook.event = %event.hook_event_name,
-            session.id = %plan.session_id,
-            project = %project,
-            operations = plan.operations.len(),
-            applied = ?applied,
-            "claude code hook captured"
-        );
-        if !plan.wants_context || budget == 0 {
+        if answer_only.0 != Some(true) {
+            let applied = Box::pin(mapping::apply(&self.0.capture, &plan)).await?;
+            tracing::debug!(
+                hook.event = %event.hook_event_name,
+                session.id = %plan.session_id,
+                project = %project,
+                operations = plan.operations.len(),
+                applied = ?applied,
+                "claude code hook captured"
+            );
+        }
+        if budget == 0 {
             return Ok(Json(HookReply::default()));
         }
-        let text = match context::session_start(&self.0, &project, &plan.session_id, budget).await {
-            Ok(text) => text,
-            Err(err) => {
-                // The session is captured; a missing handover must not fail the hook.
-                tracing::warn!(error = %err, session.id = %plan.session_id, "no SessionStart context");
-                String::new()
+        let answer = match &plan.reply {
+            Reply::Nothing | Reply::Prompt => return Ok(Json(HookReply::default())),
+            // Boxed: these futures are large (the handover runs a search).
+            Reply::Handover { source } => {
+                Box::pin(context::session_start_for(
+                    &self.0,
+                    &project,
+                    &plan.session_id,
+                    budget,
+                    source,
+                ))
+                .await
+            }
+            Reply::FileContext { path } => {
+                Box::pin(context::file(
+                    &self.0,
+                    &project,
+                    &plan.session_id,
+                    plan.start.cwd.as_deref(),
+                    path,
+                    budget.min(context::FILE_BUDGET_TOKENS),
+                ))
+                .await
             }
         };
+        let text = answer.unwrap_or_else(|err| {
+            // The event is captured; a missing context must not fail the hook.
+            tracing::warn!(error = %err, session.id = %plan.session_id, "no hook context");
+            String::new()
+        });
         Ok(Json(HookReply {
             hook_specific_output: (!text.is_empty()).then(|| HookSpecificOutput {
-                hook_event_name: "SessionStart".into(),
+                hook_event_name: event.hook_event_name.clone(),
                 additional_context: text,
             }),
         }))

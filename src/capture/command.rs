@@ -143,6 +143,9 @@ mod tests {
                 continues: None,
                 cwd: None,
                 at: 1,
+                parent: Some("p0".into()),
+                spawned_by: Some("p0/toolu_1".into()),
+                agent_type: Some("Explore".into()),
             }),
             Command::CloseSession(NewClose {
                 id: "s".into(),
@@ -172,6 +175,18 @@ mod tests {
             // What earlier versions wrote: plain JSON.
             let legacy = serde_json::to_vec(&cmd).unwrap();
             assert_eq!(Command::decode(&legacy).unwrap(), cmd);
+        }
+    }
+
+    #[test]
+    fn a_session_start_spooled_before_child_sessions_still_reads() {
+        let old = br#"{"command":"start_session","id":"s","project":"p","agent":null,"task":"t","continues":null,"cwd":null,"at":5}"#;
+        match Command::decode(old).unwrap() {
+            Command::StartSession(s) => {
+                assert_eq!((s.id.as_str(), s.at), ("s", 5));
+                assert_eq!((s.parent, s.spawned_by, s.agent_type), (None, None, None));
+            }
+            other => panic!("{other:?}"),
         }
     }
 

@@ -342,23 +342,21 @@ impl Capture {
                     field: Some("session_id".into()),
                 })
             }
-            Ok(Some(_)) => return Ok((cmd.id, Applied::Yes)),
-            Ok(None) | Err(ApiError::NotFound { .. }) => {}
+            // A known session is started again only to add a child's links (the launching
+            // operation is often known only when the subagent has finished).
+            Ok(Some(_)) if cmd.parent.is_none() && cmd.spawned_by.is_none() => {
+                return Ok((cmd.id, Applied::Yes))
+            }
+            Ok(_) | Err(ApiError::NotFound { .. }) => {}
             Err(err) => return Err(err),
         }
         if let Some(c) = &cmd.continues {
-            match self.lookup(c).await {
-                Ok(Some(s)) if s.project == cmd.project => {}
-                Ok(None) => {}
-                Ok(Some(_)) | Err(ApiError::NotFound { .. }) => {
-                    return Err(ApiError::invalid(
-                        "unknown_session",
-                        "continues",
-                        "`continues` names no session of this project",
-                    ))
-                }
-                Err(err) => return Err(err),
-            }
+            self.same_project(c, &cmd.project, "continues", false)
+                .await?;
+        }
+        if let Some(p) = &cmd.parent {
+            // The parent may arrive after its child (spooled hook events, imports).
+            self.same_project(p, &cmd.project, "parent", true).await?;
         }
         self.state.remember_session(
             &cmd.id,
@@ -370,6 +368,28 @@ impl Capture {
         let id = cmd.id.clone();
         let end = self.submit(&Command::StartSession(cmd)).await?;
         Ok((id, self.wait_applied(end, self.sync_wait).await?))
+    }
+
+    /// `id` names a session of `project` (or none yet; with `may_be_later`, or when Neo4j
+    /// cannot be asked): a session of another project is `unknown_session` on `field`.
+    async fn same_project(
+        &self,
+        id: &str,
+        project: &str,
+        field: &'static str,
+        may_be_later: bool,
+    ) -> ApiResult<()> {
+        match self.lookup(id).await {
+            Ok(Some(s)) if s.project == project => Ok(()),
+            Ok(None) => Ok(()),
+            Err(ApiError::NotFound { .. }) if may_be_later => Ok(()),
+            Ok(Some(_)) | Err(ApiError::NotFound { .. }) => Err(ApiError::invalid(
+                "unknown_session",
+                field,
+                format!("`{field}` names no session of this project"),
+            )),
+            Err(err) => Err(err),
+        }
     }
 
     /// `POST /v1/sessions/{id}/close`.

@@ -7,6 +7,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 /// One hook event as Claude Code sends it (stdin of a command hook, body of an HTTP hook).
+/// Field names and shapes follow `sdk.d.ts` of `@anthropic-ai/claude-agent-sdk` (see
+/// `docs/claude-code.md` for the version followed).
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct HookEvent {
@@ -15,32 +17,78 @@ pub struct HookEvent {
     pub transcript_path: Option<String>,
     pub cwd: Option<String>,
     pub permission_mode: Option<String>,
-    /// SessionStart: `startup`, `resume`, `clear` or `compact`.
+    /// Correlates a user prompt with every event up to the next prompt.
+    pub prompt_id: Option<String>,
+    /// SessionStart: `startup`, `resume`, `clear`, `compact` or `fork`.
     pub source: Option<String>,
     pub model: Option<String>,
     /// UserPromptSubmit.
     pub prompt: Option<String>,
-    /// PreToolUse, PostToolUse, PostToolUseFailure.
+    /// PreToolUse, PostToolUse, PostToolUseFailure, PermissionDenied.
     pub tool_name: Option<String>,
     pub tool_input: Value,
     pub tool_response: Value,
     pub tool_use_id: Option<String>,
-    /// PostToolUseFailure.
+    /// Tool execution time (PostToolUse, PostToolUseFailure).
+    pub duration_ms: Option<f64>,
+    /// The MCP server of an `mcp__*` tool: `{name, source}`.
+    pub mcp_server: Option<McpServer>,
+    /// PostToolBatch: the batch's tool calls.
+    pub tool_calls: Vec<BatchedCall>,
+    /// PostToolUseFailure; StopFailure (an error kind).
     pub error: Option<String>,
+    pub error_details: Option<String>,
     pub is_interrupt: Option<bool>,
-    /// Stop, SubagentStop.
+    /// Stop, SubagentStop, StopFailure.
     pub stop_hook_active: Option<bool>,
     pub last_assistant_message: Option<String>,
+    /// Present on every event fired inside a subagent (and on SubagentStart/Stop).
     pub agent_id: Option<String>,
     pub agent_type: Option<String>,
-    /// SessionEnd: `clear`, `logout`, `prompt_input_exit`, `other`, …
+    /// SubagentStop.
+    pub agent_transcript_path: Option<String>,
+    /// SessionEnd: `clear`, `logout`, `prompt_input_exit`, `other`, …; PermissionDenied: why.
     pub reason: Option<String>,
-    /// PreCompact: `manual` or `auto`.
+    /// PreCompact, PostCompact: `manual` or `auto`.
     pub trigger: Option<String>,
     pub custom_instructions: Option<String>,
+    /// PostCompact: the conversation summary compaction produced.
+    pub compact_summary: Option<String>,
+    /// TaskCreated, TaskCompleted.
+    pub task_id: Option<String>,
+    pub task_subject: Option<String>,
+    pub task_description: Option<String>,
+    /// CwdChanged.
+    pub old_cwd: Option<String>,
+    pub new_cwd: Option<String>,
+    /// FileChanged (with `event`: `change`, `add`, `unlink`).
+    pub file_path: Option<String>,
+    pub event: Option<String>,
+    /// WorktreeCreate.
+    pub name: Option<String>,
+    /// WorktreeRemove.
+    pub worktree_path: Option<String>,
     /// Set by `cairn hook` when the event is first seen: the idempotency key of events that
     /// have no `tool_use_id`, so a spooled event sent twice is stored once.
     pub cairn_event_id: Option<String>,
+}
+
+/// `mcp_server` of an MCP tool's events.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct McpServer {
+    pub name: Option<String>,
+    pub source: Option<String>,
+}
+
+/// One tool call of a PostToolBatch.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct BatchedCall {
+    pub tool_name: Option<String>,
+    pub tool_input: Value,
+    pub tool_use_id: Option<String>,
+    pub tool_response: Value,
 }
 
 /// The events cairn maps; anything else is accepted and ignored.
@@ -51,12 +99,60 @@ pub enum EventKind {
     PreToolUse,
     PostToolUse,
     PostToolUseFailure,
+    PostToolBatch,
+    PermissionDenied,
     Stop,
+    StopFailure,
+    SubagentStart,
     SubagentStop,
     SessionEnd,
     PreCompact,
+    PostCompact,
+    TaskCreated,
+    TaskCompleted,
+    CwdChanged,
+    FileChanged,
+    WorktreeCreate,
+    WorktreeRemove,
     Other,
 }
+
+/// Every hook event of Claude Code's `HOOK_EVENTS` (sdk.d.ts), mapped or not.
+pub const HOOK_EVENTS: [&str; 33] = [
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PostToolBatch",
+    "Notification",
+    "UserPromptSubmit",
+    "UserPromptExpansion",
+    "SessionStart",
+    "SessionEnd",
+    "Stop",
+    "StopFailure",
+    "SubagentStart",
+    "SubagentStop",
+    "PreCompact",
+    "PostCompact",
+    "PreModelSwitch",
+    "PostModelSwitch",
+    "PermissionRequest",
+    "PermissionDenied",
+    "Setup",
+    "TeammateIdle",
+    "TaskCreated",
+    "TaskCompleted",
+    "Elicitation",
+    "ElicitationResult",
+    "ConfigChange",
+    "WorktreeCreate",
+    "WorktreeRemove",
+    "InstructionsLoaded",
+    "CwdChanged",
+    "FileChanged",
+    "DirectoryAdded",
+    "MessageDisplay",
+];
 
 impl HookEvent {
     pub fn kind(&self) -> EventKind {
@@ -66,10 +162,21 @@ impl HookEvent {
             "PreToolUse" => EventKind::PreToolUse,
             "PostToolUse" => EventKind::PostToolUse,
             "PostToolUseFailure" => EventKind::PostToolUseFailure,
+            "PostToolBatch" => EventKind::PostToolBatch,
+            "PermissionDenied" => EventKind::PermissionDenied,
             "Stop" => EventKind::Stop,
+            "StopFailure" => EventKind::StopFailure,
+            "SubagentStart" => EventKind::SubagentStart,
             "SubagentStop" => EventKind::SubagentStop,
             "SessionEnd" => EventKind::SessionEnd,
             "PreCompact" => EventKind::PreCompact,
+            "PostCompact" => EventKind::PostCompact,
+            "TaskCreated" => EventKind::TaskCreated,
+            "TaskCompleted" => EventKind::TaskCompleted,
+            "CwdChanged" => EventKind::CwdChanged,
+            "FileChanged" => EventKind::FileChanged,
+            "WorktreeCreate" => EventKind::WorktreeCreate,
+            "WorktreeRemove" => EventKind::WorktreeRemove,
             _ => EventKind::Other,
         }
     }
@@ -80,6 +187,11 @@ impl HookEvent {
             .get(key)
             .and_then(Value::as_str)
             .filter(|s| !s.trim().is_empty())
+    }
+
+    /// The subagent this event was fired in, if any (a non-empty `agent_id`).
+    pub fn subagent(&self) -> Option<&str> {
+        self.agent_id.as_deref().filter(|a| !a.trim().is_empty())
     }
 }
 

@@ -15,6 +15,14 @@ use std::path::Path;
 
 use crate::domain::limits::MAX_PROJECT_CHARS;
 
+/// The id of the child session holding a subagent's work: `<parent>:agent-<agent_id>`, with
+/// `agent_id` as Claude Code gives it (hook events' `agent_id`; 2.1.x transcripts keep that
+/// subagent's lines in `subagents/agent-<agent_id>.jsonl`). Deterministic, so hooks and import
+/// name the same child.
+pub fn child_session_id(parent: &str, agent_id: &str) -> String {
+    format!("{parent}:agent-{agent_id}")
+}
+
 /// The project of a working directory: the name of its git root (the nearest ancestor with
 /// `.git`), else of the directory itself, reduced to the characters project ids allow.
 pub fn project_from_cwd(cwd: &str) -> Option<String> {
@@ -50,6 +58,16 @@ pub fn project_for(explicit: Option<&str>, cwd: Option<&str>) -> Option<String> 
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_child_session_id_is_derived_from_its_parent_and_agent() {
+        assert_eq!(super::child_session_id("s1", "a7f3"), "s1:agent-a7f3");
+        assert_eq!(
+            super::child_session_id("s1", "a7f3"),
+            super::child_session_id("s1", "a7f3")
+        );
+        assert!(crate::domain::validate::id("id", &super::child_session_id("s1", "a7f3")).is_ok());
+    }
+
     #[test]
     fn project_is_the_git_root_name() {
         let dir = tempfile::tempdir().unwrap();

@@ -217,6 +217,9 @@ impl Session {
             task: None,
             continues: None,
             cwd: self.cwd.clone(),
+            parent: None,
+            spawned_by: None,
+            agent_type: None,
         }
     }
 

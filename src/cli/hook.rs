@@ -1,15 +1,23 @@
 //! `cairn hook claude-code` (a Claude Code command hook: event JSON on stdin) and
 //! `cairn hook flush`.
 //!
-//! The hook never blocks the agent: it always exits 0, within a deadline (`--deadline-ms`,
-//! 60 ms by default). It posts the event to `POST /v1/hooks/claude-code`; when cairn is down,
-//! slow or busy, the event goes to a local disk spool instead (one file per event, named by
-//! arrival time, written then renamed so a crash never leaves half an event). The next
-//! invocation (within its deadline) or `cairn hook flush` sends spooled events first, in
-//! order, and deletes each once cairn has acknowledged it. Every event carries its
-//! idempotency key (`tool_use_id`, else a `cairn_event_id` given here when it is first seen),
-//! so an event sent twice — acknowledged but not yet deleted when the hook was killed — is
-//! stored once: exactly once, in order.
+//! The hook never blocks the agent: it always exits 0, within a deadline of its event's own.
+//! The events whose answer Claude Code reads get room for it — SessionStart (the handover,
+//! `--session-start-deadline-ms`, 2000 ms by default), UserPromptSubmit
+//! (`--prompt-deadline-ms`, 1000 ms) and PreToolUse (a file's context,
+//! `--pre-tool-deadline-ms`, 500 ms); every other event keeps the short `--deadline-ms`
+//! (60 ms). `setup` writes a hook `timeout` well above all of them.
+//!
+//! It posts the event to `POST /v1/hooks/claude-code` and prints the reply's
+//! `hookSpecificOutput`. When cairn is down, slow or busy, the event goes to a local disk spool
+//! instead (one file per event, named by arrival time, written then renamed so a crash never
+//! leaves half an event). A backlog never stands in front of the answer: when events are
+//! waiting, this one joins the end of the queue (so a session's events keep their order), an
+//! answering event asks cairn for its answer alone (`answer_only`), and the queue is sent by
+//! a detached `cairn hook flush --if-idle` started after answering, which Claude Code does not
+//! wait for. Every event carries its idempotency key (`tool_use_id`, else a `cairn_event_id`
+//! given here when it is first seen), so an event sent twice — acknowledged but not yet
+//! deleted when the hook was killed — is stored once: exactly once, in order.
 //!
 //! Secrets are redacted and large strings shrunk before an event touches the disk.
 
@@ -47,22 +55,77 @@ pub struct HookArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum HookCommand {
-    /// Claude Code command hook: one event on stdin; exits 0 within the deadline whatever
-    /// happens, spooling the event when cairn cannot take it now.
+    /// Claude Code command hook: one event on stdin; exits 0 within its event's deadline
+    /// whatever happens, spooling the event when cairn cannot take it now.
     ClaudeCode {
-        /// Time budget of the whole invocation, in milliseconds.
+        /// Time budget of events whose answer Claude Code ignores, in milliseconds.
         #[arg(long, env = "CAIRN_HOOK_DEADLINE_MS", default_value_t = 60)]
         deadline_ms: u64,
+        /// Time budget of SessionStart (the handover), in milliseconds.
+        #[arg(
+            long,
+            env = "CAIRN_HOOK_SESSION_START_DEADLINE_MS",
+            default_value_t = 2_000
+        )]
+        session_start_deadline_ms: u64,
+        /// Time budget of UserPromptSubmit, in milliseconds.
+        #[arg(long, env = "CAIRN_HOOK_PROMPT_DEADLINE_MS", default_value_t = 1_000)]
+        prompt_deadline_ms: u64,
+        /// Time budget of PreToolUse (a file's context), in milliseconds.
+        #[arg(long, env = "CAIRN_HOOK_PRE_TOOL_DEADLINE_MS", default_value_t = 500)]
+        pre_tool_deadline_ms: u64,
         /// Token budget of the SessionStart context.
         #[arg(long, env = "CAIRN_HOOK_CONTEXT_TOKENS")]
         context_tokens: Option<u32>,
+        /// How a backlog of spooled events is sent: `detached` (a `cairn hook flush` process
+        /// started after answering, which Claude Code does not wait for), `inline` (by this
+        /// process after it has answered: for tests and embedding) or `off`.
+        #[arg(long, env = "CAIRN_HOOK_FLUSH", value_enum, default_value_t = FlushMode::Detached)]
+        flush: FlushMode,
     },
     /// Send every spooled event now, in order; exits 1 when some are left (cairn unreachable).
     Flush {
         /// Timeout of each request, in milliseconds.
         #[arg(long, default_value_t = 10_000)]
         timeout_ms: u64,
+        /// Exit at once (0) when another process is sending the spool already.
+        #[arg(long)]
+        if_idle: bool,
     },
+}
+
+/// How the command hook sends a backlog.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlushMode {
+    Detached,
+    Inline,
+    Off,
+}
+
+/// The per-event deadlines of the command hook.
+#[derive(Clone, Copy, Debug)]
+pub struct Deadlines {
+    pub other: Duration,
+    pub session_start: Duration,
+    pub prompt: Duration,
+    pub pre_tool: Duration,
+}
+
+impl Deadlines {
+    /// The deadline of an event, by its `hook_event_name`.
+    pub fn of(&self, event: &str) -> Duration {
+        match event {
+            "SessionStart" => self.session_start,
+            "UserPromptSubmit" => self.prompt,
+            "PreToolUse" => self.pre_tool,
+            _ => self.other,
+        }
+    }
+}
+
+/// Events whose reply Claude Code reads (`hookSpecificOutput`).
+pub fn answers(event: &str) -> bool {
+    matches!(event, "SessionStart" | "UserPromptSubmit" | "PreToolUse")
 }
 
 fn default_spool_dir() -> PathBuf {
@@ -95,21 +158,75 @@ pub async fn invoke(args: HookArgs, stdin: &[u8], out: &mut Vec<u8>) -> anyhow::
     match args.command {
         HookCommand::ClaudeCode {
             deadline_ms,
+            session_start_deadline_ms,
+            prompt_deadline_ms,
+            pre_tool_deadline_ms,
             context_tokens,
+            flush: mode,
         } => {
-            let deadline = Instant::now() + Duration::from_millis(deadline_ms);
-            let sender = Sender::new(&args.client, context_tokens, deadline_ms);
-            match claude_code(stdin, &args.client, &args.spool_dir, &sender, deadline).await {
-                Ok(Some(reply)) => writeln!(out, "{reply}")?,
-                Ok(None) => {}
-                Err(err) => tracing::warn!(error = %format!("{err:#}"), "hook: event not captured"),
+            let started = Instant::now();
+            let deadlines = Deadlines {
+                other: Duration::from_millis(deadline_ms),
+                session_start: Duration::from_millis(session_start_deadline_ms),
+                prompt: Duration::from_millis(prompt_deadline_ms),
+                pre_tool: Duration::from_millis(pre_tool_deadline_ms),
+            };
+            let longest = deadline_ms
+                .max(session_start_deadline_ms)
+                .max(prompt_deadline_ms)
+                .max(pre_tool_deadline_ms);
+            let sender = Sender::new(&args.client, context_tokens, longest);
+            // Boxed: the future is large, and tests run it on a small stack.
+            let handled = Box::pin(claude_code(
+                stdin,
+                &args.client,
+                &args.spool_dir,
+                &sender,
+                &deadlines,
+                started,
+            ))
+            .await;
+            let backlog = match handled {
+                Ok(h) => {
+                    if let Some(reply) = h.reply {
+                        writeln!(out, "{reply}")?;
+                    }
+                    h.backlog
+                }
+                Err(err) => {
+                    tracing::warn!(error = %format!("{err:#}"), "hook: event not captured");
+                    false
+                }
+            };
+            // After the answer: Claude Code waits for this process, not for the flush.
+            if backlog {
+                match mode {
+                    FlushMode::Detached => spawn_flusher(&args),
+                    FlushMode::Inline => {
+                        if let Ok(spool) = HookSpool::open(&args.spool_dir) {
+                            if let Ok(Some(_lock)) = spool.lock(false) {
+                                let sender = Sender::new(&args.client, None, 10_000);
+                                let sent =
+                                    Box::pin(flush(&spool, &sender, None, Duration::from_secs(10)));
+                                let _ = sent.await;
+                            }
+                        }
+                    }
+                    FlushMode::Off => {}
+                }
             }
             // Never fail the agent.
             Ok(0)
         }
-        HookCommand::Flush { timeout_ms } => {
+        HookCommand::Flush {
+            timeout_ms,
+            if_idle,
+        } => {
             let spool = HookSpool::open(&args.spool_dir)?;
-            let _lock = spool.lock(true)?;
+            let Some(_lock) = spool.lock(!if_idle)? else {
+                writeln!(out, "another process is sending the spool")?;
+                return Ok(0);
+            };
             let sender = Sender::new(&args.client, None, timeout_ms);
             let report = flush(&spool, &sender, None, Duration::from_millis(timeout_ms)).await?;
             writeln!(
@@ -122,6 +239,38 @@ pub async fn invoke(args: HookArgs, stdin: &[u8], out: &mut Vec<u8>) -> anyhow::
     }
 }
 
+/// Starts `cairn hook flush --if-idle` detached (own session, no stdio), with this
+/// invocation's settings; Claude Code does not wait for it.
+fn spawn_flusher(args: &HookArgs) {
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("hook")
+        .arg("--spool-dir")
+        .arg(&args.spool_dir)
+        .arg("--url")
+        .arg(&args.client.url)
+        .args(["flush", "--if-idle"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    if !args.client.api_key.0.is_empty() {
+        // Through the environment, never the command line (visible to every user).
+        cmd.env("CAIRN_API_KEY", &args.client.api_key.0);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        // Its own session: not killed with the hook's process group, not holding its pipes.
+        cmd.process_group(0);
+    }
+    match cmd.spawn() {
+        Ok(child) => drop(child),
+        Err(err) => tracing::debug!(error = %err, "hook: could not start the flush"),
+    }
+}
+
 /// A spooled event: the project it was resolved to when it happened, and the event.
 #[derive(Serialize, Deserialize)]
 pub struct Spooled {
@@ -129,14 +278,23 @@ pub struct Spooled {
     pub event: Value,
 }
 
-/// Handles one event; returns what to print on stdout (the SessionStart reply).
+/// What one event came to: the line to print (the reply with `hookSpecificOutput`), and
+/// whether spooled events are waiting to be sent.
+#[derive(Debug, Default)]
+pub struct Handled {
+    pub reply: Option<String>,
+    pub backlog: bool,
+}
+
+/// Handles one event within its deadline (from `started`).
 pub async fn claude_code(
     raw: &[u8],
     client: &ClientSettings,
     spool_dir: &Path,
     sender: &Sender,
-    deadline: Instant,
-) -> anyhow::Result<Option<String>> {
+    deadlines: &Deadlines,
+    started: Instant,
+) -> anyhow::Result<Handled> {
     let mut event: Value = serde_json::from_slice(raw).context("stdin is not a JSON hook event")?;
     let Some(obj) = event.as_object_mut() else {
         anyhow::bail!("stdin is not a JSON object");
@@ -147,39 +305,68 @@ pub async fn claude_code(
             Value::String(uuid::Uuid::now_v7().to_string()),
         );
     }
+    let name = obj
+        .get("hook_event_name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let deadline = started + deadlines.of(&name);
     redact::value(&mut event);
     events::shrink(&mut event, SPOOL_STRING_CHARS);
     let cwd = event.get("cwd").and_then(Value::as_str);
     let item = Spooled {
-        project: claude::project_for(client.project.as_deref(), cwd),
+        project: resolve_project(client.project.as_deref(), cwd),
         event,
     };
-    let spool = HookSpool::open(spool_dir)?;
-    let Some(_lock) = spool.lock(false)? else {
-        // Another hook is flushing; ours waits its turn in the spool.
-        spool.push(&item)?;
-        return Ok(None);
-    };
     let remaining = || deadline.saturating_duration_since(Instant::now());
-    let report = flush(&spool, sender, Some(deadline), remaining()).await?;
-    if report.left > 0 {
+    let spool = HookSpool::open(spool_dir)?;
+    let lock = spool.lock(false)?;
+    if lock.is_none() || !spool.pending()?.is_empty() {
+        // Events are waiting: this one goes behind them, so a session keeps its order; an
+        // answering event still gets its answer, asked for alone.
         spool.push(&item)?;
-        return Ok(None);
+        drop(lock);
+        let reply = if answers(&name) {
+            match sender.send_as(&item, remaining(), true).await {
+                Outcome::Sent(reply) => printable(reply),
+                _ => None,
+            }
+        } else {
+            None
+        };
+        return Ok(Handled {
+            reply,
+            backlog: true,
+        });
     }
     match sender.send(&item, remaining()).await {
-        Outcome::Sent(reply) => Ok(reply
-            .filter(|r| r.get("hookSpecificOutput").is_some())
-            .map(|r| r.to_string())),
+        Outcome::Sent(reply) => Ok(Handled {
+            reply: printable(reply),
+            backlog: false,
+        }),
         Outcome::Rejected(status, body) => {
             tracing::warn!(status, body = %body, "hook: cairn rejected the event; not spooled");
-            Ok(None)
+            Ok(Handled::default())
         }
         Outcome::Failed(why) => {
             tracing::debug!(reason = %why, "hook: cairn unavailable; event spooled");
             spool.push(&item)?;
-            Ok(None)
+            Ok(Handled::default())
         }
     }
+}
+
+/// The reply to print: only one that carries `hookSpecificOutput`.
+fn printable(reply: Option<Value>) -> Option<String> {
+    reply
+        .filter(|r| r.get("hookSpecificOutput").is_some())
+        .map(|r| r.to_string())
+}
+
+/// The project of an event: `CAIRN_PROJECT`, else the one `setup` pinned for the directory
+/// (`.claude/cairn-project`), else the git root's name.
+pub fn resolve_project(explicit: Option<&str>, cwd: Option<&str>) -> Option<String> {
+    claude::project_for(explicit, cwd)
 }
 
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -197,16 +384,34 @@ pub async fn flush(
     deadline: Option<Instant>,
     per_request: Duration,
 ) -> anyhow::Result<FlushReport> {
-    let pending = spool.pending()?;
     let mut report = FlushReport::default();
+    // Events spooled while this flush runs are sent too, behind the ones before them.
+    loop {
+        let before = report.sent + report.rejected;
+        let left = flush_round(spool, sender, deadline, per_request, &mut report).await?;
+        if left > 0 || report.sent + report.rejected == before {
+            report.left = left;
+            return Ok(report);
+        }
+    }
+}
+
+/// One pass over what is spooled now; returns how many are left.
+async fn flush_round(
+    spool: &HookSpool,
+    sender: &Sender,
+    deadline: Option<Instant>,
+    per_request: Duration,
+    report: &mut FlushReport,
+) -> anyhow::Result<usize> {
+    let pending = spool.pending()?;
     for (i, path) in pending.iter().enumerate() {
         let timeout = match deadline {
             Some(d) => d.saturating_duration_since(Instant::now()).min(per_request),
             None => per_request,
         };
         if timeout < Duration::from_millis(2) {
-            report.left = pending.len() - i;
-            return Ok(report);
+            return Ok(pending.len() - i);
         }
         let item: Spooled = match fs::read(path)
             .ok()
@@ -229,13 +434,10 @@ pub async fn flush(
                 spool.reject(path)?;
                 report.rejected += 1;
             }
-            Outcome::Failed(_) => {
-                report.left = pending.len() - i;
-                return Ok(report);
-            }
+            Outcome::Failed(_) => return Ok(pending.len() - i),
         }
     }
-    Ok(report)
+    Ok(0)
 }
 
 pub enum Outcome {
@@ -268,6 +470,12 @@ impl Sender {
     }
 
     pub async fn send(&self, item: &Spooled, timeout: Duration) -> Outcome {
+        self.send_as(item, timeout, false).await
+    }
+
+    /// [`Self::send`]; with `answer_only`, cairn answers the event without capturing it (it
+    /// waits in the spool, behind earlier events).
+    pub async fn send_as(&self, item: &Spooled, timeout: Duration, answer_only: bool) -> Outcome {
         let Some(client) = &self.client else {
             return Outcome::Failed("no HTTP client".into());
         };
@@ -280,6 +488,9 @@ impl Sender {
         }
         if let Some(b) = self.context_tokens {
             query.push(("budget_tokens", b.to_string()));
+        }
+        if answer_only {
+            query.push(("answer_only", "true".into()));
         }
         let sent = client
             .post(&self.url)

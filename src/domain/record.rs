@@ -20,6 +20,18 @@ pub struct SessionStart {
     pub continues: Option<String>,
     /// The working directory; file paths under it are stored project-relative.
     pub cwd: Option<String>,
+    /// A child session (a subagent's work): the id of the session that launched it, in the
+    /// same project (`CHILD_OF`). The parent may arrive later; the link is made then.
+    #[serde(default)]
+    pub parent: Option<String>,
+    /// A child session: the id of the operation (the Task/Agent tool call) that launched it
+    /// (`SPAWNED_BY`); for Claude Code, `<parent session>/<tool_use_id>`. Linked when that
+    /// operation is stored, before or after this start.
+    #[serde(default)]
+    pub spawned_by: Option<String>,
+    /// A child session: the kind of subagent (`general-purpose`, `Explore`, …).
+    #[serde(default)]
+    pub agent_type: Option<String>,
 }
 
 /// A validated session start, as spooled.
@@ -32,6 +44,13 @@ pub struct NewSession {
     pub continues: Option<String>,
     pub cwd: Option<String>,
     pub at: i64,
+    /// Added after the first spool format: older records read as a top-level session.
+    #[serde(default)]
+    pub parent: Option<String>,
+    #[serde(default)]
+    pub spawned_by: Option<String>,
+    #[serde(default)]
+    pub agent_type: Option<String>,
 }
 
 /// `POST /v1/sessions/{id}/close`.

@@ -369,6 +369,17 @@ pub fn session_start(input: &SessionStart, now: i64) -> ApiResult<NewSession> {
         task: opt_text("task", input.task.as_deref(), MAX_SUMMARY_CHARS)?,
         cwd: opt_text("cwd", input.cwd.as_deref(), MAX_PATH_CHARS)?,
         at: now,
+        parent: input
+            .parent
+            .as_deref()
+            .map(|c| id("parent", c))
+            .transpose()?,
+        spawned_by: input
+            .spawned_by
+            .as_deref()
+            .map(|c| id("spawned_by", c))
+            .transpose()?,
+        agent_type: opt_text("agent_type", input.agent_type.as_deref(), MAX_AGENT_CHARS)?,
     })
 }
 

@@ -161,6 +161,17 @@ struct Informs<'a> {
     at: i64,
 }
 
+/// An operation that may have launched a child session (a Task/Agent tool call).
+#[derive(Serialize)]
+struct Spawn<'a> {
+    id: &'a str,
+    project: &'a str,
+}
+
+/// Tools whose call launches a subagent: a child session names such an operation in
+/// `spawned_by`.
+pub const LAUNCHING_TOOLS: [&str; 2] = ["Task", "Agent"];
+
 #[derive(Serialize)]
 struct Lock<'a> {
     id: &'a str,
@@ -219,8 +230,8 @@ pub async fn append(tx: &mut Tx, groups: &[Group<'_>], known: Ids) -> StoreResul
 
     let now = now_ms();
     let mut out = Appended::default();
-    let (mut chains, mut triggers, mut touches, mut informs) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut chains, mut triggers, mut touches, mut informs, mut spawns) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for g in groups {
         let Some((last_seq, last_op_id)) = tails.get(g.session_id) else {
             out.orphaned += g.ops.len();
@@ -290,6 +301,16 @@ pub async fn append(tx: &mut Tx, groups: &[Group<'_>], known: Ids) -> StoreResul
                 mode: "write",
                 at: op.at,
             }));
+            if op
+                .tool
+                .as_deref()
+                .is_some_and(|t| LAUNCHING_TOOLS.contains(&t))
+            {
+                spawns.push(Spawn {
+                    id: &op.id,
+                    project,
+                });
+            }
             if let Some(b) = op.informs_belief.as_deref() {
                 informs.push(Informs {
                     id: &op.id,
@@ -332,7 +353,8 @@ pub async fn append(tx: &mut Tx, groups: &[Group<'_>], known: Ids) -> StoreResul
             )
             .param("triggers", param(&triggers)?)
             .param("touches", param(&touches)?)
-            .param("informs", param(&informs)?),
+            .param("informs", param(&informs)?)
+            .param("spawns", param(&spawns)?),
     )
     .await?;
     Ok(out)

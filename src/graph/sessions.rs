@@ -1,4 +1,5 @@
-//! Sessions: start, close, look up, and the idle sweep.
+//! Sessions: start (with the links of a child session to its parent and to the operation
+//! that launched it), close, look up, and the idle sweep.
 
 use serde::{Deserialize, Serialize};
 
@@ -25,6 +26,15 @@ pub struct SessionRow {
     pub last_activity_at: i64,
     pub operation_count: i64,
     pub continues: Option<String>,
+    /// A child session (a subagent's work): the session that launched it.
+    #[serde(default)]
+    pub parent: Option<String>,
+    /// A child session: the operation (Task/Agent tool call) that launched it.
+    #[serde(default)]
+    pub spawned_by: Option<String>,
+    /// A child session: the kind of subagent.
+    #[serde(default)]
+    pub agent_type: Option<String>,
 }
 
 pub async fn start(tx: &mut Tx, cmd: &NewSession) -> StoreResult<()> {
@@ -36,6 +46,9 @@ pub async fn start(tx: &mut Tx, cmd: &NewSession) -> StoreResult<()> {
             .param("task", cmd.task.clone())
             .param("cwd", cmd.cwd.clone())
             .param("continues", cmd.continues.clone().unwrap_or_default())
+            .param("parent", cmd.parent.clone())
+            .param("spawned_by", cmd.spawned_by.clone())
+            .param("agent_type", cmd.agent_type.clone())
             .param("at", cmd.at),
     )
     .await

@@ -32,6 +32,50 @@ pub struct LastSession {
     pub days_ago: f64,
     /// Open todos of its last todo list and the next steps it closed with.
     pub unfinished: Vec<Unfinished>,
+    /// Its child sessions (subagents it launched), one line each.
+    pub children: Vec<ChildSession>,
+}
+
+/// A child session (a subagent's work), as the handover and reconstruction name it.
+#[derive(Clone, Debug, Serialize, Deserialize, poem_openapi::Object)]
+pub struct ChildSession {
+    pub id: String,
+    pub agent_type: Option<String>,
+    pub task: Option<String>,
+    pub summary: Option<String>,
+    pub status: Option<String>,
+    pub operations: i64,
+}
+
+impl ChildSession {
+    /// One line: who, what for, how it ended.
+    pub fn line(&self) -> String {
+        format!(
+            "subagent {} (`{}`, {} operations, {}): {} — {}",
+            self.agent_type.as_deref().unwrap_or("agent"),
+            self.id,
+            self.operations,
+            self.status.as_deref().unwrap_or("unknown"),
+            self.task.as_deref().unwrap_or("(no task)"),
+            self.summary.as_deref().unwrap_or("no summary")
+        )
+    }
+}
+
+/// The child sessions of `session_id`, oldest first, at most [`CHILDREN`].
+pub async fn children(
+    store: &Store,
+    project: &str,
+    session_id: &str,
+) -> StoreResult<Vec<ChildSession>> {
+    store
+        .fetch(
+            statement(include_str!("../../cypher/handover_children.cypher"))
+                .param("project", project)
+                .param("session_id", session_id)
+                .param("limit", CHILDREN as i64),
+        )
+        .await
 }
 
 #[derive(Clone, Debug, Serialize, poem_openapi::Object)]
@@ -115,6 +159,20 @@ fn days_since(ms: Option<i64>, now: i64) -> f64 {
     (days * 10.0).round() / 10.0
 }
 
+/// Which session the handover's "last session" is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Focus {
+    /// The latest session of the project with content, other than the one waking up (and
+    /// not a child session): a new session (Claude Code `startup`, `clear`, `fork`).
+    Latest,
+    /// The waking session itself, when it has content (Claude Code `resume`, `compact`: the
+    /// session's own recap); else as `Latest`.
+    Own,
+}
+
+/// Child sessions named at most, one line each.
+pub const CHILDREN: usize = 8;
+
 /// Builds the handover of `project` for the session `session_id` (if any).
 pub async fn build(
     store: &Store,
@@ -122,6 +180,18 @@ pub async fn build(
     project: &str,
     session_id: Option<&str>,
     budget: usize,
+) -> StoreResult<Handover> {
+    build_with(store, inputs, project, session_id, budget, Focus::Latest).await
+}
+
+/// [`build`] with the last session chosen by `focus`.
+pub async fn build_with(
+    store: &Store,
+    inputs: &Inputs<'_>,
+    project: &str,
+    session_id: Option<&str>,
+    budget: usize,
+    focus: Focus,
 ) -> StoreResult<Handover> {
     #[derive(Deserialize)]
     struct Last {
@@ -138,16 +208,23 @@ pub async fn build(
             .filter(|s| s.project == project),
         None => None,
     };
-    let last: Option<Last> = store
-        .fetch_one(
-            statement(include_str!("../../cypher/handover_last_session.cypher"))
-                .param("project", project)
-                .param("exclude", session_id.unwrap_or_default()),
-        )
-        .await?;
+    let last_query = |own: bool| {
+        statement(include_str!("../../cypher/handover_last_session.cypher"))
+            .param("project", project)
+            .param("exclude", session_id.unwrap_or_default())
+            .param("own", own)
+    };
+    let mut last: Option<Last> = None;
+    if focus == Focus::Own && session_id.is_some() {
+        last = store.fetch_one(last_query(true)).await?;
+    }
+    if last.is_none() {
+        last = store.fetch_one(last_query(false)).await?;
+    }
     let last = match last {
         Some(l) => {
             let unfinished = reconstruction::unfinished(store, project, &l.id).await?;
+            let children = children(store, project, &l.id).await?;
             Some(LastSession {
                 days_ago: days_since(l.last_activity_at, now),
                 session_id: l.id,
@@ -155,6 +232,7 @@ pub async fn build(
                 summary: l.summary,
                 status: l.status,
                 unfinished,
+                children,
             })
         }
         None => None,
@@ -337,6 +415,7 @@ pub fn render(h: &Handover, encoding: Encoding, budget: usize) -> (String, usize
                 .iter()
                 .map(|u| format!("  - unfinished ({}): {}", u.source, u.content)),
         );
+        lines.extend(l.children.iter().map(|c| format!("  - {}", c.line())));
         sections.push(("### Last session".into(), lines));
     }
     if !h.next_steps.is_empty() {
@@ -440,6 +519,7 @@ mod tests {
                 status: Some("abandoned".into()),
                 days_ago: 1.0,
                 unfinished: vec![],
+                children: vec![],
             }),
             related: (0..5)
                 .map(|i| RelatedSession {

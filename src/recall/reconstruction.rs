@@ -240,7 +240,7 @@ pub async fn unfinished(
 ) -> StoreResult<Vec<Unfinished>> {
     #[derive(Deserialize)]
     struct Row {
-        todos: Option<String>,
+        lists: Vec<TodoOp>,
         next_steps: Vec<String>,
     }
     let row = store
@@ -253,7 +253,58 @@ pub async fn unfinished(
     let Some(row) = row else {
         return Ok(Vec::new());
     };
-    Ok(open_items(row.todos.as_deref(), &row.next_steps))
+    let todos = serde_json::to_string(&fold_todos(&row.lists)).ok();
+    Ok(open_items(todos.as_deref(), &row.next_steps))
+}
+
+/// A stored `todo` operation: its tool and its todos as JSON.
+#[derive(Debug, Default, Deserialize)]
+pub struct TodoOp {
+    pub tool: Option<String>,
+    pub todos: Option<String>,
+}
+
+/// Tools (and Claude Code hook events) whose `todo` operation updates single items of the
+/// list, by id, rather than giving the whole list.
+pub const TODO_UPDATES: [&str; 4] = ["TaskCreate", "TaskUpdate", "TaskCreated", "TaskCompleted"];
+
+/// The session's todo list after its todo operations in order: a whole list (TodoWrite, the
+/// API) replaces it; an update (TaskCreate, TaskUpdate, …) changes the item with its id, or
+/// adds it. An update without a subject (`task <id>`) keeps the content already known.
+pub fn fold_todos(ops: &[TodoOp]) -> Vec<Todo> {
+    let mut list: Vec<Todo> = Vec::new();
+    for op in ops {
+        let items: Vec<Todo> = op
+            .todos
+            .as_deref()
+            .and_then(|t| serde_json::from_str(t).ok())
+            .unwrap_or_default();
+        if !op
+            .tool
+            .as_deref()
+            .is_some_and(|t| TODO_UPDATES.contains(&t))
+        {
+            list = items;
+            continue;
+        }
+        for item in items {
+            let found = item
+                .id
+                .as_ref()
+                .and_then(|id| list.iter_mut().find(|t| t.id.as_ref() == Some(id)));
+            match found {
+                Some(t) => {
+                    t.status = item.status;
+                    if Some(&item.content) != item.id.as_ref().map(|i| format!("task {i}")).as_ref()
+                    {
+                        t.content = item.content;
+                    }
+                }
+                None => list.push(item),
+            }
+        }
+    }
+    list
 }
 
 /// The pure half of [`unfinished`].

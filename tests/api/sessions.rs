@@ -142,3 +142,99 @@ async fn idle_sessions_are_marked_abandoned() {
     let (_, row) = app.get(&format!("/v1/sessions/{sid}")).await;
     assert_eq!(row["status"], "abandoned");
 }
+
+/// A child session (a subagent's work) is linked to its parent session and to the operation
+/// that launched it, whichever arrives first; never to a session of another project.
+#[tokio::test]
+async fn child_sessions_link_to_parent_and_launching_operation_in_any_order() {
+    let app = spawn_app().await;
+    let p = &app.project;
+    let edges = |rel: &'static str| {
+        let cypher = format!(
+            "MATCH (c:Session {{project: $project}})-[:{rel}]->(x {{project: $project}}) RETURN count(*) AS n"
+        );
+        async move { count(&cypher, p).await }
+    };
+    // Child first: neither its parent nor the Task operation exist yet.
+    let parent = format!("{p}-main");
+    let child = cairn::claude::child_session_id(&parent, "a1");
+    let launch = cairn::claude::mapping::operation_id(&parent, "toolu_1");
+    let (s, b) = app
+        .post(
+            "/v1/sessions",
+            &json!({"project": p, "session_id": child, "parent": parent,
+                    "spawned_by": launch, "agent_type": "Explore", "task": "find the parser"}),
+        )
+        .await;
+    assert!(s == 201 || s == 202, "{b}");
+    let (s, b) = app
+        .post("/v1/sessions", &json!({"project": p, "session_id": parent}))
+        .await;
+    assert!(s == 201 || s == 202, "{b}");
+    app.ops_sync(
+        &parent,
+        json!([{"id": launch, "type": "tool_call", "tool": "Task", "summary": "subagent: find"}]),
+    )
+    .await;
+    crate::helpers::eventually(10, "CHILD_OF and SPAWNED_BY", || async {
+        edges("CHILD_OF").await == 1 && edges("SPAWNED_BY").await == 1
+    })
+    .await;
+    let (_, row) = app.get(&format!("/v1/sessions/{child}")).await;
+    assert_eq!(
+        (&row["parent"], &row["agent_type"], &row["spawned_by"]),
+        (&json!(parent), &json!("Explore"), &json!(launch))
+    );
+
+    // Parent and operation first: the child links at its start. A later start of a known
+    // child adds the launching operation once it is known.
+    let child2 = cairn::claude::child_session_id(&parent, "a2");
+    let launch2 = cairn::claude::mapping::operation_id(&parent, "toolu_2");
+    app.ops_sync(
+        &parent,
+        json!([{"id": launch2, "type": "tool_call", "tool": "Agent", "summary": "subagent: review"}]),
+    )
+    .await;
+    for body in [
+        json!({"project": p, "session_id": child2, "parent": parent}),
+        json!({"project": p, "session_id": child2, "parent": parent, "spawned_by": launch2}),
+    ] {
+        let (s, b) = app.post("/v1/sessions", &body).await;
+        assert!(s == 201 || s == 202, "{b}");
+    }
+    crate::helpers::eventually(10, "the second child's links", || async {
+        edges("CHILD_OF").await == 2 && edges("SPAWNED_BY").await == 2
+    })
+    .await;
+    // The parent's chain holds only its own operations.
+    let chain = count(
+        &format!(
+            "MATCH (o:Operation)-[:PART_OF]->(:Session {{id: '{parent}'}}) RETURN count(o) AS n"
+        ),
+        p,
+    )
+    .await;
+    assert_eq!(chain, 2);
+
+    // A parent in another project is refused.
+    let other = format!("{p}-other");
+    let client = app.client_for(&other, "write").await;
+    let r = client
+        .post(app.url("/v1/sessions"))
+        .json(&json!({"project": other, "session_id": format!("{other}-s")}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16() / 100, 2);
+    let (s, b) = app
+        .post(
+            "/v1/sessions",
+            &json!({"project": p, "session_id": format!("{p}-c3"), "parent": format!("{other}-s")}),
+        )
+        .await;
+    assert_eq!(
+        (s, b["error"]["code"].as_str()),
+        (422, Some("unknown_session")),
+        "{b}"
+    );
+}
