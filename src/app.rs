@@ -19,13 +19,21 @@ pub struct AppState {
     pub store: Store,
     pub capture: Capture,
     pub auth: Arc<Authenticator>,
-    /// The embeddings endpoint, when configured; search is fulltext-only without it.
+    /// Where vectors come from (the embedded model by default, a remote endpoint, or none
+    /// with `CAIRN_EMBED=off`); search is fulltext-only without it or while it is not ready.
     pub embedder: Option<Arc<crate::embed::Embedder>>,
     /// Sessions' operation logs, for reconstruction and context.
     pub logs: crate::recall::logs::Logs,
 }
 
 impl AppState {
+    /// The dimension of the vector indexes: the embedder's, else the configured one.
+    pub fn vector_dimensions(&self) -> u32 {
+        self.embedder.as_ref().map_or(self.settings.neo4j.embed_dimensions, |e| {
+            u32::try_from(e.dimensions()).unwrap_or(u32::MAX)
+        })
+    }
+
     /// Session search as configured (hybrid with an embedder, else fulltext).
     pub fn finder(&self) -> crate::recall::context::Finder<'_> {
         crate::recall::context::Finder {
@@ -141,6 +149,10 @@ impl Application {
         } = self;
         let settings = &state.settings;
         tracing::info!(port, neo4j.uri = %settings.neo4j.uri, spool.dir = %settings.spool_dir.display(), "cairn serving");
+        match &state.embedder {
+            Some(e) => tracing::info!(model = e.model(), dimensions = e.dimensions(), status = e.status().as_str(), "search vectors"),
+            None => tracing::info!("search vectors off (CAIRN_EMBED=off): keyword-only"),
+        }
         if settings.insecure_no_auth {
             tracing::warn!("serving WITHOUT API keys (--insecure-no-auth): any local process can read and write every project");
         } else {
@@ -225,17 +237,23 @@ async fn shutdown_signal() {
 /// recreated database gets its schema back without restarting cairn.
 async fn ensure_schema(state: Arc<AppState>, mut stop: watch::Receiver<bool>) {
     let mut delay = Duration::from_millis(500);
+    let mut applied_once = state.embedder.is_none();
     loop {
+        // The vector indexes follow the embedding model in use, so with one the schema is
+        // applied once at start whatever its version (idempotent; an index of another
+        // dimension is made again), then whenever it is behind.
+        let dimensions = state.vector_dimensions();
         let current = graph::schema::version(&state.store).await;
         let outcome = match current {
-            Ok(Some(v)) if v >= graph::schema::SCHEMA_VERSION => Ok(false),
-            Ok(_) => graph::schema::apply(&state.store, state.settings.neo4j.embed_dimensions)
+            Ok(Some(v)) if v >= graph::schema::SCHEMA_VERSION && applied_once => Ok(false),
+            Ok(_) => graph::schema::apply(&state.store, dimensions)
                 .await
                 .map(|_| true),
             Err(e) => Err(e),
         };
         match outcome {
             Ok(applied) => {
+                applied_once = true;
                 if applied {
                     tracing::info!(version = graph::schema::SCHEMA_VERSION, "schema applied");
                 }

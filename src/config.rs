@@ -69,7 +69,8 @@ pub struct Neo4jSettings {
         default_value_t = 16
     )]
     pub max_connections: usize,
-    /// Dimension of the session-embedding vector index.
+    /// Dimension of the vectors of a remote embeddings model (`CAIRN_EMBED_BASE_URL`); the
+    /// embedded model's is 384. The vector indexes follow the model in use.
     #[arg(
         long = "embed-dimensions",
         env = "CAIRN_EMBED_DIMENSIONS",
@@ -84,18 +85,47 @@ impl Neo4jSettings {
     }
 }
 
-/// The embeddings endpoint (OpenAI-compatible `/embeddings`). Without a base URL, search
-/// runs on fulltext alone.
+/// Whether search uses vectors at all.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum EmbedSwitch {
+    /// Vectors from the embedded model, or from `CAIRN_EMBED_BASE_URL` when set.
+    #[default]
+    On,
+    /// No vectors: search and context run on fulltext alone.
+    Off,
+}
+
+/// Where vectors come from: the embedded all-MiniLM-L6-v2 (default), an OpenAI-compatible
+/// `/embeddings` endpoint (`CAIRN_EMBED_BASE_URL`), or nowhere (`CAIRN_EMBED=off`).
 #[derive(Args, Clone, Debug, Default)]
 pub struct EmbedSettings {
-    /// Base URL of an OpenAI-compatible API (`https://api.openai.com/v1`, a local server…).
+    /// `off` turns vectors off (fulltext search only).
+    #[arg(
+        id = "embed",
+        long = "embed",
+        env = "CAIRN_EMBED",
+        value_enum,
+        default_value = "on"
+    )]
+    pub switch: EmbedSwitch,
+    /// Directory of the embedded model's files (`scripts/embed-model fetch` puts them in
+    /// `.cairn/models/all-MiniLM-L6-v2`, the default).
+    #[arg(
+        id = "embed_model_dir",
+        long = "embed-model-dir",
+        env = "CAIRN_EMBED_MODEL_DIR"
+    )]
+    pub model_dir: Option<PathBuf>,
+    /// Base URL of an OpenAI-compatible API (`https://api.openai.com/v1`, a local server…);
+    /// unset: the embedded model.
     #[arg(
         id = "embed_base_url",
         long = "embed-base-url",
         env = "CAIRN_EMBED_BASE_URL"
     )]
     pub base_url: Option<String>,
-    /// Embedding model name.
+    /// Embedding model name at the remote endpoint (the embedded model is always
+    /// all-MiniLM-L6-v2).
     #[arg(
         id = "embed_model",
         long = "embed-model",
@@ -129,7 +159,7 @@ pub struct EmbedSettings {
         default_value_t = 3
     )]
     pub attempts: u32,
-    /// Texts per embeddings request.
+    /// Texts per embeddings request (per forward pass of the embedded model).
     #[arg(
         id = "embed_batch",
         long = "embed-batch",

@@ -22,7 +22,8 @@
 //!   and the writer that drains it into Neo4j in order, over a few lanes of transactions (a
 //!   session never split); the writer runs on a thread of its own at lower CPU priority with
 //!   its own connections, and new operations lean on the unique id constraint, not a lookup.
-//! - [`bench`] — `cairn bench …`: ingest, recall, search, load and growth against the real
+//! - [`bench`] — `cairn bench …`: ingest, recall, search, load, growth and embed (the embedded
+//!   model's throughput and memory) against the real
 //!   Neo4j with same-run baselines; `faults` (outage, SIGKILL, full spool, LLM failures, slow
 //!   Neo4j, each ending with an exactly-once check) through the Neo4j `proxy` tests use too.
 //! - [`knowledge`] — the CI report: what is known about a set of files, as JSON and Markdown.
@@ -39,7 +40,9 @@
 //! - [`claude`] — Claude Code: hook event shapes, the one event → capture mapping, secret
 //!   redaction, SessionStart context, transcript parsing, settings merging.
 //! - [`mcp`] — MCP at `/mcp` (rmcp, streamable HTTP): the agent-facing tools.
-//! - [`embed`] — the embeddings client (OpenAI-compatible `/embeddings`), batched, retried.
+//! - [`embed`] — embeddings: one `Embedder` over the embedded all-MiniLM-L6-v2 (`local`:
+//!   candle on the CPU, its own thread, length-sorted batches; the default) and an
+//!   OpenAI-compatible endpoint (`remote`); `model()` names what made each vector.
 
 pub mod api;
 pub mod app;

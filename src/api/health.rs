@@ -7,6 +7,7 @@ use poem_openapi::{payload::Json, payload::PlainText, ApiResponse, Object, OpenA
 
 use super::ApiTags;
 use crate::app::AppState;
+use crate::embed::Status;
 use crate::graph::schema::{self, SCHEMA_VERSION};
 
 pub struct HealthApi(pub Arc<AppState>);
@@ -30,6 +31,56 @@ pub struct Readiness {
     /// `writing`, or `retrying` while the capture writer cannot get its transactions into
     /// Neo4j: captures are still acknowledged and wait in the spool.
     pub writer: String,
+    /// Where search vectors come from. Readiness does not depend on it: without vectors
+    /// search runs keyword-only.
+    pub embeddings: Embeddings,
+}
+
+/// The embedding model as search sees it.
+#[derive(Object)]
+pub struct Embeddings {
+    /// `ready`; `loading` (the embedded model, at start); `unavailable` (keyword-only:
+    /// `reason` says why and what to run); `off` (`CAIRN_EMBED=off`).
+    pub status: String,
+    /// `keyword_only` unless `status` is `ready`, then `hybrid`.
+    pub search: String,
+    /// What makes the vectors: `local:all-MiniLM-L6-v2` or `remote:<model>`.
+    #[oai(skip_serializing_if_is_none)]
+    pub model: Option<String>,
+    #[oai(skip_serializing_if_is_none)]
+    pub dimensions: Option<u32>,
+    #[oai(skip_serializing_if_is_none)]
+    pub reason: Option<String>,
+}
+
+impl Embeddings {
+    pub fn of(embedder: Option<&crate::embed::Embedder>) -> Self {
+        let Some(e) = embedder else {
+            return Self {
+                status: "off".into(),
+                search: "keyword_only".into(),
+                model: None,
+                dimensions: None,
+                reason: Some("CAIRN_EMBED=off".into()),
+            };
+        };
+        let status = e.status();
+        Self {
+            status: status.as_str().into(),
+            search: if status == Status::Ready {
+                "hybrid"
+            } else {
+                "keyword_only"
+            }
+            .into(),
+            model: Some(e.model().to_string()),
+            dimensions: u32::try_from(e.dimensions()).ok(),
+            reason: match status {
+                Status::Unavailable(why) => Some(why),
+                _ => None,
+            },
+        }
+    }
 }
 
 #[derive(ApiResponse)]
@@ -88,6 +139,7 @@ impl HealthApi {
                 "retrying"
             }
             .into(),
+            embeddings: Embeddings::of(self.0.embedder.as_deref()),
         };
         if reason.is_none() {
             ReadyResponse::Ready(Json(body))

@@ -37,7 +37,8 @@ pub struct SearchResponse {
     pub mode: Mode,
     /// Best first by `score`.
     pub sessions: Vec<Hit>,
-    /// Set when an embeddings endpoint is configured but could not be used for this query.
+    /// Why vectors were not used for this query (`mode` is then `fulltext`): the embedded
+    /// model is missing or still loading, or the embeddings endpoint failed.
     #[oai(skip_serializing_if_is_none)]
     pub degraded: Option<String>,
 }

@@ -3,6 +3,7 @@
 
 pub mod child;
 pub mod disk;
+pub mod embed;
 pub mod faults;
 pub mod growth;
 pub mod ingest;

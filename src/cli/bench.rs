@@ -22,6 +22,9 @@ pub enum BenchCommand {
     /// Labelled synthetic histories: recall@5 and MRR of fulltext-only and hybrid search
     /// (with a local embedding stub over HTTP), and search latency.
     Search(Box<bench::search::SearchBench>),
+    /// The embedded embedding model: texts/s and batch latency for short and long texts,
+    /// length-sorted vs arrival-order batches, peak RSS, `cairn serve` idle RSS.
+    Embed(Box<bench::embed::EmbedBench>),
     /// Many concurrent clients mixing capture, context and search against a `cairn serve`
     /// child process; per-route latency, errors and peak RSS, next to a /healthz baseline.
     Load(Box<bench::load::LoadArgs>),
@@ -44,6 +47,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
         BenchCommand::Search(b) => bench::search::run(*b).await?,
         BenchCommand::RecallQuality(b) => bench::quality::run(*b).await?,
         BenchCommand::Load(b) => bench::load::run(*b).await?,
+        BenchCommand::Embed(b) => bench::embed::run(*b).await?,
         BenchCommand::Growth(b) => bench::growth::run(*b).await?,
         BenchCommand::Faults(b) => {
             let reports = bench::faults::run(*b).await?;

@@ -314,7 +314,8 @@ pub async fn run_once(store: &Store, embedder: Option<&Embedder>) -> StoreResult
             break;
         }
     }
-    if let Some(embedder) = embedder {
+    // While the embedded model loads (or when it is missing) documents stay pending.
+    if let Some(embedder) = embedder.filter(|e| e.is_ready()) {
         out.embedded = embed_pending(store, embedder, embedder.batch().max(1) * 4).await?;
     }
     Ok(out)

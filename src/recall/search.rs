@@ -308,6 +308,10 @@ pub async fn search_in(
                 nearest = vector(store, project, &v, k).await?;
             }
         }
+        Some(Err(crate::embed::EmbedError::Unavailable(why))) => {
+            // Logged once where the model failed to load; each answer says it again.
+            degraded = Some(why);
+        }
         Some(Err(err)) => {
             tracing::warn!(error = %err, "query embedding failed; searching on fulltext alone");
             degraded = Some(format!("embedding the query failed ({err}); fulltext only"));

@@ -33,6 +33,10 @@ pub fn settings(spool: &Path, neo4j_uri: Option<&str>) -> Settings {
         // Tests that read their own writes expect 201; a busy machine must not turn it into 202.
         "--sync-wait-ms".into(),
         "20000".into(),
+        // No vectors unless a test asks: the indexer is global, so every app with a model
+        // would embed every other test's sessions.
+        "--embed".into(),
+        "off".into(),
     ];
     if let Some(uri) = neo4j_uri {
         args.push("--neo4j-uri".into());

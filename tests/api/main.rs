@@ -6,6 +6,7 @@ mod beliefs;
 mod bench_ingest;
 mod decisions;
 mod durability;
+mod embed;
 mod extraction;
 mod faults;
 mod health;

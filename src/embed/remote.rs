@@ -1,6 +1,5 @@
-//! The embeddings client: batches of texts to an OpenAI-compatible `/embeddings` endpoint
-//! (async-openai), each request bounded by a deadline and retried with backoff. It knows
-//! nothing of sessions or Neo4j; the indexer and search call it.
+//! The remote backend: batches of texts to an OpenAI-compatible `/embeddings` endpoint
+//! (async-openai), each request bounded by a deadline and retried with backoff.
 
 use std::time::Duration;
 
@@ -10,30 +9,14 @@ use async_openai::{
     Client,
 };
 
+use super::{EmbedError, MAX_TEXT_CHARS};
 use crate::config::EmbedSettings;
 
-/// Characters of one text sent at most (far below any model's token limit).
-pub const MAX_TEXT_CHARS: usize = 8_000;
-
-#[derive(Debug, thiserror::Error)]
-pub enum EmbedError {
-    #[error("the embeddings endpoint did not answer within {0:?}")]
-    Timeout(Duration),
-    #[error("the embeddings endpoint failed: {0}")]
-    Api(String),
-    #[error("the embeddings endpoint answered {got} vectors of dimension {dim}; expected {want} of dimension {expected}")]
-    Shape {
-        got: usize,
-        want: usize,
-        dim: usize,
-        expected: usize,
-    },
-}
-
 /// An embeddings endpoint with its model and the dimension the vector index expects.
-#[derive(Clone)]
-pub struct Embedder {
+pub struct Remote {
     client: Client<OpenAIConfig>,
+    /// `remote:<model>`.
+    identity: String,
     model: String,
     dimensions: usize,
     timeout: Duration,
@@ -41,22 +24,9 @@ pub struct Embedder {
     batch: usize,
 }
 
-impl std::fmt::Debug for Embedder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Embedder")
-            .field("model", &self.model)
-            .field("dimensions", &self.dimensions)
-            .finish()
-    }
-}
-
-impl Embedder {
-    /// `None` when no base URL is configured: search then runs on fulltext alone.
-    pub fn from_settings(settings: &EmbedSettings, dimensions: u32) -> Option<Self> {
-        let base = settings.base_url.as_deref()?.trim();
-        if base.is_empty() {
-            return None;
-        }
+impl Remote {
+    /// A client for `base` (a non-empty base URL).
+    pub fn new(settings: &EmbedSettings, base: &str, dimensions: u32) -> Self {
         // One key may serve both the LLM and the embeddings endpoint.
         let key = if settings.api_key.0.is_empty() {
             std::env::var("CAIRN_LLM_API_KEY").unwrap_or_default()
@@ -71,14 +41,19 @@ impl Embedder {
         let config = OpenAIConfig::new()
             .with_api_base(base.trim_end_matches('/'))
             .with_api_key(key);
-        Some(Self {
+        Self {
             client: Client::with_config(config).with_http_client(http),
+            identity: format!("remote:{}", settings.model),
             model: settings.model.clone(),
             dimensions: dimensions as usize,
             timeout,
             attempts: settings.attempts.max(1),
             batch: settings.batch.clamp(1, 2048),
-        })
+        }
+    }
+
+    pub fn identity(&self) -> &str {
+        &self.identity
     }
 
     /// The model's name: stored with every vector it makes, so vectors never mix.
@@ -90,7 +65,6 @@ impl Embedder {
         self.dimensions
     }
 
-    /// Texts per request.
     pub fn batch(&self) -> usize {
         self.batch
     }

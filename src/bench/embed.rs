@@ -1,0 +1,258 @@
+//! `cairn bench embed`: the embedded model's throughput on this machine, through the same
+//! [`Embedder`] the server uses (its own thread, length-sorted batches). Short texts (~20
+//! tokens, a typical operation) and long ones (~200 tokens) in requests of `--batch` texts:
+//! texts/s and p50/p95 request latency. A mixed stream (4 short : 1 long, shuffled) is
+//! embedded twice: in arrival order, each batch padded to its longest text (the baseline, a
+//! plain batching), and as one request the model sorts by length. Then the peak RSS of this
+//! process, and the idle RSS of `cairn serve` children with the model loaded and with
+//! `CAIRN_EMBED=off` (needs Neo4j; `--no-serve` skips it).
+
+use std::{
+    path::PathBuf,
+    time::{Duration, Instant},
+};
+
+use anyhow::Context as _;
+use clap::Args;
+use rand::{rngs::StdRng, seq::SliceRandom, Rng, SeedableRng};
+
+use super::{ms, quantile};
+use crate::config::{EmbedSettings, Neo4jSettings};
+use crate::embed::{local, Embedder, Status};
+
+#[derive(Args, Debug)]
+pub struct EmbedBench {
+    #[command(flatten)]
+    pub neo4j: Neo4jSettings,
+    /// Directory of the model files (default: `.cairn/models/all-MiniLM-L6-v2`).
+    #[arg(long, env = "CAIRN_EMBED_MODEL_DIR")]
+    pub model_dir: Option<PathBuf>,
+    /// Short texts embedded (long ones: a quarter of this).
+    #[arg(long, default_value_t = 1_024)]
+    pub texts: usize,
+    /// Texts per request (and per forward pass at most).
+    #[arg(long, default_value_t = 32)]
+    pub batch: usize,
+    /// Generator seed.
+    #[arg(long, default_value_t = 7)]
+    pub seed: u64,
+    /// Skip the `cairn serve` idle-RSS measurement (it needs Neo4j).
+    #[arg(long)]
+    pub no_serve: bool,
+}
+
+/// Words of coding-agent operations.
+const WORDS: &[&str] = &[
+    "parser", "test", "fails", "flaky", "tokenizer", "ran", "cargo", "build", "fixed", "the",
+    "config", "loader", "reads", "environment", "variables", "retry", "backoff", "writer",
+    "spool", "neo4j", "session", "decision", "rationale", "because", "latency", "p95", "query",
+    "index", "fulltext", "vector", "embedding", "refactor", "module", "rename", "function",
+    "error", "handling", "timeout", "deadline", "database", "migration", "schema", "version",
+    "token", "expiry", "refresh", "login", "cookie", "cache", "eviction", "memory", "budget",
+    "context", "summary", "user", "asked", "assistant", "replied", "wrote", "src/main.rs",
+    "Cargo.toml", "README", "benchmark", "throughput", "regression", "commit", "branch", "merge",
+    "review", "lint", "clippy", "format", "warning", "deprecated", "upgrade", "dependency",
+    "serde", "json", "field", "missing", "optional", "default", "value", "backup", "restore",
+    "snapshot", "faster", "slower", "nightly", "job", "queue", "worker", "thread", "async",
+];
+
+fn text(rng: &mut StdRng, words: usize) -> String {
+    (0..words)
+        .map(|_| WORDS[rng.random_range(0..WORDS.len())])
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Requests of `batch` texts one after another: (texts/s, per-request latencies).
+async fn stream(
+    embedder: &Embedder,
+    texts: &[String],
+    batch: usize,
+) -> anyhow::Result<(f64, Vec<Duration>)> {
+    let started = Instant::now();
+    let mut latencies = Vec::new();
+    for chunk in texts.chunks(batch) {
+        let t = Instant::now();
+        let v = embedder.embed(chunk).await?;
+        anyhow::ensure!(v.len() == chunk.len(), "wrong number of vectors");
+        latencies.push(t.elapsed());
+    }
+    Ok((
+        texts.len() as f64 / started.elapsed().as_secs_f64(),
+        latencies,
+    ))
+}
+
+fn peak_rss_mb() -> Option<f64> {
+    proc_kb("VmHWM:").map(|kb| kb as f64 / 1024.0)
+}
+
+fn proc_kb(key: &str) -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find(|l| l.starts_with(key))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// Mean token count of `texts` under the model's tokenizer ([CLS] and [SEP] included).
+fn mean_tokens(dir: &std::path::Path, texts: &[String]) -> anyhow::Result<f64> {
+    let tokenizer = tokenizers::Tokenizer::from_file(dir.join("tokenizer.json"))
+        .map_err(|e| anyhow::anyhow!("tokenizer: {e}"))?;
+    let mut total = 0usize;
+    for t in texts {
+        let e = tokenizer
+            .encode_fast(t.as_str(), true)
+            .map_err(|e| anyhow::anyhow!("tokenizer: {e}"))?;
+        total += e.len().min(local::model::MAX_TOKENS);
+    }
+    Ok(total as f64 / texts.len().max(1) as f64)
+}
+
+pub async fn run(b: EmbedBench) -> anyhow::Result<()> {
+    let settings = EmbedSettings {
+        model_dir: b.model_dir.clone(),
+        batch: b.batch,
+        ..Default::default()
+    };
+    let dir = local::model_dir(&settings);
+    let started = Instant::now();
+    let embedder = Embedder::from_settings(&settings, 384).context("embedder")?;
+    let load = loop {
+        match embedder.status() {
+            Status::Ready => break started.elapsed(),
+            Status::Unavailable(why) => anyhow::bail!("{why}"),
+            Status::Loading if started.elapsed() > Duration::from_secs(300) => {
+                anyhow::bail!("the model did not load within 300 s")
+            }
+            Status::Loading => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
+    };
+    let mut rng = StdRng::seed_from_u64(b.seed);
+    let short: Vec<String> = (0..b.texts)
+        .map(|_| {
+            let n = rng.random_range(12..20);
+            text(&mut rng, n)
+        })
+        .collect();
+    let long: Vec<String> = (0..(b.texts / 4).max(1))
+        .map(|_| {
+            let n = rng.random_range(130..170);
+            text(&mut rng, n)
+        })
+        .collect();
+    let mut mixed: Vec<String> = short.iter().take(b.texts * 4 / 5).cloned().collect();
+    mixed.extend(long.iter().take(b.texts / 5).cloned());
+    mixed.shuffle(&mut rng);
+
+    // Warm up (first-touch allocations, CPU feature dispatch).
+    embedder.embed(&short[..b.batch.min(short.len())]).await?;
+
+    let (short_rate, mut short_lat) = stream(&embedder, &short, b.batch).await?;
+    let (long_rate, mut long_lat) = stream(&embedder, &long, b.batch).await?;
+    let (mixed_plain, _) = stream(&embedder, &mixed, b.batch).await?;
+    let (mixed_sorted, _) = stream(&embedder, &mixed, mixed.len()).await?;
+    let peak = peak_rss_mb();
+    let short_tokens = mean_tokens(&dir, &short)?;
+    let long_tokens = mean_tokens(&dir, &long)?;
+    drop(embedder);
+
+    let serve = if b.no_serve {
+        None
+    } else {
+        Some(serve_rss(&b, &dir).await?)
+    };
+
+    println!(
+        "embedded model {} ({}), {} threads, loaded in {:.0} ms",
+        local::IDENTITY,
+        dir.display(),
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        ms(load)
+    );
+    println!(
+        "short (~{short_tokens:.0} tokens): {short_rate:.0} texts/s; batch of {} p50 {:.1} ms, p95 {:.1} ms",
+        b.batch,
+        ms(quantile(&mut short_lat, 0.5)),
+        ms(quantile(&mut short_lat, 0.95))
+    );
+    println!(
+        "long (~{long_tokens:.0} tokens): {long_rate:.0} texts/s; batch of {} p50 {:.1} ms, p95 {:.1} ms",
+        b.batch,
+        ms(quantile(&mut long_lat, 0.5)),
+        ms(quantile(&mut long_lat, 0.95))
+    );
+    println!(
+        "mixed 4:1: {mixed_sorted:.0} texts/s sorted by length vs {mixed_plain:.0} texts/s in arrival order (baseline), x{:.2}",
+        mixed_sorted / mixed_plain.max(1e-9)
+    );
+    println!("peak RSS of this process: {:.0} MB", peak.unwrap_or(0.0));
+    if let Some((on, off)) = serve {
+        println!(
+            "cairn serve idle RSS: {on:.0} MB with the model loaded, {off:.0} MB with CAIRN_EMBED=off (baseline)"
+        );
+    }
+    let report = serde_json::json!({
+        "bench": "embed",
+        "model": local::IDENTITY,
+        "batch": b.batch,
+        "load_ms": ms(load),
+        "short": {"texts": short.len(), "mean_tokens": short_tokens, "texts_per_s": short_rate,
+                  "p50_ms": ms(quantile(&mut short_lat, 0.5)), "p95_ms": ms(quantile(&mut short_lat, 0.95))},
+        "long": {"texts": long.len(), "mean_tokens": long_tokens, "texts_per_s": long_rate,
+                 "p50_ms": ms(quantile(&mut long_lat, 0.5)), "p95_ms": ms(quantile(&mut long_lat, 0.95))},
+        "mixed": {"texts": mixed.len(), "sorted_texts_per_s": mixed_sorted, "arrival_order_texts_per_s": mixed_plain},
+        "peak_rss_mb": peak,
+        "serve_idle_rss_mb": serve.map(|(on, _)| on),
+        "serve_idle_rss_mb_embed_off": serve.map(|(_, off)| off),
+    });
+    println!("{report}");
+    Ok(())
+}
+
+/// Idle RSS (MB) of a `cairn serve` child with the model loaded, and of one without vectors.
+async fn serve_rss(b: &EmbedBench, dir: &std::path::Path) -> anyhow::Result<(f64, f64)> {
+    use super::child::{ServeChild, ServeOptions};
+    let http = reqwest::Client::new();
+    let dir = std::fs::canonicalize(dir).context("model directory")?;
+    let mut out = Vec::new();
+    for on in [true, false] {
+        let spool =
+            std::env::temp_dir().join(format!("cairn-bench-{}", uuid::Uuid::new_v4().simple()));
+        let mut options = ServeOptions::new(&spool, &b.neo4j)?;
+        options.args = vec![
+            "--embed".into(),
+            if on { "on" } else { "off" }.into(),
+            "--embed-model-dir".into(),
+            dir.display().to_string(),
+        ];
+        let child = ServeChild::spawn(options)?;
+        child.wait_ready(&http, Duration::from_secs(120)).await?;
+        let started = Instant::now();
+        loop {
+            let r: serde_json::Value = http.get(child.url("/readyz")).send().await?.json().await?;
+            let status = r["embeddings"]["status"].as_str().unwrap_or_default();
+            if status != "loading" {
+                anyhow::ensure!(
+                    status == if on { "ready" } else { "off" },
+                    "the child's embeddings are {status}: {}",
+                    r["embeddings"]
+                );
+                break;
+            }
+            anyhow::ensure!(
+                started.elapsed() < Duration::from_secs(120),
+                "the model did not load"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        // Idle: let start-up work (schema check, first index pass) settle.
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        out.push(child.rss_mb().unwrap_or(0.0));
+        child.stop().await;
+    }
+    Ok((out[0], out[1]))
+}

@@ -1,0 +1,188 @@
+//! Embeddings: one [`Embedder`] over two backends. [`local`] runs all-MiniLM-L6-v2 in-process
+//! on the CPU (the default; weights from `scripts/embed-model fetch`); [`remote`] calls an
+//! OpenAI-compatible `/embeddings` endpoint (`CAIRN_EMBED_BASE_URL`). `CAIRN_EMBED=off`
+//! builds none. Every vector is attributable to [`Embedder::model`] and
+//! [`Embedder::dimensions`]; the vector indexes follow them. This module knows nothing of
+//! sessions or Neo4j; the indexer and search call it.
+
+pub mod local;
+pub mod remote;
+
+use std::{sync::Arc, time::Duration};
+
+use crate::config::{EmbedSettings, EmbedSwitch};
+
+/// Characters of one text embedded at most (far more than any model's token window holds).
+pub const MAX_TEXT_CHARS: usize = 8_000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    #[error("the embeddings endpoint did not answer within {0:?}")]
+    Timeout(Duration),
+    #[error("the embeddings endpoint failed: {0}")]
+    Api(String),
+    #[error("the embeddings endpoint answered {got} vectors of dimension {dim}; expected {want} of dimension {expected}")]
+    Shape {
+        got: usize,
+        want: usize,
+        dim: usize,
+        expected: usize,
+    },
+    /// The embedded model is not loaded (yet, or at all): search runs keyword-only.
+    #[error("{0}")]
+    Unavailable(String),
+    /// The embedded model failed on this input.
+    #[error("the embedded model failed: {0}")]
+    Model(String),
+}
+
+/// Whether vectors can be made now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// The embedded model is being loaded (at start, in the background).
+    Loading,
+    Ready,
+    /// Keyword-only: why, and what to do about it.
+    Unavailable(String),
+}
+
+impl Status {
+    /// `loading`, `ready` or `unavailable`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Status::Loading => "loading",
+            Status::Ready => "ready",
+            Status::Unavailable(_) => "unavailable",
+        }
+    }
+}
+
+/// Makes vectors: cheap to clone, shared by the indexer, search and context.
+#[derive(Clone)]
+pub struct Embedder {
+    backend: Backend,
+}
+
+#[derive(Clone)]
+enum Backend {
+    Remote(Arc<remote::Remote>),
+    Local(local::Local),
+}
+
+impl std::fmt::Debug for Embedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Embedder")
+            .field("model", &self.model())
+            .field("dimensions", &self.dimensions())
+            .finish()
+    }
+}
+
+impl Embedder {
+    /// The embedder the settings ask for: `None` with `CAIRN_EMBED=off`; a remote client when
+    /// `CAIRN_EMBED_BASE_URL` is set (vectors of `dimensions`); else the embedded model,
+    /// loading in the background (its status says when it is ready, or why it is not).
+    pub fn from_settings(settings: &EmbedSettings, dimensions: u32) -> Option<Self> {
+        if settings.switch == EmbedSwitch::Off {
+            return None;
+        }
+        let backend = match settings.base_url.as_deref().map(str::trim) {
+            Some(base) if !base.is_empty() => {
+                Backend::Remote(Arc::new(remote::Remote::new(settings, base, dimensions)))
+            }
+            _ => Backend::Local(local::Local::shared(
+                &local::model_dir(settings),
+                settings.batch,
+            )),
+        };
+        Some(Self { backend })
+    }
+
+    /// Which model makes the vectors: `local:all-MiniLM-L6-v2` or `remote:<model>`. Stored
+    /// with each vector, so vectors of different models are never compared.
+    pub fn model(&self) -> &str {
+        match &self.backend {
+            Backend::Remote(r) => r.identity(),
+            Backend::Local(_) => local::IDENTITY,
+        }
+    }
+
+    /// Length of every vector.
+    pub fn dimensions(&self) -> usize {
+        match &self.backend {
+            Backend::Remote(r) => r.dimensions(),
+            Backend::Local(_) => local::DIMENSIONS,
+        }
+    }
+
+    /// Texts per request (per forward pass of the embedded model).
+    pub fn batch(&self) -> usize {
+        match &self.backend {
+            Backend::Remote(r) => r.batch(),
+            Backend::Local(l) => l.batch(),
+        }
+    }
+
+    /// Whether vectors can be made now. A remote endpoint is always `Ready` (its failures
+    /// show per request).
+    pub fn status(&self) -> Status {
+        match &self.backend {
+            Backend::Remote(_) => Status::Ready,
+            Backend::Local(l) => l.status(),
+        }
+    }
+
+    pub fn is_ready(&self) -> bool {
+        self.status() == Status::Ready
+    }
+
+    /// One vector per text, in order, each of [`Self::dimensions`]. Texts longer than the
+    /// model's window are truncated. `Unavailable` while the embedded model is not loaded.
+    pub async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        match &self.backend {
+            Backend::Remote(r) => r.embed(texts).await,
+            Backend::Local(l) => l.embed(texts).await,
+        }
+    }
+}
+
+/// The first `MAX_TEXT_CHARS` characters of `text`.
+pub(crate) fn clip(text: &str) -> &str {
+    match text.char_indices().nth(MAX_TEXT_CHARS) {
+        Some((at, _)) => &text[..at],
+        None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn off_builds_no_embedder_and_a_base_url_selects_the_remote_one() {
+        let mut s = EmbedSettings {
+            switch: EmbedSwitch::Off,
+            base_url: Some("http://127.0.0.1:9/v1".into()),
+            model: "m".into(),
+            batch: 8,
+            ..Default::default()
+        };
+        assert!(Embedder::from_settings(&s, 16).is_none());
+        s.switch = EmbedSwitch::On;
+        let e = Embedder::from_settings(&s, 16).expect("remote");
+        assert_eq!(e.model(), "remote:m");
+        assert_eq!(e.dimensions(), 16);
+        assert_eq!(e.batch(), 8);
+        assert_eq!(e.status(), Status::Ready);
+    }
+
+    #[test]
+    fn clip_keeps_whole_characters() {
+        let long = "é".repeat(MAX_TEXT_CHARS + 5);
+        assert_eq!(clip(&long).chars().count(), MAX_TEXT_CHARS);
+        assert_eq!(clip("short"), "short");
+    }
+}
