@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use clap::Args;
+use clap::{Args, Parser};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -393,6 +393,101 @@ async fn ask(
     Ok(())
 }
 
+/// Asks every question as a user's prompt through the command hook (`cairn hook claude-code`
+/// with its default deadlines), each from a session of its own: how many were answered within
+/// the UserPromptSubmit deadline, how many recalled something, how much of the evidence the
+/// recalled memory held, and the hook's latency.
+async fn prompts(
+    base: &str,
+    run: &str,
+    data: &[Conversation],
+    loaded: &[Loaded],
+    per_conversation: Option<usize>,
+) -> anyhow::Result<Value> {
+    let spool = std::env::temp_dir().join(format!("cairn-bench-quality-hook-{run}"));
+    let spool_arg = spool.display().to_string();
+    let (mut asked, mut in_time, mut recalled, mut evidence, mut found) = (0, 0, 0, 0, 0);
+    let mut took = Vec::new();
+    let mut deadline = Duration::ZERO;
+    for (conv, l) in data.iter().zip(loaded) {
+        let questions = conv
+            .questions
+            .iter()
+            .filter(|q| q.evidence.iter().any(|e| l.turns.contains_key(e)))
+            .take(per_conversation.unwrap_or(usize::MAX));
+        for (i, q) in questions.enumerate() {
+            let argv = [
+                "cairn",
+                "hook",
+                "--url",
+                base,
+                "--project",
+                &l.project,
+                "--spool-dir",
+                &spool_arg,
+                "claude-code",
+                "--flush",
+                "off",
+            ];
+            let cli = crate::cli::Cli::try_parse_from(argv).context("hook arguments")?;
+            let crate::cli::Command::Hook(hook) = cli.command else {
+                anyhow::bail!("not a hook command");
+            };
+            if let crate::cli::hook::HookCommand::ClaudeCode {
+                prompt_deadline_ms, ..
+            } = &hook.command
+            {
+                deadline = Duration::from_millis(*prompt_deadline_ms);
+            }
+            let event = json!({"hook_event_name": "UserPromptSubmit",
+                               "session_id": format!("{}-prompt-{i}", l.project),
+                               "cwd": "/tmp", "prompt": q.question});
+            let mut out = Vec::new();
+            let t = Instant::now();
+            crate::cli::hook::invoke(hook, event.to_string().as_bytes(), &mut out).await?;
+            let elapsed = t.elapsed();
+            took.push(elapsed);
+            asked += 1;
+            let reply: Value = serde_json::from_slice(&out).unwrap_or(Value::Null);
+            // An event cairn did not answer in time waits in the hook's spool.
+            let spooled = std::fs::read_dir(&spool).map_or(0, |d| {
+                d.filter_map(Result::ok)
+                    .filter(|e| e.file_name().to_string_lossy().ends_with(".hook.json"))
+                    .count()
+            });
+            if spooled == 0 && elapsed <= deadline {
+                in_time += 1;
+            }
+            let text = reply["hookSpecificOutput"]["additionalContext"]
+                .as_str()
+                .map(squash)
+                .unwrap_or_default();
+            if !text.is_empty() {
+                recalled += 1;
+            }
+            for id in &q.evidence {
+                if let Some((_, t)) = l.turns.get(id) {
+                    evidence += 1;
+                    found += usize::from(!text.is_empty() && text.contains(t.as_str()));
+                }
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&spool);
+    let n = asked.max(1) as f64;
+    Ok(json!({
+        "prompts": asked,
+        "deadline_ms": deadline.as_millis() as u64,
+        "answered_within_deadline": round3(in_time as f64 / n),
+        "recalled_something": round3(recalled as f64 / n),
+        "evidence_recall": round3(found as f64 / evidence.max(1) as f64),
+        "latency_ms": {
+            "p50": ms(super::quantile(&mut took, 0.5)),
+            "p95": ms(super::quantile(&mut took, 0.95)),
+        },
+    }))
+}
+
 pub async fn run(mut b: QualityBench) -> anyhow::Result<()> {
     let raw = std::fs::read_to_string(&b.data)
         .with_context(|| format!("reading {}", b.data.display()))?;
@@ -481,6 +576,10 @@ async fn measure(
         report.insert(name.into(), tally.report());
     }
     report.insert(
+        "prompt_recall".into(),
+        prompts(base, run, &data.conversations, &loaded, per_conversation).await?,
+    );
+    report.insert(
         "setup".into(),
         json!({
             "data": "LoCoMo (snap-research/LoCoMo data/locomo10.json, CC BY-NC 4.0), extract",
@@ -518,20 +617,43 @@ fn print(report: &Value) {
             continue;
         }
         let ev = &m["evidence_recall"];
+        let cells = [
+            &ev["500"],
+            &ev["1000"],
+            &ev["2000"],
+            &m["session_recall_at_5"],
+            &m["mrr"],
+            &m["context_latency_ms"]["p50"],
+            &m["context_latency_ms"]["p95"],
+            &m["search_latency_ms"]["p50"],
+            &m["search_latency_ms"]["p95"],
+        ]
+        .map(|v| v.to_string());
         println!(
             "{:<10} {:>8} {:>8} {:>8} {:>10} {:>6} {:>9} {:>9} {:>9} {:>9}",
             name,
-            ev["500"],
-            ev["1000"],
-            ev["2000"],
-            m["session_recall_at_5"],
-            m["mrr"],
-            m["context_latency_ms"]["p50"],
-            m["context_latency_ms"]["p95"],
-            m["search_latency_ms"]["p50"],
-            m["search_latency_ms"]["p95"],
+            cells[0],
+            cells[1],
+            cells[2],
+            cells[3],
+            cells[4],
+            cells[5],
+            cells[6],
+            cells[7],
+            cells[8],
         );
     }
+    let p = &report["prompt_recall"];
+    println!(
+        "prompt recall (command hook, {} ms deadline): {} prompts, {} answered in time, {} recalled something, evidence recall {}, p50 {} ms, p95 {} ms",
+        p["deadline_ms"],
+        p["prompts"],
+        p["answered_within_deadline"],
+        p["recalled_something"],
+        p["evidence_recall"],
+        p["latency_ms"]["p50"],
+        p["latency_ms"]["p95"],
+    );
 }
 
 /// Runs only against the real Neo4j; the pure parts are tested here.

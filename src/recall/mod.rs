@@ -13,6 +13,7 @@ pub mod handover;
 pub mod index;
 pub mod logs;
 pub mod reconstruction;
+pub mod prompt;
 pub mod relevant;
 pub mod search;
 pub mod turn_index;
