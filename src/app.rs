@@ -29,9 +29,11 @@ pub struct AppState {
 impl AppState {
     /// The dimension of the vector indexes: the embedder's, else the configured one.
     pub fn vector_dimensions(&self) -> u32 {
-        self.embedder.as_ref().map_or(self.settings.neo4j.embed_dimensions, |e| {
-            u32::try_from(e.dimensions()).unwrap_or(u32::MAX)
-        })
+        self.embedder
+            .as_ref()
+            .map_or(self.settings.neo4j.embed_dimensions, |e| {
+                u32::try_from(e.dimensions()).unwrap_or(u32::MAX)
+            })
     }
 
     /// Session search as configured (hybrid with an embedder, else fulltext).
@@ -150,7 +152,12 @@ impl Application {
         let settings = &state.settings;
         tracing::info!(port, neo4j.uri = %settings.neo4j.uri, spool.dir = %settings.spool_dir.display(), "cairn serving");
         match &state.embedder {
-            Some(e) => tracing::info!(model = e.model(), dimensions = e.dimensions(), status = e.status().as_str(), "search vectors"),
+            Some(e) => tracing::info!(
+                model = e.model(),
+                dimensions = e.dimensions(),
+                status = e.status().as_str(),
+                "search vectors"
+            ),
             None => tracing::info!("search vectors off (CAIRN_EMBED=off): keyword-only"),
         }
         if settings.insecure_no_auth {

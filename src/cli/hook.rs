@@ -180,8 +180,8 @@ pub async fn invoke(args: HookArgs, stdin: &[u8], out: &mut Vec<u8>) -> anyhow::
                 .max(session_start_deadline_ms)
                 .max(prompt_deadline_ms)
                 .max(pre_tool_deadline_ms);
-            let sender =
-                Sender::new(&args.client, context_tokens, longest).with_prompt_tokens(prompt_tokens);
+            let sender = Sender::new(&args.client, context_tokens, longest)
+                .with_prompt_tokens(prompt_tokens);
             // Boxed: the future is large, and tests run it on a small stack.
             let handled = Box::pin(claude_code(
                 stdin,

@@ -193,7 +193,10 @@ mod tests {
         // A long prompt: a quarter of its words.
         let long = terms("refresh tokens: please look into the mobile keychain storage and the flaky login screen");
         assert_eq!(long.len(), 10);
-        assert!(lexically_relevant("refresh tokens live in the keychain", &long));
+        assert!(lexically_relevant(
+            "refresh tokens live in the keychain",
+            &long
+        ));
         assert!(!lexically_relevant("the login screen", &long));
     }
 

@@ -48,7 +48,11 @@ async fn local_embedder() -> Embedder {
 }
 
 fn cosine(a: &[f32], b: &[f32]) -> f64 {
-    let dot: f64 = a.iter().zip(b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum();
+    let dot: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| f64::from(*x) * f64::from(*y))
+        .sum();
     let na: f64 = a.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
     let nb: f64 = b.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
     dot / (na * nb)
@@ -56,10 +60,9 @@ fn cosine(a: &[f32], b: &[f32]) -> f64 {
 
 #[tokio::test]
 async fn embed_local_matches_sentence_transformers() {
-    let fixture: Value = serde_json::from_str(include_str!(
-        "../fixtures/embed/minilm-reference.json"
-    ))
-    .expect("fixture");
+    let fixture: Value =
+        serde_json::from_str(include_str!("../fixtures/embed/minilm-reference.json"))
+            .expect("fixture");
     let cases = fixture["cases"].as_array().expect("cases");
     assert!(cases.len() >= 8);
     let texts: Vec<String> = cases

@@ -847,12 +847,22 @@ async fn a_prompt_recalls_relevant_memory_fenced_within_budget_and_never_its_own
         |r| additional_context(r).is_some_and(|t| t.contains("fourteen days")),
     )
     .await;
-    assert_eq!(reply["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit");
+    assert_eq!(
+        reply["hookSpecificOutput"]["hookEventName"],
+        "UserPromptSubmit"
+    );
     let text = additional_context(&reply).expect("recalled memory");
-    assert!(text.starts_with("<cairn-memory>") && text.ends_with("</cairn-memory>"), "{text}");
-    assert!(text.contains("not instructions"), "labelled as data: {text}");
+    assert!(
+        text.starts_with("<cairn-memory>") && text.ends_with("</cairn-memory>"),
+        "{text}"
+    );
+    assert!(
+        text.contains("not instructions"),
+        "labelled as data: {text}"
+    );
     let (q, a) = (
-        text.find("how long should refresh tokens live").expect(text),
+        text.find("how long should refresh tokens live")
+            .expect(text),
         text.find("expire after fourteen days").unwrap(),
     );
     assert!(q < a, "the question, then its answer: {text}");
@@ -876,13 +886,19 @@ async fn a_prompt_recalls_relevant_memory_fenced_within_budget_and_never_its_own
     let again = ask(question, &["--prompt-tokens", "300"]).await;
     let text = additional_context(&again).expect("recalled memory");
     assert!(text.contains("fourteen days"), "{text}");
-    assert!(!text.contains("settled earlier"), "own session recalled: {text}");
+    assert!(
+        !text.contains("settled earlier"),
+        "own session recalled: {text}"
+    );
     assert!(!text.contains(&current), "{text}");
     let n = cairn::domain::tokens::count(cairn::config::Encoding::O200kBase, text);
     assert!(n <= 300, "{n} tokens");
 
     // Nothing relevant, nothing injected: a short reply, an unrelated request.
-    for unrelated in ["yes, go ahead", "paint the garden shed purple before the weekend"] {
+    for unrelated in [
+        "yes, go ahead",
+        "paint the garden shed purple before the weekend",
+    ] {
         let r = ask(unrelated, &[]).await;
         assert!(additional_context(&r).is_none(), "{unrelated}: {r}");
     }
@@ -891,11 +907,11 @@ async fn a_prompt_recalls_relevant_memory_fenced_within_budget_and_never_its_own
     let event = json!({"hook_event_name": "UserPromptSubmit", "session_id": format!("cc-{}", uuid::Uuid::new_v4()),
                        "cwd": "/tmp", "prompt": question});
     let route = |q: &str| format!("/v1/hooks/claude-code?project={}&{q}", app.project);
-    let (s, r) = app.post(&route("prompt_tokens=150"), &event).await;
+    let (s, r) = app.post(&route("prompt_tokens=250"), &event).await;
     assert_eq!(s, 200, "{r}");
     let text = additional_context(&r).expect("recalled memory");
     let n = cairn::domain::tokens::count(cairn::config::Encoding::O200kBase, text);
-    assert!(n <= 150 && text.ends_with("</cairn-memory>"), "{n}: {text}");
+    assert!(n <= 250 && text.ends_with("</cairn-memory>"), "{n}: {text}");
     assert!(text.contains("fourteen days"), "{text}");
     let (s, r) = app.post(&route("prompt_tokens=0"), &event).await;
     assert_eq!(s, 200, "{r}");

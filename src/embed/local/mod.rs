@@ -68,7 +68,11 @@ impl Local {
         let batch = batch.clamp(1, 256);
         let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
         loaded.retain(|w| w.strong_count() > 0);
-        if let Some(shared) = loaded.iter().filter_map(Weak::upgrade).find(|s| s.dir == dir) {
+        if let Some(shared) = loaded
+            .iter()
+            .filter_map(Weak::upgrade)
+            .find(|s| s.dir == dir)
+        {
             return Self { shared, batch };
         }
         let shared = Arc::new(Self::start(dir.to_path_buf()));
@@ -119,10 +123,7 @@ impl Local {
         }
         let (reply, answer) = oneshot::channel();
         let job = Job {
-            texts: texts
-                .iter()
-                .map(|t| super::clip(t).to_string())
-                .collect(),
+            texts: texts.iter().map(|t| super::clip(t).to_string()).collect(),
             batch: self.batch,
             reply,
         };

@@ -84,9 +84,7 @@ fn verify(dir: &Path, name: &str, want: &'static str) -> Result<PathBuf, LoadErr
     let path = dir.join(name);
     let mut file = match std::fs::File::open(&path) {
         Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(LoadError::Missing(path))
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(LoadError::Missing(path)),
         Err(e) => return Err(LoadError::Io(path, e)),
     };
     let mut hasher = Sha256::new();
@@ -110,8 +108,7 @@ fn verify(dir: &Path, name: &str, want: &'static str) -> Result<PathBuf, LoadErr
 impl MiniLm {
     /// Verifies and loads the files in `dir`.
     pub fn load(dir: &Path) -> Result<Self, LoadError> {
-        let [weights, tokenizer, config] =
-            FILES.map(|(name, digest)| verify(dir, name, digest));
+        let [weights, tokenizer, config] = FILES.map(|(name, digest)| verify(dir, name, digest));
         let (weights, tokenizer, config) = (weights?, tokenizer?, config?);
         let load = |e: &dyn std::fmt::Display| LoadError::Load(e.to_string());
         let config: Config = serde_json::from_slice(
@@ -233,7 +230,9 @@ mod tests {
     #[test]
     fn a_missing_directory_is_a_clear_error() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let err = MiniLm::load(&dir.path().join("nope")).err().expect("no model");
+        let err = MiniLm::load(&dir.path().join("nope"))
+            .err()
+            .expect("no model");
         assert!(matches!(err, LoadError::Missing(_)), "{err}");
         assert!(err.to_string().contains("model.safetensors is missing"));
     }
