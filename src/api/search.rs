@@ -153,9 +153,10 @@ pub const TURN_KINDS: &[&str] = &[
 ];
 
 /// Validated turn-search input: (project, query, limit, types).
-pub fn turn_search_input(
-    body: &TurnSearchRequest,
-) -> Result<(String, String, usize, Option<Vec<String>>), ApiError> {
+pub type TurnSearchInput = (String, String, usize, Option<Vec<String>>);
+
+/// Validates a turn search's body.
+pub fn turn_search_input(body: &TurnSearchRequest) -> Result<TurnSearchInput, ApiError> {
     let (project, query, limit) = search_input(&SearchRequest {
         project: body.project.clone(),
         query: body.query.clone(),

@@ -64,7 +64,7 @@ fn defuse(text: &str) -> String {
     while i < text.len() {
         let rest = &lower[i..];
         if rest.starts_with("<cairn-memory") || rest.starts_with("</cairn-memory") {
-            out.push_str("‹");
+            out.push('‹');
             i += 1;
             continue;
         }

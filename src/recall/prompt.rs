@@ -60,24 +60,6 @@ pub fn lexically_relevant(text: &str, words: &[String]) -> bool {
     shared(text, words) >= need
 }
 
-fn cosine(a: &[f32], b: &[f32]) -> f64 {
-    if a.len() != b.len() || a.is_empty() {
-        return 0.0;
-    }
-    let (mut dot, mut na, mut nb) = (0.0_f64, 0.0_f64, 0.0_f64);
-    for (x, y) in a.iter().zip(b) {
-        let (x, y) = (f64::from(*x), f64::from(*y));
-        dot += x * y;
-        na += x * x;
-        nb += y * y;
-    }
-    if na == 0.0 || nb == 0.0 {
-        0.0
-    } else {
-        dot / (na.sqrt() * nb.sqrt())
-    }
-}
-
 /// What to recall for `prompt` in `project`, leaving out `session` (and its subagents').
 /// History lines are read and costed for a share of `share` tokens.
 #[allow(clippy::too_many_arguments)]
@@ -130,7 +112,7 @@ pub async fn recall(
             graph::turns::embeddings(store, project, e.model(), &ids)
                 .await?
                 .into_iter()
-                .map(|(id, stored)| (id, cosine(&v, &stored)))
+                .map(|(id, stored)| (id, turns::cosine(&v, &stored)))
                 .collect()
         }
         _ => HashMap::new(),
@@ -198,12 +180,5 @@ mod tests {
             &long
         ));
         assert!(!lexically_relevant("the login screen", &long));
-    }
-
-    #[test]
-    fn cosine_of_unit_vectors() {
-        assert!((cosine(&[1.0, 0.0], &[1.0, 0.0]) - 1.0).abs() < 1e-9);
-        assert_eq!(cosine(&[1.0, 0.0], &[0.0, 1.0]), 0.0);
-        assert_eq!(cosine(&[], &[]), 0.0);
     }
 }

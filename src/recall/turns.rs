@@ -369,7 +369,8 @@ pub fn diversify(
     out
 }
 
-fn cosine(a: &[f32], b: &[f32]) -> f64 {
+/// Cosine of two vectors, negatives as 0; 0 when their lengths differ.
+pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
     if a.len() != b.len() || a.is_empty() {
         return 0.0;
     }
