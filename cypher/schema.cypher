@@ -66,6 +66,18 @@ CREATE INDEX session_embed_pending IF NOT EXISTS FOR (n:Session) ON (n.embed_pen
 // and without these the planner scans the label across every project.
 CREATE INDEX decision_project IF NOT EXISTS FOR (n:Decision) ON (n.project);
 CREATE INDEX belief_project_any_status IF NOT EXISTS FOR (n:Belief) ON (n.project);
+// Turn search: the bounded search text of each operation, memory and session summary (BM25,
+// English stemming, the project indexed too so a query is narrowed inside Lucene). Kept
+// eventually consistent: Neo4j updates it after commit, off capture's write path.
+CREATE FULLTEXT INDEX turn_search IF NOT EXISTS
+FOR (n:Operation|Memory|Session) ON EACH [n.search_text, n.project]
+OPTIONS {indexConfig: {`fulltext.analyzer`: 'english', `fulltext.eventually_consistent`: true}};
+// Meaning search over operations; each vector records the model and dimension that made it.
+CREATE VECTOR INDEX operation_embedding IF NOT EXISTS
+FOR (n:Operation) ON (n.embedding)
+OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, `vector.similarity_function`: 'cosine'}};
+// Sessions with operations the turn indexer has not processed (with the configured model).
+CREATE INDEX session_turns_pending IF NOT EXISTS FOR (n:Session) ON (n.turns_pending);
 // Child sessions (subagents): a session waiting for its parent, or for the operation that
 // launched it, is found by these when the other side arrives.
 CREATE INDEX session_parent IF NOT EXISTS FOR (n:Session) ON (n.parent);

@@ -3,5 +3,6 @@ SET s.status = $status,
     s.summary = coalesce($summary, s.summary),
     s.next_steps = CASE WHEN size($next_steps) > 0 THEN $next_steps ELSE coalesce(s.next_steps, []) END,
     s.closed_at = $at,
+    s.search_text = coalesce($search_text, s.search_text),
     s.search_dirty = true, s.search_rev = coalesce(s.search_rev, 0) + 1,
     s.last_activity_at = CASE WHEN $at > s.last_activity_at THEN $at ELSE s.last_activity_at END

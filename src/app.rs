@@ -40,6 +40,7 @@ impl AppState {
     pub fn finder(&self) -> crate::recall::context::Finder<'_> {
         crate::recall::context::Finder {
             embedder: self.embedder.as_deref(),
+            lists: crate::recall::search::Lists::Both,
             weights: crate::recall::search::Weights::from(&self.settings.search),
         }
     }
@@ -185,6 +186,10 @@ impl Application {
             state.store.clone(),
             state.embedder.clone(),
             Duration::from_millis(settings.search.index_every_ms.max(10)),
+            {
+                let state = state.clone();
+                Arc::new(move || state.capture.spool().used_bytes() > 0)
+            },
             stop_tx.subscribe(),
         ));
 

@@ -115,6 +115,19 @@ pub struct SearchSessions {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+pub struct SearchMemory {
+    /// Project id. Optional when the API key belongs to one project.
+    pub project: Option<String>,
+    /// What you are looking for, in plain words (at most 1000 characters).
+    pub query: String,
+    /// How many turns (default 10, at most 50).
+    pub limit: Option<u32>,
+    /// Kinds to keep (at most 16): `message`, `decision`, `tool_call`, `write`, `read`,
+    /// `search`, `todo`, `memory`, `summary`. All when absent.
+    pub types: Option<Vec<String>>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct GetContext {
     /// Project id. Optional when the API key belongs to one project.
     pub project: Option<String>,
@@ -382,6 +395,31 @@ impl CairnMcp {
                 )
                 .await?;
                 Ok(serde_json::json!({"mode": found.mode, "sessions": found.hits, "degraded": found.degraded}))
+            }
+            .await,
+        )
+    }
+
+    #[tool(
+        description = "Search this project's memory at the level of single turns: conversation turns, tool calls, decisions (with the alternatives rejected), memories and session summaries that match a query — by words, and by meaning when embeddings are on — best first, near-duplicates held back. Each hit has its session, its place in it (seq), its type, a score, a snippet and why it matched (fulltext, vector or both). Use it to find when and where something was said or decided."
+    )]
+    async fn search_memory(
+        &self,
+        Extension(parts): Extension<http::request::Parts>,
+        Parameters(p): Parameters<SearchMemory>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let who = principal(&parts)?;
+        answer(
+            async {
+                let project = project_of(&who, p.project.as_deref(), Scope::Read)?;
+                let body = crate::api::search::TurnSearchRequest {
+                    project,
+                    query: p.query,
+                    limit: p.limit,
+                    types: p.types,
+                };
+                let found = crate::api::search::turn_search(&self.state, &who, &body).await?;
+                serde_json::to_value(found).map_err(ApiError::internal)
             }
             .await,
         )

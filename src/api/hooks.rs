@@ -1,7 +1,8 @@
 //! `POST /v1/hooks/claude-code`: Claude Code HTTP hooks post their event JSON here (the
 //! command hook `cairn hook claude-code` posts the same). The event goes through the one
-//! mapping in `claude::mapping`; SessionStart answers with the handover and PreToolUse of a
-//! file tool with what is known about the file, as `hookSpecificOutput.additionalContext`
+//! mapping in `claude::mapping`; SessionStart answers with the handover, UserPromptSubmit with
+//! the memory relevant to the prompt (nothing when none is) and PreToolUse of a file tool with
+//! what is known about the file, as `hookSpecificOutput.additionalContext`
 //! (`claude::context`). The command hook prints exactly this answer.
 
 use std::sync::Arc;
@@ -21,8 +22,8 @@ use crate::error::ApiError;
 pub struct HooksApi(pub Arc<AppState>);
 
 /// Claude Code's hook output: only `hookSpecificOutput` is ever set — the handover at
-/// SessionStart, a file's context at PreToolUse of a file tool — so the answer is `{}` for
-/// every other event. Its text is recorded memory, fenced and labelled as data.
+/// SessionStart, the memory relevant to the prompt at UserPromptSubmit, a file's context at
+/// PreToolUse of a file tool — so the answer is `{}` for every other event. Its text is recorded memory, fenced and labelled as data.
 #[derive(Object, Default)]
 pub struct HookReply {
     #[oai(rename = "hookSpecificOutput", skip_serializing_if_is_none)]
@@ -31,7 +32,7 @@ pub struct HookReply {
 
 #[derive(Object)]
 pub struct HookSpecificOutput {
-    /// The event answered (`SessionStart`, `PreToolUse`).
+    /// The event answered (`SessionStart`, `UserPromptSubmit`, `PreToolUse`).
     #[oai(rename = "hookEventName")]
     pub hook_event_name: String,
     /// Markdown Claude Code adds to the session's context.
@@ -56,6 +57,9 @@ impl HooksApi {
         project: Query<Option<String>>,
         /// Token budget of the SessionStart context (default 1500, at most 32000; 0: none).
         budget_tokens: Query<Option<u32>>,
+        /// Token budget of the memory recalled for a UserPromptSubmit's prompt (default 600,
+        /// at most 8000; 0: none).
+        prompt_tokens: Query<Option<u32>>,
         /// Answer the event without capturing it (the command hook sends it later, behind
         /// the events spooled before it).
         answer_only: Query<Option<bool>>,
@@ -78,6 +82,17 @@ impl HooksApi {
                 ApiError::too_long("budget_tokens", context::MAX_BUDGET_TOKENS, "tokens").into(),
             );
         }
+        let prompt_budget = prompt_tokens
+            .0
+            .map_or(context::PROMPT_BUDGET_TOKENS, |b| b as usize);
+        if prompt_budget > context::MAX_PROMPT_BUDGET_TOKENS {
+            return Err(ApiError::too_long(
+                "prompt_tokens",
+                context::MAX_PROMPT_BUDGET_TOKENS,
+                "tokens",
+            )
+            .into());
+        }
         let plan = mapping::plan(&event, &project)?;
         if answer_only.0 != Some(true) {
             let applied = Box::pin(mapping::apply(&self.0.capture, &plan)).await?;
@@ -90,11 +105,25 @@ impl HooksApi {
                 "claude code hook captured"
             );
         }
-        if budget == 0 {
+        let wanted = match plan.reply {
+            Reply::Prompt => prompt_budget,
+            _ => budget,
+        };
+        if wanted == 0 {
             return Ok(Json(HookReply::default()));
         }
         let answer = match &plan.reply {
-            Reply::Nothing | Reply::Prompt => return Ok(Json(HookReply::default())),
+            Reply::Nothing => return Ok(Json(HookReply::default())),
+            Reply::Prompt => {
+                Box::pin(context::prompt(
+                    &self.0,
+                    &project,
+                    &plan.session_id,
+                    event.prompt.as_deref().unwrap_or_default(),
+                    prompt_budget,
+                ))
+                .await
+            }
             // Boxed: these futures are large (the handover runs a search).
             Reply::Handover { source } => {
                 Box::pin(context::session_start_for(

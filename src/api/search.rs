@@ -1,4 +1,5 @@
-//! `POST /v1/sessions/search` (related sessions by meaning) and `GET /v1/handover`.
+//! `POST /v1/sessions/search` (related sessions by meaning), `POST /v1/search` (the turns that
+//! match: operations, memories, session summaries) and `GET /v1/handover`.
 
 use std::sync::Arc;
 
@@ -14,6 +15,7 @@ use crate::domain::validate;
 use crate::error::ApiError;
 use crate::recall::handover::{self, Handover};
 use crate::recall::search::{self, Hit, Mode, Weights};
+use crate::recall::turns::{self, MatchedBy, TurnHit, TurnQuery};
 
 pub struct SearchApi(pub Arc<AppState>);
 
@@ -59,6 +61,163 @@ pub fn search_input(body: &SearchRequest) -> Result<(String, String, usize), Api
     Ok((project, query, limit))
 }
 
+/// A search over a project's turns.
+#[derive(Object, serde::Deserialize)]
+pub struct TurnSearchRequest {
+    /// Project id (at most 128 characters).
+    pub project: String,
+    /// What to look for, in any words: at most 1000 characters. Lucene syntax has no
+    /// effect; every character is searched as text.
+    pub query: String,
+    /// Operations to return: 1 to 50, default 10.
+    pub limit: Option<u32>,
+    /// Kinds to keep (at most 16): `message`, `decision`, `tool_call`, `write`, `read`,
+    /// `search`, `todo`, `memory`, `summary`. Absent: every kind.
+    pub types: Option<Vec<String>>,
+}
+
+/// One turn found.
+#[derive(Object, serde::Serialize)]
+pub struct TurnFound {
+    /// The operation's id (a memory's id for `memory`; `summary:<session id>` for a summary).
+    pub operation_id: String,
+    /// The session it belongs to (empty for a memory asserted outside any session).
+    pub session_id: String,
+    /// Its place in the session (a summary: the session's last; a memory: 0).
+    pub seq: i64,
+    /// The operation type, or `memory` / `summary`.
+    #[oai(rename = "type")]
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[oai(skip_serializing_if_is_none)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// The re-ranking score (similarity, recency, importance), 0..1 with the default weights.
+    pub score: f64,
+    /// How well it matches the query, 0..1.
+    pub similarity: f64,
+    /// At most 240 characters of the turn's text around the match, `…` where cut.
+    pub snippet: String,
+    /// Which lists found it: `fulltext` (its words), `vector` (its meaning), `both`.
+    pub matched_by: MatchedBy,
+    /// Epoch milliseconds.
+    pub at: i64,
+}
+
+impl From<TurnHit> for TurnFound {
+    fn from(h: TurnHit) -> Self {
+        Self {
+            operation_id: h.operation_id,
+            session_id: h.session_id,
+            seq: h.seq,
+            kind: h.kind,
+            role: h.role,
+            score: h.score,
+            similarity: h.similarity,
+            snippet: h.snippet,
+            matched_by: h.matched_by,
+            at: h.at,
+        }
+    }
+}
+
+#[derive(Object, serde::Serialize)]
+pub struct TurnSearchResponse {
+    /// `hybrid` (BM25 and embeddings, fused by reciprocal rank) or `fulltext` (BM25 only:
+    /// no embedder, or it failed for this query).
+    pub mode: Mode,
+    /// Best first, near-duplicates held back.
+    pub operations: Vec<TurnFound>,
+    /// Operations of the project not embedded with the configured model yet (they are found
+    /// by their words meanwhile); absent without an embedder.
+    #[oai(skip_serializing_if_is_none)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending_embeddings: Option<i64>,
+    /// Set when an embedder is configured but could not be used for this query.
+    #[oai(skip_serializing_if_is_none)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub degraded: Option<String>,
+}
+
+/// The kinds a turn search may filter on.
+pub const TURN_KINDS: &[&str] = &[
+    "read",
+    "write",
+    "tool_call",
+    "search",
+    "decision",
+    "message",
+    "todo",
+    "memory",
+    "summary",
+];
+
+/// Validated turn-search input: (project, query, limit, types).
+pub type TurnSearchInput = (String, String, usize, Option<Vec<String>>);
+
+/// Validates a turn search's body.
+pub fn turn_search_input(body: &TurnSearchRequest) -> Result<TurnSearchInput, ApiError> {
+    let (project, query, limit) = search_input(&SearchRequest {
+        project: body.project.clone(),
+        query: body.query.clone(),
+        limit: body.limit,
+    })?;
+    let types = match &body.types {
+        None => None,
+        Some(t) if t.len() > turns::MAX_TYPES => {
+            return Err(ApiError::invalid(
+                "invalid_types",
+                "types",
+                format!("`types` names at most {} kinds", turns::MAX_TYPES),
+            ))
+        }
+        Some(t) => {
+            if let Some(i) = t.iter().position(|k| !TURN_KINDS.contains(&k.as_str())) {
+                return Err(ApiError::invalid(
+                    "invalid_types",
+                    format!("types[{i}]"),
+                    format!("`types` entries are among: {}", TURN_KINDS.join(", ")),
+                ));
+            }
+            Some(t.clone())
+        }
+    };
+    Ok((project, query, limit, types))
+}
+
+/// `POST /v1/search` and the MCP tool `search_memory`: validates, checks the key, searches.
+pub async fn turn_search(
+    state: &AppState,
+    who: &Principal,
+    body: &TurnSearchRequest,
+) -> Result<TurnSearchResponse, ApiError> {
+    let (project, query, limit, types) = turn_search_input(body)?;
+    who.require(&project, Scope::Read)?;
+    let started = std::time::Instant::now();
+    let found = turns::search_with(
+        &state.store,
+        state.embedder.as_deref(),
+        Weights::from(&state.settings.search),
+        &TurnQuery {
+            project: &project,
+            text: &query,
+            limit,
+            types: types.as_deref(),
+            sessions: None,
+            exclude_session: None,
+        },
+    )
+    .await?;
+    metrics::histogram!("cairn_turn_search_seconds").record(started.elapsed().as_secs_f64());
+    tracing::debug!(project = %project, mode = ?found.mode, hits = found.hits.len(), duration_ms = started.elapsed().as_millis() as u64, "turn search answered");
+    Ok(TurnSearchResponse {
+        mode: found.mode,
+        operations: found.hits.into_iter().map(TurnFound::from).collect(),
+        pending_embeddings: found.pending_embeddings,
+        degraded: found.degraded,
+    })
+}
+
 #[OpenApi(prefix_path = "/v1", tag = "ApiTags::Search")]
 impl SearchApi {
     /// Sessions related to a query, by words (BM25) and — when an embeddings endpoint is
@@ -89,6 +248,19 @@ impl SearchApi {
             sessions: found.hits,
             degraded: found.degraded,
         }))
+    }
+
+    /// The turns that match a query — conversation turns, tool calls, decisions (with what
+    /// was rejected), memories and session summaries — by words (BM25) and, with an
+    /// embedder, by meaning; fused by rank, re-ranked by similarity, recency and importance,
+    /// near-duplicates held back.
+    #[oai(path = "/search", method = "post")]
+    async fn turns(
+        &self,
+        auth: Data<&Principal>,
+        body: JsonBody<TurnSearchRequest>,
+    ) -> Handled<Json<TurnSearchResponse>> {
+        Ok(Json(turn_search(&self.0, &auth, &body.0).await?))
     }
 
     /// The wake-up handover for a new session: the last session's summary and unfinished

@@ -10,6 +10,7 @@ pub mod hooks;
 pub mod ingest;
 pub mod load;
 pub mod proxy;
+pub mod quality;
 pub mod recall;
 pub mod search;
 pub mod stub;

@@ -16,6 +16,7 @@ use crate::config::Encoding;
 use crate::domain::{paths, tokens};
 use crate::graph::{decisions, StoreResult};
 use crate::recall::handover::{self, Focus};
+use crate::recall::prompt as recall_prompt;
 use crate::recall::search::Weights;
 
 /// Default token budget of the SessionStart context.
@@ -170,6 +171,108 @@ pub async fn session_start_for(
             md.push_str(&section);
         }
     }
+    Ok(fenced_within(encoding, &md, budget_tokens))
+}
+
+/// Default token budget of the memory recalled for a prompt (`CAIRN_HOOK_PROMPT_TOKENS`).
+pub const PROMPT_BUDGET_TOKENS: usize = 600;
+/// Largest prompt budget a caller may ask for.
+pub const MAX_PROMPT_BUDGET_TOKENS: usize = 8_000;
+/// Characters of a memory, summary or belief line at most.
+const NOTE_CHARS: usize = 300;
+
+/// What the project remembers that is relevant to `prompt` (`recall::prompt`): earlier turns
+/// grouped by session under its date, with the reply after a question, then memories and
+/// session summaries, then active beliefs — fenced, within `budget_tokens`; empty when
+/// nothing is relevant enough. `session_id`'s own turns are never recalled.
+pub async fn prompt(
+    state: &AppState,
+    project: &str,
+    session_id: &str,
+    prompt: &str,
+    budget_tokens: usize,
+) -> StoreResult<String> {
+    let encoding = state.settings.tokenizer;
+    let room = budget_tokens.saturating_sub(fence_tokens(encoding));
+    if room == 0 {
+        return Ok(String::new());
+    }
+    let mut r = Box::pin(recall_prompt::recall(
+        &state.store,
+        state.embedder.as_deref(),
+        Weights::from(&state.settings.search),
+        encoding,
+        state.settings.belief_half_life_ms(),
+        project,
+        session_id,
+        prompt,
+        room,
+    ))
+    .await?;
+    if r.is_empty() {
+        return Ok(String::new());
+    }
+    let clip = |t: &str| {
+        let t = t.replace('\n', " ");
+        if t.chars().count() <= NOTE_CHARS {
+            t
+        } else {
+            format!("{}…", t.chars().take(NOTE_CHARS).collect::<String>())
+        }
+    };
+    let mut tail = String::new();
+    if !r.notes.is_empty() {
+        tail.push_str("### Notes\n");
+        for (kind, text) in &r.notes {
+            tail.push_str(&format!("- ({kind}) {}\n", clip(text)));
+        }
+    }
+    if !r.beliefs.is_empty() {
+        tail.push_str("### Beliefs\n");
+        for b in &r.beliefs {
+            tail.push_str(&format!(
+                "- ({:.0}%) {}\n",
+                b.conviction * 100.0,
+                clip(&b.content)
+            ));
+        }
+    }
+    // History first; notes and beliefs are short and get what it leaves, at least a third.
+    let heading = "### Earlier work on this\n";
+    let tail_cost = tokens::count(encoding, &tail).min(room / 3);
+    let share = room.saturating_sub(tail_cost + tokens::count(encoding, heading) + 1);
+    // A session is headed by the date of its oldest line recalled.
+    for f in &r.history.found {
+        if r.history.headers.contains_key(&f.session_id) {
+            continue;
+        }
+        let when = r
+            .history
+            .items
+            .iter()
+            .filter(|(k, _)| k.0 == f.session_id)
+            .map(|(_, i)| i.at)
+            .min()
+            .unwrap_or(0);
+        let date = chrono::DateTime::from_timestamp_millis(when)
+            .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
+            .unwrap_or_default();
+        let text = format!("#### {date} session {}", f.session_id);
+        let cost = tokens::count(encoding, &text) + 1;
+        r.history
+            .headers
+            .insert(f.session_id.clone(), (when, text, cost));
+    }
+    let chosen = r.history.select(share);
+    let mut md = String::new();
+    if !chosen.keys.is_empty() {
+        md.push_str(heading);
+        for l in r.history.present(&chosen) {
+            md.push_str(&l);
+            md.push('\n');
+        }
+    }
+    md.push_str(&tail);
     Ok(fenced_within(encoding, &md, budget_tokens))
 }
 

@@ -16,6 +16,9 @@ pub enum BenchCommand {
     Ingest(Box<bench::ingest::IngestArgs>),
     /// Seed a graph and measure reconstruction, context and window latency over HTTP.
     Recall(Box<bench::recall::RecallBench>),
+    /// Evidence recall of task context at 500/1000/2000 tokens, session recall@5, MRR and
+    /// latency on long multi-session conversations (LoCoMo), for fulltext, vectors and hybrid.
+    RecallQuality(Box<bench::quality::QualityBench>),
     /// Labelled synthetic histories: recall@5 and MRR of fulltext-only and hybrid search
     /// (with a local embedding stub over HTTP), and search latency.
     Search(Box<bench::search::SearchBench>),
@@ -47,6 +50,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
         }
         BenchCommand::Recall(b) => bench::recall::run(*b).await?,
         BenchCommand::Search(b) => bench::search::run(*b).await?,
+        BenchCommand::RecallQuality(b) => bench::quality::run(*b).await?,
         BenchCommand::Load(b) => bench::load::run(*b).await?,
         BenchCommand::Embed(b) => bench::embed::run(*b).await?,
         BenchCommand::Growth(b) => bench::growth::run(*b).await?,

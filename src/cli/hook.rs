@@ -77,6 +77,10 @@ pub enum HookCommand {
         /// Token budget of the SessionStart context.
         #[arg(long, env = "CAIRN_HOOK_CONTEXT_TOKENS")]
         context_tokens: Option<u32>,
+        /// Token budget of the memory recalled for a prompt at UserPromptSubmit (cairn's
+        /// default: 600; 0: none).
+        #[arg(long, env = "CAIRN_HOOK_PROMPT_TOKENS")]
+        prompt_tokens: Option<u32>,
         /// How a backlog of spooled events is sent: `detached` (a `cairn hook flush` process
         /// started after answering, which Claude Code does not wait for), `inline` (by this
         /// process after it has answered: for tests and embedding) or `off`.
@@ -162,6 +166,7 @@ pub async fn invoke(args: HookArgs, stdin: &[u8], out: &mut Vec<u8>) -> anyhow::
             prompt_deadline_ms,
             pre_tool_deadline_ms,
             context_tokens,
+            prompt_tokens,
             flush: mode,
         } => {
             let started = Instant::now();
@@ -175,7 +180,8 @@ pub async fn invoke(args: HookArgs, stdin: &[u8], out: &mut Vec<u8>) -> anyhow::
                 .max(session_start_deadline_ms)
                 .max(prompt_deadline_ms)
                 .max(pre_tool_deadline_ms);
-            let sender = Sender::new(&args.client, context_tokens, longest);
+            let sender = Sender::new(&args.client, context_tokens, longest)
+                .with_prompt_tokens(prompt_tokens);
             // Boxed: the future is large, and tests run it on a small stack.
             let handled = Box::pin(claude_code(
                 stdin,
@@ -456,6 +462,7 @@ pub struct Sender {
     client: Option<reqwest::Client>,
     url: String,
     context_tokens: Option<u32>,
+    prompt_tokens: Option<u32>,
 }
 
 impl Sender {
@@ -468,7 +475,14 @@ impl Sender {
             client,
             url: settings.endpoint("/v1/hooks/claude-code"),
             context_tokens,
+            prompt_tokens: None,
         }
+    }
+
+    /// Asks for this budget of recalled memory at UserPromptSubmit (cairn's default if `None`).
+    pub fn with_prompt_tokens(mut self, prompt_tokens: Option<u32>) -> Self {
+        self.prompt_tokens = prompt_tokens;
+        self
     }
 
     pub async fn send(&self, item: &Spooled, timeout: Duration) -> Outcome {
@@ -490,6 +504,9 @@ impl Sender {
         }
         if let Some(b) = self.context_tokens {
             query.push(("budget_tokens", b.to_string()));
+        }
+        if let Some(b) = self.prompt_tokens {
+            query.push(("prompt_tokens", b.to_string()));
         }
         if answer_only {
             query.push(("answer_only", "true".into()));

@@ -9,6 +9,7 @@ pub mod hook;
 pub mod import;
 pub mod keys;
 pub mod migrate;
+pub mod search;
 pub mod serve;
 pub mod setup;
 
@@ -43,6 +44,8 @@ pub enum Command {
     Context(context::ContextArgs),
     /// What is known about the files changed since a git ref, as Markdown.
     Ci(ci::CiArgs),
+    /// Turn-level search: the operations, decisions, memories and summaries that match.
+    Search(search::SearchArgs),
     /// Create, list or revoke API keys (talks to Neo4j directly).
     Keys(keys::KeysArgs),
     /// Write cairn's hook and MCP entries into the project's Claude Code settings.
@@ -61,6 +64,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Import(args) => import::run(args).await,
         Command::Context(args) => context::run(args).await,
         Command::Ci(args) => ci::run(args).await,
+        Command::Search(args) => search::run(args, &mut std::io::stdout().lock()).await,
         Command::Keys(args) => keys::run(args).await,
         Command::Setup(args) => {
             let mut out = Vec::new();

@@ -9,4 +9,5 @@ pub mod operation;
 pub mod paths;
 pub mod record;
 pub mod tokens;
+pub mod turn_text;
 pub mod validate;

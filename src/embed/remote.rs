@@ -56,6 +56,11 @@ impl Remote {
         &self.identity
     }
 
+    /// The model's name: stored with every vector it makes, so vectors never mix.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
     pub fn dimensions(&self) -> usize {
         self.dimensions
     }

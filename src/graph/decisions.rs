@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{param, statement, Store, StoreResult, Tx};
-use crate::domain::record::NewDecision;
+use crate::domain::{record::NewDecision, turn_text};
 
 /// A decision as stored, with its place in the supersession chain.
 #[derive(Clone, Debug, Serialize, Deserialize, poem_openapi::Object)]
@@ -95,7 +95,11 @@ pub async fn create(tx: &mut Tx, d: &NewDecision) -> StoreResult<()> {
                 "../../cypher/decision_record_operation.cypher"
             ))
             .param("id", d.id.as_str())
-            .param("operation_id", op.id.as_str()),
+            .param("operation_id", op.id.as_str())
+            .param(
+                "search_text",
+                turn_text::decision(&d.subject, &d.choice, &d.rationale, &d.alternatives),
+            ),
         )
         .await?;
     }

@@ -1,7 +1,7 @@
 //! Memories: facts, assumptions, lessons and discoveries someone asked cairn to remember.
 
 use super::{statement, StoreResult, Tx};
-use crate::domain::record::NewMemory;
+use crate::domain::{record::NewMemory, turn_text};
 
 pub async fn create(tx: &mut Tx, m: &NewMemory) -> StoreResult<()> {
     tx.run(
@@ -13,6 +13,7 @@ pub async fn create(tx: &mut Tx, m: &NewMemory) -> StoreResult<()> {
             .param("content", m.content.as_str())
             .param("confidence", m.confidence)
             .param("tokens", m.tokens)
+            .param("search_text", turn_text::memory(&m.kind, &m.content))
             .param("at", m.at),
     )
     .await

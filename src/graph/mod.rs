@@ -14,6 +14,7 @@ pub mod purge;
 pub mod schema;
 pub mod search;
 pub mod sessions;
+pub mod turns;
 
 use std::{future::Future, time::Duration, time::Instant};
 

@@ -24,8 +24,59 @@ pub fn statements() -> Vec<String> {
         .collect()
 }
 
-/// Applies every statement (idempotent) and records [`SCHEMA_VERSION`].
+/// The vector indexes, each with the statement that drops it.
+const VECTOR_INDEXES: &[(&str, &str)] = &[
+    (
+        "operation_embedding",
+        include_str!("../../cypher/schema_drop_operation_embedding.cypher"),
+    ),
+    (
+        "session_embedding",
+        include_str!("../../cypher/schema_drop_session_embedding.cypher"),
+    ),
+];
+
+/// Drops each vector index whose dimension differs from the configured model's (the schema
+/// then recreates it): vectors of another dimension cannot be compared with the model's.
+/// Returns the indexes dropped.
+pub async fn reconcile_vector_indexes(
+    store: &Store,
+    embed_dimensions: u32,
+) -> StoreResult<Vec<&'static str>> {
+    #[derive(serde::Deserialize)]
+    struct Row {
+        name: String,
+        dimensions: Option<i64>,
+    }
+    let rows: Vec<Row> = store
+        .fetch(statement(include_str!(
+            "../../cypher/schema_vector_indexes.cypher"
+        )))
+        .await?;
+    let mut dropped = Vec::new();
+    for row in rows {
+        let Some(&(name, drop)) = VECTOR_INDEXES.iter().find(|(n, _)| *n == row.name) else {
+            continue;
+        };
+        if row.dimensions == Some(i64::from(embed_dimensions)) {
+            continue;
+        }
+        tracing::warn!(
+            index = name,
+            dimensions = ?row.dimensions,
+            configured = embed_dimensions,
+            "vector index dimension differs from the configured embedding model; dropping and recreating it (vectors are re-embedded in the background)"
+        );
+        store.run(statement(drop)).await?;
+        dropped.push(name);
+    }
+    Ok(dropped)
+}
+
+/// Applies every statement (idempotent) and records [`SCHEMA_VERSION`]; a vector index of
+/// another dimension than `embed_dimensions` is recreated.
 pub async fn apply(store: &Store, embed_dimensions: u32) -> StoreResult<()> {
+    reconcile_vector_indexes(store, embed_dimensions).await?;
     for text in statements() {
         let q = neo4rs::query(&text);
         let q = if text.contains("$dimensions") {

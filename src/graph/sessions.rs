@@ -8,7 +8,10 @@ use super::{now_ms, statement, Store, StoreResult, Tx};
 use crate::capture::summary::{self, Material};
 use crate::claude::mapping::COMPACTION_TOOL;
 use crate::config::Encoding;
-use crate::domain::record::{NewClose, NewSession};
+use crate::domain::{
+    record::{NewClose, NewSession},
+    turn_text,
+};
 
 /// A session as stored.
 #[derive(Clone, Debug, Serialize, Deserialize, poem_openapi::Object)]
@@ -63,6 +66,10 @@ pub async fn close(tx: &mut Tx, cmd: &NewClose) -> StoreResult<()> {
             .param("status", cmd.status.as_str())
             .param("summary", cmd.summary.clone())
             .param("next_steps", cmd.next_steps.clone())
+            .param(
+                "search_text",
+                turn_text::session_summary(cmd.summary.as_deref(), &cmd.next_steps),
+            )
             .param("at", cmd.at),
     )
     .await

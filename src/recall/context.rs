@@ -1,10 +1,16 @@
 //! Token-budgeted context for a session (its history and the sessions it continues) or a
-//! task (related sessions, found by the same search as `POST /v1/sessions/search`). The budget is split per [`Allocation`]; each section collects
-//! newest-first until its share is spent and presents oldest-first; the newest history item
-//! is always present (cut to fit); files are listed once with the sessions that touched them;
-//! long-term memory (active beliefs, memories) is ranked by relevance × conviction/confidence.
-//! Stored per-operation token counts drive selection; framing is tokenised per request and
-//! the final text is counted once, so `tokens_used` is exact and never above the budget.
+//! task. A task's history is the operations turn search ranks most relevant to it, each with
+//! the reply or result after it, grouped by session under the session's date ([`relevant`]);
+//! its sessions (those of the hits, then those `POST /v1/sessions/search` finds) scope files,
+//! decisions and memory. Without relevant operations a task falls back to the related
+//! sessions' newest history, as a session does. The budget is split per [`Allocation`]
+//! (framing is paid from the overhead share; what it leaves is content's); the session mode's
+//! history is collected newest-first until its share is spent and presented oldest-first, the
+//! newest item always present (cut to fit); files are listed once with the sessions that
+//! touched them; decisions (by the task's words, for a task), beliefs and memories are ranked
+//! by relevance × conviction/confidence. Stored per-operation token counts drive selection;
+//! framing is tokenised per request and the final text is counted once, so `tokens_used` is
+//! exact and never above the budget.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -21,7 +27,8 @@ use crate::error::{ApiError, ApiResult};
 use crate::graph::{self, param, statement, Store, StoreResult};
 use crate::recall::logs::{self, Log, Logs};
 use crate::recall::reconstruction::OperationView;
-use crate::recall::search::{self, Weights};
+use crate::recall::search::{self, Lists, Weights};
+use crate::recall::{relevant, turns};
 
 /// Most sessions a context draws on.
 pub const MAX_SESSIONS: usize = 20;
@@ -96,6 +103,8 @@ pub struct ScopeSession {
 pub struct Finder<'a> {
     /// Hybrid (BM25 + vectors) when an embedding endpoint is configured, else fulltext.
     pub embedder: Option<&'a Embedder>,
+    /// The ranked lists consulted ([`Lists::Both`] but in the quality benchmark).
+    pub lists: Lists,
     pub weights: Weights,
 }
 
@@ -103,6 +112,7 @@ impl std::fmt::Debug for Finder<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Finder")
             .field("hybrid", &self.embedder.is_some())
+            .field("lists", &self.lists)
             .field("weights", &self.weights)
             .finish()
     }
@@ -118,9 +128,10 @@ pub async fn candidate_sessions(
     limit: usize,
 ) -> StoreResult<Vec<ScopeSession>> {
     if !task.trim().is_empty() {
-        let found = search::search(
+        let found = search::search_in(
             store,
             finder.embedder,
+            finder.lists,
             finder.weights,
             project,
             task,
@@ -572,9 +583,124 @@ fn files_from_logs(logs: &[(&str, &Log)], limit: usize) -> Vec<FileRow> {
     out
 }
 
+/// Operations turn search finds most relevant to a task, best first; nothing in session mode.
+async fn find_relevant(
+    store: &Store,
+    req: &Request<'_>,
+    share: usize,
+) -> StoreResult<Vec<relevant::Found>> {
+    let task = match (req.session_id, req.task) {
+        (None, Some(t)) if !t.trim().is_empty() => t,
+        _ => return Ok(Vec::new()),
+    };
+    // About one hit per 25 tokens of history: room for the pairs that fit, and for skipping.
+    let limit = (share / 25).clamp(10, turns::MAX_LIMIT);
+    let found = turns::search_in(
+        store,
+        req.finder.embedder,
+        req.finder.lists,
+        req.finder.weights,
+        &turns::TurnQuery {
+            project: req.project,
+            text: task,
+            limit,
+            types: None,
+            sessions: None,
+            exclude_session: None,
+        },
+    )
+    .await?;
+    Ok(found
+        .hits
+        .into_iter()
+        // Memories and summaries have sections of their own (or a header).
+        .filter(|h| !h.session_id.is_empty() && h.kind != "memory" && h.kind != "summary")
+        .map(|h| relevant::Found {
+            session_id: h.session_id,
+            seq: h.seq,
+            kind: h.kind,
+            role: h.role,
+            text: h.text,
+            score: h.score,
+        })
+        .collect())
+}
+
+/// The header of a session in a task's history: when it happened (its start, or its oldest
+/// shown operation when that is older, as in an imported session), its id and task.
+fn relevant_header(s: &ScopeSession, when: i64) -> String {
+    let date = chrono::DateTime::from_timestamp_millis(when)
+        .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
+        .unwrap_or_default();
+    let mut h = format!("### {date} session {}", s.id);
+    if let Some(t) = s.task.as_deref().filter(|t| !t.trim().is_empty()) {
+        h.push_str(&format!(": {}", clip(t, 120)));
+    }
+    h
+}
+
+/// Reads what `found` needs (its operations and neighbours, its sessions) and puts its
+/// sessions, best first, before the other sessions of the scope.
+async fn relevant_history(
+    store: &Store,
+    req: &Request<'_>,
+    scope: Vec<ScopeSession>,
+    found: Vec<relevant::Found>,
+    share: usize,
+) -> StoreResult<(Vec<ScopeSession>, relevant::History)> {
+    let mut order: Vec<&str> = Vec::new();
+    for f in &found {
+        if !order.contains(&f.session_id.as_str()) {
+            order.push(&f.session_id);
+        }
+    }
+    let keys = relevant::keys_for(&found);
+    let (rows, items) = tokio::join!(
+        relevant::sessions(store, req.project, &order),
+        relevant::read_items(store, req.project, &keys, req.encoding, req.stored, share),
+    );
+    let (rows, items) = (rows?, items?);
+    let mut by_id: HashMap<String, ScopeSession> =
+        rows.into_iter().map(|s| (s.id.clone(), s)).collect();
+    let mut headers = HashMap::new();
+    let mut sessions = Vec::new();
+    for id in order {
+        let Some(s) = by_id.remove(id) else { continue };
+        let oldest = items
+            .iter()
+            .filter(|(k, _)| k.0 == s.id)
+            .map(|(_, i)| i.at)
+            .min()
+            .unwrap_or(s.started_at);
+        let when = s.started_at.min(oldest);
+        let l = line(req.encoding, relevant_header(&s, when));
+        headers.insert(s.id.clone(), (when, l.text, l.cost));
+        sessions.push(s);
+    }
+    for s in scope {
+        if !headers.contains_key(&s.id) {
+            sessions.push(s);
+        }
+    }
+    sessions.truncate(MAX_SESSIONS);
+    Ok((
+        sessions,
+        relevant::History {
+            found,
+            items,
+            headers,
+        },
+    ))
+}
+
 /// Assembles the context. `session_not_found` when `session_id` names no session of the
 /// project.
 pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
+    // On the heap: the search futures it awaits are large for a request's stack.
+    Box::pin(assemble_boxed(store, req)).await
+}
+
+async fn assemble_boxed(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
     let enc = req.encoding;
     let started = std::time::Instant::now();
     let plan = budget::plan(req.budget, &req.allocation);
@@ -582,17 +708,36 @@ pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
     let mem_q = statement(include_str!("../../cypher/recall_memories.cypher"))
         .param("project", req.project)
         .param("limit", 500i64);
-    let (sessions, beliefs, memories) = tokio::join!(
-        scope(store, req),
+    let (sessions, beliefs, memories, found) = tokio::join!(
+        Box::pin(scope(store, req)),
         graph::beliefs::list(store, req.project, Some("active"), req.half_life_ms, 500),
         store.fetch::<MemoryRow>(mem_q),
+        Box::pin(find_relevant(store, req, plan.text)),
     );
-    let (sessions, beliefs, memories) = (sessions?, beliefs?, memories?);
+    let (sessions, beliefs, memories, found) = (sessions?, beliefs?, memories?, found?);
+    // A task with relevant operations: its history is those, from their sessions first.
+    let (sessions, relevant) = if found.is_empty() {
+        (sessions, None)
+    } else {
+        let (sessions, r) =
+            Box::pin(relevant_history(store, req, sessions, found, plan.text)).await?;
+        (sessions, Some(r))
+    };
     let scope_ms = started.elapsed().as_millis() as u64;
     let ids: Vec<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
 
-    let cached = session_logs(req, store, &sessions, plan.content).await?;
-    let (hist, files) = if cached.len() == sessions.len() {
+    let cached = if relevant.is_some() {
+        HashMap::new()
+    } else {
+        session_logs(req, store, &sessions, plan.text).await?
+    };
+    let (hist, files) = if relevant.is_some() {
+        let files_q = statement(include_str!("../../cypher/recall_files.cypher"))
+            .param("project", req.project)
+            .param("sessions", param(&ids)?)
+            .param("limit", MAX_FILES as i64);
+        (Vec::new(), store.fetch::<FileRow>(files_q).await?)
+    } else if cached.len() == sessions.len() {
         // Every session's log is in hand: its files need no query.
         let logs: Vec<(&str, &Log)> = sessions
             .iter()
@@ -600,7 +745,7 @@ pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
             .collect();
         let files = files_from_logs(&logs, MAX_FILES);
         (
-            history(store, req, &sessions, &cached, plan.content).await?,
+            history(store, req, &sessions, &cached, plan.text).await?,
             files,
         )
     } else {
@@ -609,7 +754,7 @@ pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
             .param("sessions", param(&ids)?)
             .param("limit", MAX_FILES as i64);
         let (hist, files) = tokio::join!(
-            history(store, req, &sessions, &cached, plan.content),
+            history(store, req, &sessions, &cached, plan.text),
             store.fetch::<FileRow>(files_q),
         );
         (hist?, files?)
@@ -642,12 +787,13 @@ pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
         }
     }
     let words = terms(&words_from);
+    let task_words = terms(req.task.unwrap_or(""));
     let in_scope: HashSet<&str> = ids.iter().copied().collect();
 
     // Candidates, in selection order. Files and decisions are taken as a contiguous newest
     // run and no section is granted more than the whole content share, so their lines are
     // tokenised lazily, never beyond that much.
-    let cap = plan.content;
+    let cap = plan.text;
     let file_lines = within(
         cap,
         files.iter().map(|f| {
@@ -658,6 +804,26 @@ pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
             )
         }),
     );
+    // For a task, decisions are ranked by how many of its words they share (newest first
+    // among equals), and like the other ranked sections may skip one that does not fit.
+    let ranked_decisions = req.task.is_some() && req.session_id.is_none();
+    let mut decisions = decisions;
+    if ranked_decisions {
+        let score = |d: &DecisionRow| {
+            let text = format!(
+                "{} {} {}",
+                d.subject,
+                d.choice,
+                d.rationale.as_deref().unwrap_or("")
+            );
+            text_score(&text, &task_words) - if d.superseded_by.is_some() { 0.5 } else { 0.0 }
+        };
+        let mut scored: Vec<(f64, DecisionRow)> =
+            decisions.into_iter().map(|d| (score(&d), d)).collect();
+        // A stable sort keeps the statement's newest-first order among equals.
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+        decisions = scored.into_iter().map(|(_, d)| d).collect();
+    }
     let decision_lines = within(
         cap,
         decisions.iter().map(|d| {
@@ -763,7 +929,7 @@ pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
         "## Memories",
     ];
     let counts = [
-        flat.len(),
+        flat.len() + relevant.as_ref().map_or(0, |r| r.items.len()),
         file_lines.len(),
         decision_lines.len(),
         belief_lines.len(),
@@ -776,15 +942,18 @@ pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
         }
     }
     let framed = framing <= plan.text / 2;
+    // Framing is paid from the overhead share; what it leaves of that share is content's.
     let content = if framed {
-        plan.content.min(plan.text.saturating_sub(framing))
+        plan.text.saturating_sub(framing)
     } else {
-        plan.content.min(plan.text)
+        plan.text
     };
 
     let sum = |ls: &[Line]| ls.iter().map(|l| l.cost).sum::<usize>();
     let mut history_demand: usize = flat.iter().map(|f| f.2).sum();
-    if hist.iter().any(|s| s.ops.len() < s.total_ops) || hist.len() < sessions.len() {
+    if let Some(r) = &relevant {
+        history_demand = r.demand();
+    } else if hist.iter().any(|s| s.ops.len() < s.total_ops) || hist.len() < sessions.len() {
         history_demand = history_demand.max(content);
     }
     let a = &req.allocation;
@@ -837,14 +1006,24 @@ pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
         }
     }
 
+    let picked = relevant.as_ref().map(|r| r.select(shares[0]));
+    if let Some(p) = &picked {
+        history_tokens = p.tokens;
+    }
+
     let take_files = budget::take_newest(
         &file_lines.iter().map(|l| l.cost).collect::<Vec<_>>(),
         shares[1],
     );
-    let take_decisions = budget::take_newest(
-        &decision_lines.iter().map(|l| l.cost).collect::<Vec<_>>(),
-        shares[2],
-    );
+    let decision_costs: Vec<usize> = decision_lines.iter().map(|l| l.cost).collect();
+    let decision_idx: Vec<usize> = if ranked_decisions {
+        budget::take_ranked(&decision_costs, shares[2])
+    } else {
+        // Newest first, presented oldest first.
+        (0..budget::take_newest(&decision_costs, shares[2]))
+            .rev()
+            .collect()
+    };
     let belief_idx = budget::take_ranked(
         &belief_lines.iter().map(|l| l.cost).collect::<Vec<_>>(),
         shares[3],
@@ -860,7 +1039,9 @@ pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
         out.push(title);
     }
     let mut history_block: Vec<String> = Vec::new();
-    if let Some(l) = &cut_newest {
+    if let (Some(r), Some(p)) = (&relevant, &picked) {
+        history_block = r.present(p);
+    } else if let Some(l) = &cut_newest {
         history_block.push(l.text.clone());
     } else {
         for si in (0..hist.len()).rev() {
@@ -879,10 +1060,9 @@ pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
         .rev()
         .map(|l| l.text.clone())
         .collect();
-    let decisions_block: Vec<String> = decision_lines[..take_decisions]
+    let decisions_block: Vec<String> = decision_idx
         .iter()
-        .rev()
-        .map(|l| l.text.clone())
+        .map(|&i| decision_lines[i].text.clone())
         .collect();
     let beliefs_block: Vec<String> = belief_idx
         .iter()
@@ -910,9 +1090,17 @@ pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
     }
 
     // Warnings for everything left out.
-    let shown_ops: usize = chosen.iter().map(Vec::len).sum::<usize>() + cut_newest.iter().count();
+    let shown_ops: usize = chosen.iter().map(Vec::len).sum::<usize>()
+        + cut_newest.iter().count()
+        + picked.as_ref().map_or(0, |p| p.keys.len());
+    if let (Some(r), Some(p)) = (&relevant, &picked) {
+        let left = r.left_out(p);
+        if left > 0 {
+            warnings.push(format!("{left} less relevant operations excluded"));
+        }
+    }
     let excluded_sessions = sessions.len() - shown_sessions.iter().filter(|s| **s).count();
-    if excluded_sessions > 0 {
+    if excluded_sessions > 0 && relevant.is_none() {
         warnings.push(format!("{excluded_sessions} older sessions excluded"));
     }
     let ops_in_shown: usize = hist
@@ -934,7 +1122,7 @@ pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
     let omitted = [
         all_ops.saturating_sub(shown_ops),
         candidates[0] - take_files,
-        candidates[1] - take_decisions,
+        candidates[1] - decision_idx.len(),
         candidates[2] - belief_idx.len(),
         candidates[3] - memory_idx.len(),
     ];
@@ -952,14 +1140,14 @@ pub async fn assemble(store: &Store, req: &Request<'_>) -> ApiResult<Context> {
     let items = [
         shown_ops,
         take_files,
-        take_decisions,
+        decision_idx.len(),
         belief_idx.len(),
         memory_idx.len(),
     ];
     let estimated = [
         history_tokens,
         sum(&file_lines[..take_files]),
-        sum(&decision_lines[..take_decisions]),
+        decision_idx.iter().map(|&i| decision_lines[i].cost).sum(),
         belief_idx.iter().map(|&i| belief_lines[i].cost).sum(),
         memory_idx.iter().map(|&i| memory_lines[i].cost).sum(),
     ];

@@ -2,7 +2,9 @@
 //! decisions, files, the telling operations — bounded) and its embedding up to date, in the
 //! background. The capture writer only marks sessions dirty (`search_dirty`, `search_rev`);
 //! [`run_once`] rebuilds dirty documents in batches and embeds pending ones. A failed
-//! embedding stays pending with a retry time, so it is retried later, never lost.
+//! embedding stays pending with a retry time, so it is retried later, never lost. The same
+//! loop drives the turn indexer ([`turn_index`]: operations' search texts and vectors) while
+//! capture has nothing waiting, and reports its lag and throughput in `/metrics`.
 
 use std::{sync::Arc, time::Duration};
 
@@ -12,6 +14,7 @@ use tokio::sync::watch;
 
 use crate::embed::Embedder;
 use crate::graph::{now_ms, param, statement, Store, StoreResult};
+use crate::recall::turn_index;
 
 /// Characters of a search document at most.
 pub const MAX_DOC_CHARS: usize = 6_000;
@@ -318,14 +321,27 @@ pub async fn run_once(store: &Store, embedder: Option<&Embedder>) -> StoreResult
     Ok(out)
 }
 
-/// The background loop around [`run_once`], until the stop signal.
+/// Tells the indexer capture has records not yet in Neo4j: the turn indexer then waits, so
+/// it runs behind capture and never slows it down.
+pub type Busy = Arc<dyn Fn() -> bool + Send + Sync>;
+
+/// How long the turn indexer works at most between two looks at the stop signal.
+const TURN_SLICE: Duration = Duration::from_secs(2);
+/// How often the turn index's lag is measured (and logged while it catches up).
+const LAG_EVERY: Duration = Duration::from_secs(5);
+
+/// The background loop around [`run_once`] and the turn indexer
+/// ([`crate::recall::turn_index`]), until the stop signal.
 pub async fn run(
     store: Store,
     embedder: Option<Arc<Embedder>>,
     every: Duration,
+    capture_busy: Busy,
     mut stop: watch::Receiver<bool>,
 ) {
     let mut backfilled = false;
+    let mut turns_backfilled = false;
+    let mut turns = TurnProgress::default();
     loop {
         if !backfilled {
             match backfill(&store).await {
@@ -339,6 +355,12 @@ pub async fn run(
                     }
                 }
                 Err(err) => tracing::debug!(error = %err, "search backfill deferred"),
+            }
+        }
+        if !turns_backfilled {
+            match turn_index::backfill(&store, embedder.as_deref()).await {
+                Ok(()) => turns_backfilled = true,
+                Err(err) => tracing::debug!(error = %err, "turn index backfill deferred"),
             }
         }
         let started = std::time::Instant::now();
@@ -355,9 +377,74 @@ pub async fn run(
             Ok(_) => {}
             Err(err) => tracing::debug!(error = %err, "search indexer pass skipped"),
         }
+        turns
+            .work(&store, embedder.as_deref(), &capture_busy, &stop)
+            .await;
         tokio::select! {
             _ = tokio::time::sleep(every) => {}
             _ = stop.wait_for(|v| *v) => return,
+        }
+    }
+}
+
+/// The turn indexer's share of the loop, with its throughput and lag.
+#[derive(Default)]
+struct TurnProgress {
+    last_lag: Option<std::time::Instant>,
+    done_since_lag: usize,
+    busy_since_lag: Duration,
+}
+
+impl TurnProgress {
+    async fn work(
+        &mut self,
+        store: &Store,
+        embedder: Option<&Embedder>,
+        capture_busy: &Busy,
+        stop: &watch::Receiver<bool>,
+    ) {
+        let slice = std::time::Instant::now();
+        while !capture_busy() && !*stop.borrow() && slice.elapsed() < TURN_SLICE {
+            let started = std::time::Instant::now();
+            match turn_index::run_once(store, embedder).await {
+                Ok(pass) => {
+                    let took = started.elapsed();
+                    metrics::histogram!("cairn_turn_index_pass_seconds").record(took.as_secs_f64());
+                    self.done_since_lag += pass.processed;
+                    self.busy_since_lag += took;
+                    if !pass.more || pass.failed > 0 {
+                        break;
+                    }
+                }
+                Err(err) => {
+                    tracing::debug!(error = %err, "turn indexer pass skipped");
+                    break;
+                }
+            }
+        }
+        if self.last_lag.is_some_and(|t| t.elapsed() < LAG_EVERY) {
+            return;
+        }
+        let model = turn_index::model_of(embedder);
+        if let Ok(pending) = crate::graph::turns::lag(store, model).await {
+            metrics::gauge!("cairn_turn_index_pending_operations").set(pending as f64);
+            // Operations per second of indexer work, over the last interval.
+            let busy = self.busy_since_lag.as_secs_f64();
+            if busy > 0.0 {
+                let rate = self.done_since_lag as f64 / busy;
+                metrics::gauge!("cairn_turn_index_operations_per_second").set(rate);
+            }
+            if pending > 0 && self.done_since_lag > 0 {
+                tracing::info!(
+                    pending_operations = pending,
+                    indexed_operations = self.done_since_lag,
+                    model = %model,
+                    "turn index catching up"
+                );
+            }
+            self.done_since_lag = 0;
+            self.busy_since_lag = Duration::ZERO;
+            self.last_lag = Some(std::time::Instant::now());
         }
     }
 }

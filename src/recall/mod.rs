@@ -1,6 +1,7 @@
 //! The read path: what cairn hands back. [`reconstruction`] rebuilds one session (narrative,
 //! operations, decisions, beliefs affected, what was left unfinished); [`context`] assembles
-//! token-budgeted context for a session or a task, long-term memory included; [`window`] is
+//! token-budgeted context for a session or a task, long-term memory included (a task's
+//! history is the relevant operations, chosen by [`relevant`]); [`window`] is
 //! the sliding window of a session's recent turns; [`search`] finds related sessions (hybrid
 //! BM25 + embeddings); [`handover`] is the wake-up briefing for a new session; [`logs`]
 //! caches sessions' operation logs for reconstruction and context. Budget
@@ -11,8 +12,12 @@ pub mod context;
 pub mod handover;
 pub mod index;
 pub mod logs;
+pub mod prompt;
 pub mod reconstruction;
+pub mod relevant;
 pub mod search;
+pub mod turn_index;
+pub mod turns;
 pub mod window;
 
 use serde::Deserialize;

@@ -49,12 +49,45 @@ pub enum Mode {
     Hybrid,
 }
 
+/// Which ranked lists a search consults. Services use [`Lists::Both`] (hybrid whenever an
+/// embedder is configured); the quality benchmark compares each list alone with both.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Lists {
+    /// BM25 only.
+    Fulltext,
+    /// Embedding similarity only (nothing without an embedder).
+    Vector,
+    /// BM25, and embedding similarity when an embedder is configured.
+    #[default]
+    Both,
+}
+
+impl Lists {
+    pub fn fulltext(self) -> bool {
+        self != Lists::Vector
+    }
+    pub fn vector(self) -> bool {
+        self != Lists::Fulltext
+    }
+}
+
 /// Re-ranking weights.
 #[derive(Clone, Copy, Debug)]
 pub struct Weights {
     pub similarity: f64,
     pub recency: f64,
     pub importance: f64,
+}
+
+/// The configuration's defaults (`CAIRN_SEARCH_WEIGHT_*`).
+impl Default for Weights {
+    fn default() -> Self {
+        Self {
+            similarity: 0.6,
+            recency: 0.3,
+            importance: 0.1,
+        }
+    }
 }
 
 impl From<&SearchSettings> for Weights {
@@ -131,6 +164,11 @@ pub fn escape_lucene(text: &str) -> String {
 /// The Lucene query for `text` within `project`, or `None` when the text has no searchable
 /// term. Terms are lowercased (so `AND`/`OR`/`NOT` are words, not operators) and escaped.
 pub fn lucene_query(project: &str, text: &str) -> Option<String> {
+    lucene_query_on("search_doc", project, text)
+}
+
+/// [`lucene_query`] over another indexed `field`.
+pub fn lucene_query_on(field: &str, project: &str, text: &str) -> Option<String> {
     let terms: Vec<String> = text
         .split_whitespace()
         .map(str::to_lowercase)
@@ -143,7 +181,7 @@ pub fn lucene_query(project: &str, text: &str) -> Option<String> {
         return None;
     }
     Some(format!(
-        "+project:\"{}\" +search_doc:({})",
+        "+project:\"{}\" +{field}:({})",
         escape_lucene(project),
         terms.join(" ")
     ))
@@ -217,15 +255,50 @@ pub async fn search(
     limit: usize,
     exclude: &[String],
 ) -> StoreResult<Found> {
+    search_in(
+        store,
+        embedder,
+        Lists::Both,
+        weights,
+        project,
+        text,
+        limit,
+        exclude,
+    )
+    .await
+}
+
+/// [`search`] on the chosen ranked lists only.
+#[allow(clippy::too_many_arguments)]
+pub async fn search_in(
+    store: &Store,
+    embedder: Option<&Embedder>,
+    lists: Lists,
+    weights: Weights,
+    project: &str,
+    text: &str,
+    limit: usize,
+    exclude: &[String],
+) -> StoreResult<Found> {
     let limit = limit.clamp(1, MAX_LIMIT);
     let k = (limit + exclude.len()) * 5;
     let k = k.max(50);
-    let (bm25, embedded) = tokio::join!(fulltext(store, project, text, k), async {
-        match embedder {
-            Some(e) => Some(e.embed(&[text.to_string()]).await),
-            None => None,
+    let embedder = embedder.filter(|_| lists.vector());
+    let (bm25, embedded) = tokio::join!(
+        async {
+            if lists.fulltext() {
+                fulltext(store, project, text, k).await
+            } else {
+                Ok(Vec::new())
+            }
+        },
+        async {
+            match embedder {
+                Some(e) => Some(e.embed(&[text.to_string()]).await),
+                None => None,
+            }
         }
-    });
+    );
     let bm25 = bm25?;
     let mut degraded = None;
     let mut nearest = Vec::new();
@@ -250,11 +323,14 @@ pub async fn search(
     } else {
         Mode::Hybrid
     };
-    let mut lists = vec![normalise_bm25(bm25)];
-    if mode == Mode::Hybrid {
-        lists.push(normalise_cosine(nearest));
+    let mut ranked = Vec::new();
+    if lists.fulltext() {
+        ranked.push(normalise_bm25(bm25));
     }
-    let fused = fuse(&lists, exclude, (limit * 4).max(40));
+    if mode == Mode::Hybrid {
+        ranked.push(normalise_cosine(nearest));
+    }
+    let fused = fuse(&ranked, exclude, (limit * 4).max(40));
     let ids: Vec<&str> = fused.iter().map(|(id, _)| id.as_str()).collect();
     #[derive(Deserialize)]
     struct Row {

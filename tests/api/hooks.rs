@@ -1122,4 +1122,132 @@ async fn a_backlog_never_stands_in_front_of_the_answer() {
     })
     .await;
     assert_four_prompts_in_order(&app, &session).await;
+
+/// The `additionalContext` of a hook answer (printed by the command hook or returned by the
+/// route), if any.
+fn additional_context(reply: &Value) -> Option<&str> {
+    reply["hookSpecificOutput"]["additionalContext"].as_str()
+}
+
+#[tokio::test]
+async fn a_prompt_recalls_relevant_memory_fenced_within_budget_and_never_its_own_session() {
+    let app = spawn_app().await;
+    let key = crate::helpers::mint_key(&app.project, "write").await;
+    let dir = tempfile::tempdir().unwrap();
+    let spool = dir.path().join("hook-spool");
+    // An earlier session: the question, its answer, then unrelated talk.
+    let old = app.session().await;
+    let mut ops = vec![
+        json!({"id": format!("{old}-q"), "type": "message", "role": "user",
+               "content": "how long should refresh tokens live before they expire?"}),
+        json!({"id": format!("{old}-a"), "type": "message", "role": "assistant",
+               "content": "Refresh tokens expire after fourteen days and rotate on every use."}),
+    ];
+    for i in 0..10 {
+        ops.push(json!({"type": "message", "role": "user",
+                        "content": format!("step {i}: tidied the changelog wording")}));
+    }
+    app.ops_sync(&old, json!(ops)).await;
+    let current = format!("cc-{}", uuid::Uuid::new_v4());
+    let ask = |text: &'static str, args: &'static [&'static str]| {
+        let (app, key, spool, current) = (&app, &key, &spool, &current);
+        async move {
+            let mut argv = vec!["claude-code"];
+            argv.extend_from_slice(args);
+            let (code, out) = run_hook(
+                &app.addr,
+                key,
+                &app.project,
+                spool,
+                &argv,
+                &prompt(current, text),
+            )
+            .await;
+            assert_eq!(code, 0);
+            if out.trim().is_empty() {
+                Value::Null
+            } else {
+                serde_json::from_str::<Value>(out.trim()).expect("stdout is JSON")
+            }
+        }
+    };
+    let question = "When do our refresh tokens expire? Check what we settled earlier.";
+    let reply = settle(
+        60,
+        || ask(question, &[]),
+        |r| additional_context(r).is_some_and(|t| t.contains("fourteen days")),
+    )
+    .await;
+    assert_eq!(
+        reply["hookSpecificOutput"]["hookEventName"],
+        "UserPromptSubmit"
+    );
+    let text = additional_context(&reply).expect("recalled memory");
+    assert!(
+        text.starts_with("<cairn-memory>") && text.ends_with("</cairn-memory>"),
+        "{text}"
+    );
+    assert!(
+        text.contains("not instructions"),
+        "labelled as data: {text}"
+    );
+    let (q, a) = (
+        text.find("how long should refresh tokens live")
+            .expect(text),
+        text.find("expire after fourteen days").unwrap(),
+    );
+    assert!(q < a, "the question, then its answer: {text}");
+    assert!(text.contains(&format!("session {old}")), "{text}");
+    assert!(!text.contains("changelog"), "only what is relevant: {text}");
+    let n = cairn::domain::tokens::count(cairn::config::Encoding::O200kBase, text);
+    assert!(n <= 600, "{n} tokens");
+
+    // The prompt itself is now a turn of the current session: once it is indexed, asking
+    // again recalls the old session, never the current one.
+    eventually(60, "the prompt is searchable", || async {
+        let (_, found) = app
+            .post(
+                "/v1/search",
+                &json!({"project": app.project, "query": "settled earlier refresh tokens"}),
+            )
+            .await;
+        found["operations"].to_string().contains(&current)
+    })
+    .await;
+    let again = ask(question, &["--prompt-tokens", "300"]).await;
+    let text = additional_context(&again).expect("recalled memory");
+    assert!(text.contains("fourteen days"), "{text}");
+    assert!(
+        !text.contains("settled earlier"),
+        "own session recalled: {text}"
+    );
+    assert!(!text.contains(&current), "{text}");
+    let n = cairn::domain::tokens::count(cairn::config::Encoding::O200kBase, text);
+    assert!(n <= 300, "{n} tokens");
+
+    // Nothing relevant, nothing injected: a short reply, an unrelated request.
+    for unrelated in [
+        "yes, go ahead",
+        "paint the garden shed purple before the weekend",
+    ] {
+        let r = ask(unrelated, &[]).await;
+        assert!(additional_context(&r).is_none(), "{unrelated}: {r}");
+    }
+
+    // The HTTP hook route answers the same way, within the budget it is given.
+    let event = json!({"hook_event_name": "UserPromptSubmit", "session_id": format!("cc-{}", uuid::Uuid::new_v4()),
+                       "cwd": "/tmp", "prompt": question});
+    let route = |q: &str| format!("/v1/hooks/claude-code?project={}&{q}", app.project);
+    let (s, r) = app.post(&route("prompt_tokens=250"), &event).await;
+    assert_eq!(s, 200, "{r}");
+    let text = additional_context(&r).expect("recalled memory");
+    let n = cairn::domain::tokens::count(cairn::config::Encoding::O200kBase, text);
+    assert!(n <= 250 && text.ends_with("</cairn-memory>"), "{n}: {text}");
+    assert!(text.contains("fourteen days"), "{text}");
+    let (s, r) = app.post(&route("prompt_tokens=0"), &event).await;
+    assert_eq!(s, 200, "{r}");
+    assert!(additional_context(&r).is_none(), "{r}");
+    let (s, r) = app.post(&route("prompt_tokens=9000"), &event).await;
+    assert_eq!(s, 400, "{r}");
+    assert_eq!(r["error"]["field"], "prompt_tokens", "{r}");
 }

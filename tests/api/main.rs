@@ -24,3 +24,4 @@ mod recall_cache;
 mod search;
 mod sessions;
 mod summaries;
+mod turns;

@@ -47,6 +47,7 @@ async fn an_mcp_client_lists_and_calls_the_tools_with_the_api_key() {
         "get_handover",
         "reconstruct_session",
         "search_sessions",
+        "search_memory",
         "get_context",
         "get_knowledge",
     ] {
@@ -96,6 +97,31 @@ async fn an_mcp_client_lists_and_calls_the_tools_with_the_api_key() {
         serde_json::from_str(seen["get_knowledge"]["text"].as_str().unwrap()).unwrap();
     assert_eq!(knowledge["files"][0]["path"], "src/http.rs");
     assert_eq!(seen["bad_context"]["is_error"], true, "{seen}");
+    assert_eq!(seen["search_memory"]["is_error"], false, "{seen}");
+    let found: Value =
+        serde_json::from_str(seen["search_memory"]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(found["mode"], "fulltext", "{found}");
+    assert_eq!(found["operations"][0]["type"], "decision", "{found}");
+    assert_eq!(
+        found["operations"][0]["session_id"],
+        json!(session),
+        "{found}"
+    );
+    assert!(
+        found["operations"][0]["snippet"]
+            .as_str()
+            .unwrap()
+            .contains("rejected: hyper directly, ureq"),
+        "{found}"
+    );
+    assert_eq!(seen["bad_search_memory"]["is_error"], true, "{seen}");
+    assert!(
+        seen["bad_search_memory"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("invalid_types"),
+        "{seen}"
+    );
     assert!(
         seen["get_handover"]["text"]
             .as_str()

@@ -550,6 +550,112 @@ async fn context_for_a_task_finds_related_sessions_and_long_term_memory() {
     assert!(r["sessions"].to_string().contains(&unrelated), "{r}");
 }
 
+/// `count` turns of talk that shares no word with the tasks asked below, a minute apart from
+/// `day`'s `hour`, alternating user and assistant.
+fn filler(sid: &str, day: &str, hour: u32, count: usize) -> Vec<Value> {
+    (0..count)
+        .map(|i| {
+            let role = if i % 2 == 0 { "user" } else { "assistant" };
+            json!({"id": format!("{sid}-f{i:02}"), "type": "message", "role": role,
+                   "content": format!("step {i:02}: tidied the changelog wording and the release checklist"),
+                   "at": format!("{day}T{:02}:{:02}:00Z", hour + i as u32 / 60, i % 60)})
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn context_for_a_task_holds_the_relevant_turns_of_old_sessions() {
+    let app = spawn_app().await;
+    // An old session: the answer comes first, then long unrelated talk buries it.
+    let old = app.session().await;
+    let mut ops = vec![
+        json!({"id": format!("{old}-q"), "type": "message", "role": "user",
+               "content": "how long should refresh tokens live before they expire?",
+               "at": "2024-01-10T09:00:00Z"}),
+        json!({"id": format!("{old}-a"), "type": "message", "role": "assistant",
+               "content": "We settled on refresh tokens that expire after fourteen days and rotate on every use.",
+               "at": "2024-01-10T09:01:00Z"}),
+    ];
+    ops.extend(filler(&old, "2024-01-10", 10, 40));
+    app.ops_sync(&old, json!(ops)).await;
+    // A newer session: one relevant turn in the middle of more unrelated talk.
+    let newer = app.session().await;
+    let mut ops = filler(&newer, "2024-03-05", 14, 20);
+    ops.push(
+        json!({"id": format!("{newer}-m"), "type": "message", "role": "assistant",
+                    "content": "The mobile client now keeps refresh tokens in the keychain.",
+                    "at": "2024-03-05T15:00:00Z"}),
+    );
+    ops.extend(filler(&format!("{newer}-late"), "2024-03-05", 16, 30));
+    app.ops_sync(&newer, json!(ops)).await;
+    // The turn index follows commits.
+    eventually(60, "turn search finds both relevant turns", || async {
+        let (_, found) = app
+            .post(
+                "/v1/search",
+                &json!({"project": app.project, "query": "refresh tokens"}),
+            )
+            .await;
+        let ids = found["operations"].to_string();
+        ids.contains(&format!("{old}-a")) && ids.contains(&format!("{newer}-m"))
+    })
+    .await;
+
+    for budget in [300u64, 600] {
+        let r = context(
+            &app,
+            json!({"project": app.project, "task": "when do refresh tokens expire?",
+                   "budget_tokens": budget}),
+        )
+        .await;
+        let text = r["text"].as_str().unwrap();
+        // The answer, with the question before it, under its session's date.
+        let header = text
+            .find(&format!("### 2024-01-10 09:00 session {old}"))
+            .unwrap_or_else(|| panic!("old session's header at {budget}: {text}"));
+        let q = text
+            .find("how long should refresh tokens live")
+            .unwrap_or(usize::MAX);
+        let a = text
+            .find("expire after fourteen days")
+            .unwrap_or_else(|| panic!("the answer at {budget}: {text}"));
+        assert!(
+            header < q && q < a,
+            "chronological within its session: {text}"
+        );
+        // The newer session's relevant turn comes after, under its own header.
+        let newer_header = text
+            .find(&format!("### 2024-03-05 15:00 session {newer}"))
+            .unwrap_or_else(|| panic!("newer session's header at {budget}: {text}"));
+        let m = text.find("keeps refresh tokens in the keychain").unwrap();
+        assert!(
+            a < newer_header && newer_header < m,
+            "sessions oldest first: {text}"
+        );
+        // The newest turns are not what fills it.
+        assert!(
+            !text.contains("changelog wording"),
+            "unrelated turns left out: {text}"
+        );
+        assert_eq!(
+            r["sessions"][0],
+            old.as_str(),
+            "the best hit's session first: {r}"
+        );
+        assert!(r["tokens_used"].as_u64().unwrap() <= budget);
+    }
+
+    // A session's context keeps its newest-first window.
+    let r = context(
+        &app,
+        json!({"project": app.project, "session_id": old, "budget_tokens": 300}),
+    )
+    .await;
+    let text = r["text"].as_str().unwrap();
+    assert!(text.contains("step 39"), "{text}");
+    assert!(!text.contains("fourteen days"), "{text}");
+}
+
 #[tokio::test]
 async fn context_rejects_bad_input_with_the_field() {
     let app = spawn_app().await;

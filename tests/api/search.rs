@@ -40,7 +40,7 @@ pub fn fake_vector(text: &str) -> Vec<f32> {
     v.iter().map(|x| x / norm).collect()
 }
 
-fn embeddings_answer(req: &Request) -> ResponseTemplate {
+pub fn embeddings_answer(req: &Request) -> ResponseTemplate {
     let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
     let inputs: Vec<String> = match &body["input"] {
         Value::String(s) => vec![s.clone()],
@@ -61,7 +61,7 @@ fn embeddings_answer(req: &Request) -> ResponseTemplate {
     }))
 }
 
-async fn app_with_embeddings(server: &MockServer) -> TestApp {
+pub async fn app_with_embeddings(server: &MockServer) -> TestApp {
     let base = format!("{}/v1", server.uri());
     spawn_app_with(move |s| {
         s.embed.base_url = Some(base);

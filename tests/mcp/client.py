@@ -41,6 +41,14 @@ async def main(url: str, key: str, project: str, session_id: str) -> dict:
             seen["get_handover"] = await call("get_handover", {"budget_tokens": 500})
             seen["reconstruct_session"] = await call("reconstruct_session", {"session_id": session_id})
             seen["search_sessions"] = await call("search_sessions", {"query": "testing"})
+            # The turn index is eventually consistent: wait for the decision just recorded.
+            for _ in range(300):
+                seen["search_memory"] = await call(
+                    "search_memory", {"query": "reqwest rustls", "types": ["decision"], "limit": 5})
+                if seen["search_memory"]["is_error"] or json.loads(seen["search_memory"]["text"])["operations"]:
+                    break
+                await asyncio.sleep(0.2)
+            seen["bad_search_memory"] = await call("search_memory", {"query": "x", "types": ["bogus"]})
             seen["get_context"] = await call("get_context", {"session_id": session_id, "budget_tokens": 300})
             seen["get_knowledge"] = await call("get_knowledge", {"files": ["src/http.rs"], "budget_tokens": 200})
             seen["bad_context"] = await call("get_context", {"budget_tokens": 300})

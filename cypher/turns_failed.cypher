@@ -1,0 +1,9 @@
+// Embedding a session's operations failed: try again later, backing off up to an hour.
+UNWIND $rows AS row
+MATCH (s:Session {id: row.id, project: row.project})
+SET s.turns_attempts = coalesce(s.turns_attempts, 0) + 1
+SET s.turns_retry_at = $now + toInteger(
+      CASE WHEN s.turns_attempts > 10 THEN 3600000
+           ELSE $base_delay_ms * 2 ^ (s.turns_attempts - 1) END)
+SET s.turns_retry_at = CASE WHEN s.turns_retry_at > $now + 3600000
+                            THEN $now + 3600000 ELSE s.turns_retry_at END

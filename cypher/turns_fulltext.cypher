@@ -1,0 +1,16 @@
+// BM25 over turns' search texts (operations, memories, session summaries). $query already
+// narrows to the project inside Lucene; the WHERE makes it exact and applies the filters.
+CALL db.index.fulltext.queryNodes('turn_search', $query, {limit: $k}) YIELD node, score
+WITH node, score,
+     CASE WHEN node:Operation THEN node.type WHEN node:Memory THEN 'memory' ELSE 'summary' END AS kind,
+     CASE WHEN node:Session THEN node.id ELSE node.session_id END AS session_id
+WHERE node.project = $project
+  AND ($types IS NULL OR kind IN $types)
+  AND ($sessions IS NULL OR session_id IN $sessions)
+  AND ($exclude IS NULL OR coalesce(session_id, '') <> $exclude)
+RETURN CASE WHEN node:Session THEN 'summary:' + node.id ELSE node.id END AS id,
+       coalesce(session_id, '') AS session_id,
+       CASE WHEN node:Session THEN coalesce(node.last_seq, 0) ELSE coalesce(node.seq, 0) END AS seq,
+       kind, node.role AS role, node.search_text AS text,
+       coalesce(node.at, node.closed_at, node.last_activity_at, 0) AS at, score
+LIMIT $k

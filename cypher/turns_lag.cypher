@@ -1,0 +1,5 @@
+// Operations the turn indexer has not processed with the configured model, in all projects.
+MATCH (s:Session)
+WHERE s.turns_pending = true
+RETURN coalesce(sum(coalesce(s.last_seq, 0) -
+       CASE WHEN $model = '' OR s.turns_model = $model THEN coalesce(s.turns_seq, 0) ELSE 0 END), 0) AS pending

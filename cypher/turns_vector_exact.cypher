@@ -1,0 +1,13 @@
+// Exact nearest operations of one project, for when the shared approximate index returned
+// too few; at most $scan operations of the project are compared.
+MATCH (o:Operation {project: $project})
+WITH o LIMIT $scan
+WITH o
+WHERE o.embedding_model = $model AND o.embedding IS NOT NULL
+  AND ($types IS NULL OR o.type IN $types)
+  AND ($exclude IS NULL OR o.session_id <> $exclude)
+WITH o, vector.similarity.cosine(o.embedding, $vector) AS cos
+ORDER BY cos DESC
+LIMIT $k
+RETURN o.id AS id, o.session_id AS session_id, coalesce(o.seq, 0) AS seq, o.type AS kind,
+       o.role AS role, o.search_text AS text, coalesce(o.at, 0) AS at, (1 + cos) / 2 AS score

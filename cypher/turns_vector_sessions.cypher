@@ -1,0 +1,15 @@
+// Exact nearest operations within the given sessions (found by the session/seq index), at
+// most $scan operations compared.
+UNWIND $sessions AS sid
+MATCH (o:Operation {session_id: sid})
+WHERE o.seq > 0
+WITH o LIMIT $scan
+WITH o
+WHERE o.project = $project AND o.embedding_model = $model AND o.embedding IS NOT NULL
+  AND ($types IS NULL OR o.type IN $types)
+  AND ($exclude IS NULL OR o.session_id <> $exclude)
+WITH o, vector.similarity.cosine(o.embedding, $vector) AS cos
+ORDER BY cos DESC
+LIMIT $k
+RETURN o.id AS id, o.session_id AS session_id, coalesce(o.seq, 0) AS seq, o.type AS kind,
+       o.role AS role, o.search_text AS text, coalesce(o.at, 0) AS at, (1 + cos) / 2 AS score

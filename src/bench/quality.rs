@@ -1,0 +1,690 @@
+//! `cairn bench recall-quality`: how much of what answers a question does cairn hand back?
+//!
+//! A public data set of long multi-session conversations with annotated evidence turns (by
+//! default the LoCoMo extract in `tests/fixtures/locomo`, see its `SOURCE`) is captured through
+//! the real path — each conversation a project, each session a cairn session, each turn a
+//! `message` operation posted to an in-process server — and indexed by the real indexers with
+//! the configured embedder. Then every question with evidence is asked, for fulltext only,
+//! vectors only and hybrid, side by side:
+//!
+//! - evidence recall at each budget: the share of the question's evidence turns whose text is
+//!   in the task context (`task` = the question);
+//! - session recall@5: the share of the evidence's sessions among the first five sessions
+//!   search finds for the question; MRR of the first of them;
+//! - p50 / p95 latency of context assembly and of session search, and the tokens used.
+//!
+//! Nothing is tuned here: the figures are what a user's configuration gives.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use clap::{Args, Parser};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::app::{AppState, Application};
+use crate::config::Settings;
+use crate::domain::budget::Allocation;
+use crate::recall::context::{self, Finder};
+use crate::recall::search::{self, Lists, Weights};
+use crate::recall::turns;
+
+/// The LoCoMo extract shipped with the sources.
+const DEFAULT_DATA: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/locomo/locomo10.json"
+);
+/// Context budgets evidence recall is measured at.
+const BUDGETS: [usize; 3] = [500, 1_000, 2_000];
+/// Sessions search is judged on its first this many.
+const TOP_SESSIONS: usize = 5;
+/// Questions asked, per mode, before timing starts.
+const WARM_UP: usize = 10;
+
+#[derive(Args, Debug)]
+pub struct QualityBench {
+    #[command(flatten)]
+    pub settings: Settings,
+    /// The data set: `{conversations: [{id, speakers, sessions: [{date, turns: [{id, speaker,
+    /// text}]}], questions: [{question, evidence: [turn id]}]}]}`.
+    #[arg(long, default_value = DEFAULT_DATA)]
+    pub data: PathBuf,
+    /// Use only the first N conversations.
+    #[arg(long)]
+    pub conversations: Option<usize>,
+    /// Ask at most N questions per conversation (the first ones).
+    #[arg(long)]
+    pub questions: Option<usize>,
+    /// Keep the projects instead of purging them.
+    #[arg(long)]
+    pub keep: bool,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct DataSet {
+    pub conversations: Vec<Conversation>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Conversation {
+    pub id: String,
+    pub speakers: Vec<String>,
+    pub sessions: Vec<DataSession>,
+    pub questions: Vec<Question>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct DataSession {
+    /// As the data set writes it ("1:56 pm on 8 May, 2023").
+    pub date: String,
+    pub turns: Vec<Turn>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Turn {
+    pub id: String,
+    pub speaker: String,
+    pub text: String,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Question {
+    pub question: String,
+    pub evidence: Vec<String>,
+}
+
+/// "1:56 pm on 8 May, 2023" as epoch milliseconds (UTC), or `None`.
+pub fn parse_date(text: &str) -> Option<i64> {
+    let (time, date) = text.split_once(" on ")?;
+    let date = chrono::NaiveDate::parse_from_str(date.trim(), "%d %B, %Y").ok()?;
+    let time = chrono::NaiveTime::parse_from_str(&time.trim().to_uppercase(), "%I:%M %p").ok()?;
+    Some(date.and_time(time).and_utc().timestamp_millis())
+}
+
+/// The text a turn is stored with: who said it, then what was said.
+fn turn_content(t: &Turn) -> String {
+    format!("{}: {}", t.speaker, t.text)
+}
+
+/// Whitespace runs as one space: the context joins and trims lines its own way.
+fn squash(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Where each conversation went.
+struct Loaded {
+    project: String,
+    /// Turn id → (session id, the turn's stored text, squashed).
+    turns: HashMap<String, (String, String)>,
+}
+
+/// The operations of one session as `POST …/operations` takes them.
+fn session_operations(project: &str, session: &DataSession, speakers: &[String]) -> Vec<Value> {
+    let start = parse_date(&session.date).unwrap_or(0);
+    session
+        .turns
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            // The first speaker opens every conversation: the user's side of it.
+            let role = if speakers.first() == Some(&t.speaker) {
+                "user"
+            } else {
+                "assistant"
+            };
+            let at = chrono::DateTime::from_timestamp_millis(start + i as i64 * 30_000)
+                .unwrap_or_default()
+                .to_rfc3339();
+            json!({"id": format!("{project}-{}", t.id), "type": "message", "role": role,
+                   "content": turn_content(t), "at": at})
+        })
+        .collect()
+}
+
+async fn post(http: &reqwest::Client, url: String, body: &Value) -> anyhow::Result<()> {
+    let resp = http.post(&url).json(body).send().await?;
+    let status = resp.status();
+    anyhow::ensure!(
+        status.is_success(),
+        "{url} answered {status}: {}",
+        resp.text().await.unwrap_or_default()
+    );
+    Ok(())
+}
+
+/// Captures every conversation through the server at `base`; returns where each went and
+/// how many operations were sent.
+async fn capture(base: &str, run: &str, data: &[Conversation]) -> anyhow::Result<Vec<Loaded>> {
+    let http = reqwest::Client::new();
+    let mut out = Vec::new();
+    for conv in data {
+        let project = format!("bench-quality-{run}-{}", conv.id);
+        let mut turns = HashMap::new();
+        for (i, session) in conv.sessions.iter().enumerate() {
+            let sid = format!("{project}-s{}", i + 1);
+            post(
+                &http,
+                format!("{base}/v1/sessions"),
+                &json!({"project": project, "session_id": sid, "agent": "locomo"}),
+            )
+            .await?;
+            let ops = session_operations(&project, session, &conv.speakers);
+            for chunk in ops.chunks(200) {
+                post(
+                    &http,
+                    format!("{base}/v1/sessions/{sid}/operations"),
+                    &json!({ "operations": chunk }),
+                )
+                .await?;
+            }
+            post(&http, format!("{base}/v1/sessions/{sid}/close"), &json!({})).await?;
+            for t in &session.turns {
+                turns.insert(t.id.clone(), (sid.clone(), squash(&turn_content(t))));
+            }
+        }
+        out.push(Loaded { project, turns });
+    }
+    Ok(out)
+}
+
+/// Waits until turn search finds each project's last turn by its own words (the turn index
+/// is updated after commit) and, with an embedder, nothing is left to embed.
+async fn turns_indexed(
+    state: &AppState,
+    data: &[Conversation],
+    loaded: &[Loaded],
+) -> anyhow::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(3_600);
+    for (conv, l) in data.iter().zip(loaded) {
+        let Some(last) = conv.sessions.last().and_then(|s| s.turns.last()) else {
+            continue;
+        };
+        let want = format!("{}-{}", l.project, last.id);
+        loop {
+            let found = turns::search(
+                &state.store,
+                state.embedder.as_deref(),
+                &turns::TurnQuery {
+                    project: &l.project,
+                    text: &turn_content(last),
+                    limit: 10,
+                    types: None,
+                    sessions: None,
+                    exclude_session: None,
+                },
+            )
+            .await?;
+            let seen = found.hits.iter().any(|h| h.operation_id == want);
+            if seen && found.pending_embeddings.unwrap_or(0) == 0 {
+                break;
+            }
+            anyhow::ensure!(
+                Instant::now() < deadline,
+                "the turn index of {} did not catch up within an hour",
+                l.project
+            );
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+    Ok(())
+}
+
+/// Runs the indexers until a pass finds nothing left to do.
+async fn index_everything(state: &AppState) -> anyhow::Result<()> {
+    loop {
+        let o = crate::recall::index::run_once(&state.store, state.embedder.as_deref()).await?;
+        if o.rebuilt == 0 && o.embedded.stored == 0 && o.embedded.failed == 0 {
+            return Ok(());
+        }
+        anyhow::ensure!(
+            o.embedded.failed == 0,
+            "embedding failed; is the embedder configured and working?"
+        );
+    }
+}
+
+/// One mode's tallies.
+#[derive(Default)]
+struct Tally {
+    /// Per budget: evidence turns found, tokens used.
+    found: [usize; BUDGETS.len()],
+    tokens: [u64; BUDGETS.len()],
+    evidence: usize,
+    questions: usize,
+    session_recall: f64,
+    reciprocal_rank: f64,
+    context_ms: Vec<Duration>,
+    search_ms: Vec<Duration>,
+}
+
+fn ms(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1e5).round() / 100.0
+}
+
+impl Tally {
+    fn report(&mut self) -> Value {
+        let q = self.questions.max(1) as f64;
+        let e = self.evidence.max(1) as f64;
+        let mut recall = serde_json::Map::new();
+        let mut tokens = serde_json::Map::new();
+        for (i, b) in BUDGETS.iter().enumerate() {
+            recall.insert(b.to_string(), json!(round3(self.found[i] as f64 / e)));
+            tokens.insert(b.to_string(), json!((self.tokens[i] as f64 / q).round()));
+        }
+        json!({
+            "evidence_recall": recall,
+            "mean_tokens_used": tokens,
+            "session_recall_at_5": round3(self.session_recall / q),
+            "mrr": round3(self.reciprocal_rank / q),
+            "context_latency_ms": {
+                "p50": ms(super::quantile(&mut self.context_ms, 0.5)),
+                "p95": ms(super::quantile(&mut self.context_ms, 0.95)),
+            },
+            "search_latency_ms": {
+                "p50": ms(super::quantile(&mut self.search_ms, 0.5)),
+                "p95": ms(super::quantile(&mut self.search_ms, 0.95)),
+            },
+            "questions": self.questions,
+            "evidence_turns": self.evidence,
+        })
+    }
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// The modes compared, by name.
+const MODES: [(&str, Lists); 3] = [
+    ("fulltext", Lists::Fulltext),
+    ("vectors", Lists::Vector),
+    ("hybrid", Lists::Both),
+];
+
+/// Asks one question in one mode and adds what came back to `tally` (when `timed`).
+async fn ask(
+    state: &AppState,
+    lists: Lists,
+    loaded: &Loaded,
+    question: &Question,
+    tally: &mut Tally,
+    timed: bool,
+) -> anyhow::Result<()> {
+    let stored = state.settings.tokenizer;
+    let finder = Finder {
+        embedder: state.embedder.as_deref(),
+        lists,
+        weights: Weights::from(&state.settings.search),
+    };
+    let evidence: Vec<&(String, String)> = question
+        .evidence
+        .iter()
+        .filter_map(|id| loaded.turns.get(id))
+        .collect();
+    let mut found = [0usize; BUDGETS.len()];
+    let mut used = [0u64; BUDGETS.len()];
+    let mut took = Vec::new();
+    for (i, budget) in BUDGETS.iter().enumerate() {
+        let req = context::Request {
+            project: &loaded.project,
+            session_id: None,
+            task: Some(&question.question),
+            budget: *budget,
+            encoding: stored,
+            stored,
+            allocation: Allocation::default(),
+            half_life_ms: state.settings.belief_half_life_ms(),
+            finder,
+            logs: &state.logs,
+        };
+        let t = Instant::now();
+        let ctx = context::assemble(&state.store, &req)
+            .await
+            .map_err(|e| anyhow::anyhow!("context: {e:?}"))?;
+        took.push(t.elapsed());
+        anyhow::ensure!(
+            ctx.tokens_used <= ctx.budget_tokens,
+            "the context used {} tokens of {}",
+            ctx.tokens_used,
+            ctx.budget_tokens
+        );
+        let text = squash(&ctx.text);
+        found[i] = evidence
+            .iter()
+            .filter(|(_, t)| text.contains(t.as_str()))
+            .count();
+        used[i] = ctx.tokens_used;
+    }
+    let t = Instant::now();
+    let hits = search::search_in(
+        &state.store,
+        state.embedder.as_deref(),
+        lists,
+        finder.weights,
+        &loaded.project,
+        &question.question,
+        TOP_SESSIONS,
+        &[],
+    )
+    .await?
+    .hits;
+    let search_took = t.elapsed();
+    if !timed {
+        return Ok(());
+    }
+    let wanted: HashSet<&str> = evidence.iter().map(|(s, _)| s.as_str()).collect();
+    let ranked: Vec<&str> = hits.iter().map(|h| h.session_id.as_str()).collect();
+    let in_top = wanted.iter().filter(|s| ranked.contains(s)).count();
+    tally.session_recall += in_top as f64 / wanted.len().max(1) as f64;
+    tally.reciprocal_rank += ranked
+        .iter()
+        .position(|s| wanted.contains(s))
+        .map_or(0.0, |r| 1.0 / (r as f64 + 1.0));
+    for i in 0..BUDGETS.len() {
+        tally.found[i] += found[i];
+        tally.tokens[i] += used[i];
+    }
+    tally.evidence += evidence.len();
+    tally.questions += 1;
+    tally.context_ms.extend(took);
+    tally.search_ms.push(search_took);
+    Ok(())
+}
+
+/// Asks every question as a user's prompt through the command hook (`cairn hook claude-code`
+/// with its default deadlines), each from a session of its own: how many were answered within
+/// the UserPromptSubmit deadline, how many recalled something, how much of the evidence the
+/// recalled memory held, and the hook's latency.
+async fn prompts(
+    base: &str,
+    run: &str,
+    data: &[Conversation],
+    loaded: &[Loaded],
+    per_conversation: Option<usize>,
+) -> anyhow::Result<Value> {
+    let spool = std::env::temp_dir().join(format!("cairn-bench-quality-hook-{run}"));
+    let spool_arg = spool.display().to_string();
+    let (mut asked, mut in_time, mut recalled, mut evidence, mut found) = (0, 0, 0, 0, 0);
+    let mut took = Vec::new();
+    let mut deadline = Duration::ZERO;
+    for (conv, l) in data.iter().zip(loaded) {
+        let questions = conv
+            .questions
+            .iter()
+            .filter(|q| q.evidence.iter().any(|e| l.turns.contains_key(e)))
+            .take(per_conversation.unwrap_or(usize::MAX));
+        for (i, q) in questions.enumerate() {
+            let argv = [
+                "cairn",
+                "hook",
+                "--url",
+                base,
+                "--project",
+                &l.project,
+                "--spool-dir",
+                &spool_arg,
+                "claude-code",
+                "--flush",
+                "off",
+            ];
+            let cli = crate::cli::Cli::try_parse_from(argv).context("hook arguments")?;
+            let crate::cli::Command::Hook(hook) = cli.command else {
+                anyhow::bail!("not a hook command");
+            };
+            if let crate::cli::hook::HookCommand::ClaudeCode {
+                prompt_deadline_ms, ..
+            } = &hook.command
+            {
+                deadline = Duration::from_millis(*prompt_deadline_ms);
+            }
+            let event = json!({"hook_event_name": "UserPromptSubmit",
+                               "session_id": format!("{}-prompt-{i}", l.project),
+                               "cwd": "/tmp", "prompt": q.question});
+            let mut out = Vec::new();
+            let t = Instant::now();
+            crate::cli::hook::invoke(hook, event.to_string().as_bytes(), &mut out).await?;
+            let elapsed = t.elapsed();
+            took.push(elapsed);
+            asked += 1;
+            let reply: Value = serde_json::from_slice(&out).unwrap_or(Value::Null);
+            // An event cairn did not answer in time waits in the hook's spool.
+            let spooled = std::fs::read_dir(&spool).map_or(0, |d| {
+                d.filter_map(Result::ok)
+                    .filter(|e| e.file_name().to_string_lossy().ends_with(".hook.json"))
+                    .count()
+            });
+            if spooled == 0 && elapsed <= deadline {
+                in_time += 1;
+            }
+            let text = reply["hookSpecificOutput"]["additionalContext"]
+                .as_str()
+                .map(squash)
+                .unwrap_or_default();
+            if !text.is_empty() {
+                recalled += 1;
+            }
+            for id in &q.evidence {
+                if let Some((_, t)) = l.turns.get(id) {
+                    evidence += 1;
+                    found += usize::from(!text.is_empty() && text.contains(t.as_str()));
+                }
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&spool);
+    let n = asked.max(1) as f64;
+    Ok(json!({
+        "prompts": asked,
+        "deadline_ms": deadline.as_millis() as u64,
+        "answered_within_deadline": round3(in_time as f64 / n),
+        "recalled_something": round3(recalled as f64 / n),
+        "evidence_recall": round3(found as f64 / evidence.max(1) as f64),
+        "latency_ms": {
+            "p50": ms(super::quantile(&mut took, 0.5)),
+            "p95": ms(super::quantile(&mut took, 0.95)),
+        },
+    }))
+}
+
+pub async fn run(mut b: QualityBench) -> anyhow::Result<()> {
+    let raw = std::fs::read_to_string(&b.data)
+        .with_context(|| format!("reading {}", b.data.display()))?;
+    let mut data: DataSet = serde_json::from_str(&raw).context("the data set's shape")?;
+    if let Some(n) = b.conversations {
+        data.conversations.truncate(n);
+    }
+    let run = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
+    let spool = std::env::temp_dir().join(format!("cairn-bench-quality-{run}"));
+    b.settings.bind = "127.0.0.1:0".parse().context("bind address")?;
+    b.settings.spool_dir = spool.clone();
+    b.settings.rate_limit_per_sec = 0;
+    b.settings.insecure_no_auth = true;
+    let app = Application::build(b.settings.clone()).await?;
+    let state = app.state();
+    let base = format!("http://127.0.0.1:{}", app.port());
+    let stopper = app.stopper();
+    let server = tokio::spawn(app.run_until_stopped());
+    let outcome = measure(&state, &base, &run, &data, b.questions).await;
+    if !b.keep {
+        for conv in &data.conversations {
+            let project = format!("bench-quality-{run}-{}", conv.id);
+            crate::graph::purge::project_now(&state.store, &project).await?;
+        }
+    }
+    stopper.send_replace(true);
+    server.await??;
+    let _ = std::fs::remove_dir_all(&spool);
+    let report = outcome?;
+    print(&report);
+    println!("{}", serde_json::to_string(&report)?);
+    Ok(())
+}
+
+async fn measure(
+    state: &AppState,
+    base: &str,
+    run: &str,
+    data: &DataSet,
+    per_conversation: Option<usize>,
+) -> anyhow::Result<Value> {
+    let started = Instant::now();
+    let loaded = capture(base, run, &data.conversations).await?;
+    let sent: usize = loaded.iter().map(|l| l.turns.len()).sum();
+    for l in &loaded {
+        let expected = l.turns.len() as i64;
+        super::wait_written(
+            &state.store,
+            &l.project,
+            expected,
+            Duration::from_millis(100),
+            Duration::from_secs(600),
+        )
+        .await?
+        .with_context(|| format!("{} was not written within 10 minutes", l.project))?;
+    }
+    let captured_s = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    index_everything(state).await?;
+    turns_indexed(state, &data.conversations, &loaded).await?;
+    let indexed_s = started.elapsed().as_secs_f64();
+
+    let mut report = serde_json::Map::new();
+    let embedder = state.embedder.as_deref().map(|e| format!("{e:?}"));
+    for (name, lists) in MODES {
+        if lists.vector() && embedder.is_none() {
+            report.insert(name.into(), json!({"skipped": "no embedder configured"}));
+            continue;
+        }
+        let mut tally = Tally::default();
+        let mut warm = 0;
+        for (conv, l) in data.conversations.iter().zip(&loaded) {
+            let questions = conv
+                .questions
+                .iter()
+                .filter(|q| q.evidence.iter().any(|e| l.turns.contains_key(e)))
+                .take(per_conversation.unwrap_or(usize::MAX));
+            for q in questions {
+                if warm < WARM_UP {
+                    ask(state, lists, l, q, &mut tally, false).await?;
+                    warm += 1;
+                }
+                ask(state, lists, l, q, &mut tally, true).await?;
+            }
+        }
+        report.insert(name.into(), tally.report());
+    }
+    report.insert(
+        "prompt_recall".into(),
+        prompts(base, run, &data.conversations, &loaded, per_conversation).await?,
+    );
+    report.insert(
+        "setup".into(),
+        json!({
+            "data": "LoCoMo (snap-research/LoCoMo data/locomo10.json, CC BY-NC 4.0), extract",
+            "conversations": data.conversations.len(),
+            "sessions": data.conversations.iter().map(|c| c.sessions.len()).sum::<usize>(),
+            "turns": sent,
+            "embedder": embedder,
+            "budgets": BUDGETS,
+            "capture_s": (captured_s * 10.0).round() / 10.0,
+            "index_s": (indexed_s * 10.0).round() / 10.0,
+        }),
+    );
+    Ok(Value::Object(report))
+}
+
+/// The side-by-side table.
+fn print(report: &Value) {
+    println!(
+        "{:<10} {:>8} {:>8} {:>8} {:>10} {:>6} {:>9} {:>9} {:>9} {:>9}",
+        "mode",
+        "ev@500",
+        "ev@1000",
+        "ev@2000",
+        "sess R@5",
+        "MRR",
+        "ctx p50",
+        "ctx p95",
+        "srch p50",
+        "srch p95"
+    );
+    for (name, _) in MODES {
+        let m = &report[name];
+        if m.get("skipped").is_some() {
+            println!("{name:<10} skipped: {}", m["skipped"]);
+            continue;
+        }
+        let ev = &m["evidence_recall"];
+        let cells = [
+            &ev["500"],
+            &ev["1000"],
+            &ev["2000"],
+            &m["session_recall_at_5"],
+            &m["mrr"],
+            &m["context_latency_ms"]["p50"],
+            &m["context_latency_ms"]["p95"],
+            &m["search_latency_ms"]["p50"],
+            &m["search_latency_ms"]["p95"],
+        ]
+        .map(|v| v.to_string());
+        println!(
+            "{:<10} {:>8} {:>8} {:>8} {:>10} {:>6} {:>9} {:>9} {:>9} {:>9}",
+            name,
+            cells[0],
+            cells[1],
+            cells[2],
+            cells[3],
+            cells[4],
+            cells[5],
+            cells[6],
+            cells[7],
+            cells[8],
+        );
+    }
+    let p = &report["prompt_recall"];
+    println!(
+        "prompt recall (command hook, {} ms deadline): {} prompts, {} answered in time, {} recalled something, evidence recall {}, p50 {} ms, p95 {} ms",
+        p["deadline_ms"],
+        p["prompts"],
+        p["answered_within_deadline"],
+        p["recalled_something"],
+        p["evidence_recall"],
+        p["latency_ms"]["p50"],
+        p["latency_ms"]["p95"],
+    );
+}
+
+/// Runs only against the real Neo4j; the pure parts are tested here.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_parse_as_the_data_set_writes_them() {
+        let t = parse_date("1:56 pm on 8 May, 2023").unwrap();
+        let d = chrono::DateTime::from_timestamp_millis(t).unwrap();
+        assert_eq!(d.to_rfc3339(), "2023-05-08T13:56:00+00:00");
+        assert!(parse_date("10:37 am on 27 June, 2023").is_some());
+        assert_eq!(parse_date("yesterday"), None);
+    }
+
+    #[test]
+    fn the_shipped_extract_loads_and_its_evidence_names_turns() {
+        let raw = std::fs::read_to_string(DEFAULT_DATA).unwrap();
+        let data: DataSet = serde_json::from_str(&raw).unwrap();
+        assert_eq!(data.conversations.len(), 10);
+        for c in &data.conversations {
+            let ids: HashSet<&str> = c
+                .sessions
+                .iter()
+                .flat_map(|s| s.turns.iter().map(|t| t.id.as_str()))
+                .collect();
+            assert!(c.sessions.iter().all(|s| parse_date(&s.date).is_some()));
+            for q in &c.questions {
+                assert!(q.evidence.iter().all(|e| ids.contains(e.as_str())));
+            }
+        }
+    }
+}

@@ -1,0 +1,309 @@
+//! Turns: the reads behind turn-level search (BM25 over `turn_search`, nearest operations by
+//! embedding) and the turn indexer's work queue (sessions with operations it has not processed,
+//! their search texts and vectors, how far behind it is).
+
+use neo4rs::Query;
+use serde::{Deserialize, Serialize};
+
+use super::{now_ms, param, statement, Store, StoreResult};
+
+/// What to keep of a ranked list.
+#[derive(Clone, Copy, Debug)]
+pub struct Filter<'a> {
+    pub project: &'a str,
+    pub types: Option<&'a [String]>,
+    pub sessions: Option<&'a [String]>,
+    pub exclude_session: Option<&'a str>,
+}
+
+impl Filter<'_> {
+    fn apply(&self, q: Query) -> StoreResult<Query> {
+        Ok(q.param("project", self.project)
+            .param("types", param(&self.types)?)
+            .param("sessions", param(&self.sessions)?)
+            .param("exclude", self.exclude_session))
+    }
+}
+
+/// One turn of a ranked list. `id` is the operation's (or memory's) id; a session summary is
+/// `summary:<session id>`.
+#[derive(Clone, Debug, Deserialize)]
+pub struct TurnRow {
+    pub id: String,
+    pub session_id: Option<String>,
+    pub seq: i64,
+    pub kind: Option<String>,
+    pub role: Option<String>,
+    pub text: Option<String>,
+    pub at: i64,
+    /// BM25, or (1 + cosine) / 2.
+    pub score: f64,
+}
+
+/// BM25 over turns; `lucene` is the escaped query, narrowed to the project.
+pub async fn fulltext(
+    store: &Store,
+    f: &Filter<'_>,
+    lucene: &str,
+    k: usize,
+) -> StoreResult<Vec<TurnRow>> {
+    let q = statement(include_str!("../../cypher/turns_fulltext.cypher"))
+        .param("query", lucene)
+        .param("k", k as i64);
+    store.fetch(f.apply(q)?).await
+}
+
+/// The nearest operations embedded by `model`: approximate over the shared index (asking it
+/// for `wide` candidates), keeping `k`.
+pub async fn nearest(
+    store: &Store,
+    f: &Filter<'_>,
+    model: &str,
+    vector: &[f32],
+    k: usize,
+    wide: usize,
+) -> StoreResult<Vec<TurnRow>> {
+    let q = statement(include_str!("../../cypher/turns_vector.cypher"))
+        .param("vector", param(vector)?)
+        .param("model", model)
+        .param("k", k as i64)
+        .param("wide", wide as i64);
+    store.fetch(f.apply(q)?).await
+}
+
+/// The nearest operations embedded by `model`, exactly: within `f.sessions` when given, else
+/// within the project; at most `scan` operations are compared.
+pub async fn nearest_exact(
+    store: &Store,
+    f: &Filter<'_>,
+    model: &str,
+    vector: &[f32],
+    k: usize,
+    scan: usize,
+) -> StoreResult<Vec<TurnRow>> {
+    let text = if f.sessions.is_some() {
+        include_str!("../../cypher/turns_vector_sessions.cypher")
+    } else {
+        include_str!("../../cypher/turns_vector_exact.cypher")
+    };
+    let q = statement(text)
+        .param("vector", param(vector)?)
+        .param("model", model)
+        .param("k", k as i64)
+        .param("scan", scan as i64);
+    store.fetch(f.apply(q)?).await
+}
+
+/// The vectors `model` made for some of `project`'s operations.
+pub async fn embeddings(
+    store: &Store,
+    project: &str,
+    model: &str,
+    ids: &[&str],
+) -> StoreResult<Vec<(String, Vec<f32>)>> {
+    #[derive(Deserialize)]
+    struct Row {
+        id: String,
+        vector: Vec<f32>,
+    }
+    let rows: Vec<Row> = store
+        .fetch(
+            statement(include_str!("../../cypher/turns_embeddings.cypher"))
+                .param("ids", param(ids)?)
+                .param("project", project)
+                .param("model", model),
+        )
+        .await?;
+    Ok(rows.into_iter().map(|r| (r.id, r.vector)).collect())
+}
+
+/// Operations of `project` the turn indexer has not processed with `model` yet.
+pub async fn pending_in_project(store: &Store, project: &str, model: &str) -> StoreResult<i64> {
+    #[derive(Deserialize)]
+    struct Row {
+        pending: i64,
+    }
+    Ok(store
+        .fetch_one::<Row>(
+            statement(include_str!("../../cypher/turns_pending_project.cypher"))
+                .param("project", project)
+                .param("model", model),
+        )
+        .await?
+        .map_or(0, |r| r.pending))
+}
+
+/// An operation as the turn indexer reads it.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct WorkOp {
+    pub id: String,
+    pub seq: i64,
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    pub role: Option<String>,
+    pub summary: Option<String>,
+    pub content: Option<String>,
+    pub target: Option<String>,
+    pub tool: Option<String>,
+    pub rationale: Option<String>,
+    pub search_text: Option<String>,
+    pub embedding_model: Option<String>,
+}
+
+/// A session with operations the turn indexer has not processed: those after `after`.
+#[derive(Clone, Debug, Deserialize)]
+pub struct WorkSession {
+    pub id: String,
+    pub project: String,
+    pub after: i64,
+    pub last_seq: i64,
+    pub ops: Vec<WorkOp>,
+}
+
+/// Up to `sessions` pending sessions, each with up to `per_session` operations.
+pub async fn work(
+    store: &Store,
+    model: &str,
+    sessions: usize,
+    per_session: usize,
+) -> StoreResult<Vec<WorkSession>> {
+    store
+        .fetch(
+            statement(include_str!("../../cypher/turns_work.cypher"))
+                .param("model", model)
+                .param("sessions", sessions as i64)
+                .param("per_session", per_session as i64)
+                .param("now", now_ms()),
+        )
+        .await
+}
+
+/// What the indexer stores for one operation: a search text where it had none, a vector.
+#[derive(Debug, Serialize)]
+pub struct TurnWrite {
+    pub id: String,
+    pub text: Option<String>,
+    pub vector: Option<Vec<f32>>,
+}
+
+/// Stores search texts and vectors (recording `model` and `dim` with each vector).
+pub async fn store_turns(
+    store: &Store,
+    model: &str,
+    dim: usize,
+    rows: &[TurnWrite],
+) -> StoreResult<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    store
+        .run(
+            statement(include_str!("../../cypher/turns_store.cypher"))
+                .param("rows", param(rows)?)
+                .param("model", model)
+                .param("dim", dim as i64),
+        )
+        .await
+}
+
+/// A session's turn cursor: processed up to `seq`.
+#[derive(Debug, Serialize)]
+pub struct Cursor<'a> {
+    pub id: &'a str,
+    pub project: &'a str,
+    pub seq: i64,
+}
+
+/// Moves the sessions' cursors (processed with `model`).
+pub async fn advance(store: &Store, model: &str, rows: &[Cursor<'_>]) -> StoreResult<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    store
+        .run(
+            statement(include_str!("../../cypher/turns_advance.cypher"))
+                .param("rows", param(rows)?)
+                .param("model", model),
+        )
+        .await
+}
+
+/// Embedding these sessions' operations failed: they are retried after a back-off.
+pub async fn failed(store: &Store, rows: &[Cursor<'_>], base_delay_ms: i64) -> StoreResult<()> {
+    store
+        .run(
+            statement(include_str!("../../cypher/turns_failed.cypher"))
+                .param("rows", param(rows)?)
+                .param("now", now_ms())
+                .param("base_delay_ms", base_delay_ms),
+        )
+        .await
+}
+
+/// Operations not processed with `model` yet, in all projects.
+pub async fn lag(store: &Store, model: &str) -> StoreResult<i64> {
+    #[derive(Deserialize)]
+    struct Row {
+        pending: i64,
+    }
+    Ok(store
+        .fetch_one::<Row>(
+            statement(include_str!("../../cypher/turns_lag.cypher")).param("model", model),
+        )
+        .await?
+        .map_or(0, |r| r.pending))
+}
+
+/// Queues every session not processed with `model`; returns (sessions, their operations).
+pub async fn backfill(store: &Store, model: &str) -> StoreResult<(i64, i64)> {
+    #[derive(Deserialize)]
+    struct Row {
+        sessions: i64,
+        operations: i64,
+    }
+    Ok(store
+        .fetch_one::<Row>(
+            statement(include_str!("../../cypher/turns_backfill.cypher")).param("model", model),
+        )
+        .await?
+        .map_or((0, 0), |r| (r.sessions, r.operations)))
+}
+
+/// A memory or a closed session written before turn search, without a search text.
+#[derive(Debug, Deserialize)]
+pub struct MissingText {
+    /// `memory` or `session`.
+    pub label: String,
+    pub id: String,
+    pub kind: Option<String>,
+    pub content: Option<String>,
+    pub summary: Option<String>,
+    pub next_steps: Vec<String>,
+}
+
+/// Up to `limit` memories and up to `limit` sessions without a search text.
+pub async fn missing_texts(store: &Store, limit: usize) -> StoreResult<Vec<MissingText>> {
+    store
+        .fetch(
+            statement(include_str!("../../cypher/turns_texts_missing.cypher"))
+                .param("limit", limit as i64),
+        )
+        .await
+}
+
+/// A backfilled search text (empty when there is nothing worth finding).
+#[derive(Debug, Serialize)]
+pub struct TextWrite<'a> {
+    pub label: &'a str,
+    pub id: &'a str,
+    pub text: String,
+}
+
+pub async fn store_texts(store: &Store, rows: &[TextWrite<'_>]) -> StoreResult<()> {
+    store
+        .run(
+            statement(include_str!("../../cypher/turns_texts_store.cypher"))
+                .param("rows", param(rows)?),
+        )
+        .await
+}

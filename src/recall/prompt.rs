@@ -1,0 +1,184 @@
+//! Recall for a prompt: what the project remembers that bears on what the user just asked —
+//! past turns (with the reply after a question), decisions, memories and active beliefs —
+//! put in front of the agent unasked, so only what is clearly relevant: a hit must share at
+//! least [`MIN_SHARED_WORDS`] of the prompt's content words and a quarter of them
+//! ([`MIN_COVERAGE`]), or be close in meaning ([`MIN_COSINE`], when vectors are on). A prompt
+//! with fewer content words ("yes", "go on") recalls nothing. The current session and its
+//! subagents' sessions are never recalled: the agent has them already.
+//!
+//! Read-only; rendering and fencing belong to the caller (`claude::context::prompt`).
+
+use std::collections::HashMap;
+
+use crate::config::Encoding;
+use crate::embed::Embedder;
+use crate::graph::beliefs::BeliefView;
+use crate::graph::{self, Store, StoreResult};
+use crate::recall::context::terms;
+use crate::recall::relevant::{self, Found, History};
+use crate::recall::search::Weights;
+use crate::recall::turns;
+
+/// Content words a hit must share with the prompt (when not close in meaning).
+pub const MIN_SHARED_WORDS: usize = 2;
+/// Share of the prompt's content words (at most 20 are counted) a hit must contain.
+pub const MIN_COVERAGE: f64 = 0.25;
+/// Cosine between the prompt's and a turn's embedding above which they mean the same thing.
+pub const MIN_COSINE: f64 = 0.5;
+/// Hits asked of turn search.
+const HITS: usize = 20;
+/// Beliefs recalled at most.
+const BELIEFS: usize = 3;
+
+/// What a prompt recalls.
+#[derive(Debug, Default)]
+pub struct Recalled {
+    /// Past operations (grouped by session when presented), best first.
+    pub history: History,
+    /// Memories and session summaries found, best first: `(kind, text)`.
+    pub notes: Vec<(String, String)>,
+    /// Active beliefs the prompt's words bear on, most convinced first.
+    pub beliefs: Vec<BeliefView>,
+}
+
+impl Recalled {
+    pub fn is_empty(&self) -> bool {
+        self.history.found.is_empty() && self.notes.is_empty() && self.beliefs.is_empty()
+    }
+}
+
+/// How many of `words` occur in `text` (lower-cased).
+fn shared(text: &str, words: &[String]) -> usize {
+    let lower = text.to_lowercase();
+    words.iter().filter(|w| lower.contains(w.as_str())).count()
+}
+
+/// Whether a text is lexically relevant to a prompt of `words`: it shares at least
+/// [`MIN_SHARED_WORDS`] of them and [`MIN_COVERAGE`] of all of them.
+pub fn lexically_relevant(text: &str, words: &[String]) -> bool {
+    let need = ((words.len() as f64 * MIN_COVERAGE).ceil() as usize).max(MIN_SHARED_WORDS);
+    shared(text, words) >= need
+}
+
+/// What to recall for `prompt` in `project`, leaving out `session` (and its subagents').
+/// History lines are read and costed for a share of `share` tokens.
+#[allow(clippy::too_many_arguments)]
+pub async fn recall(
+    store: &Store,
+    embedder: Option<&Embedder>,
+    weights: Weights,
+    encoding: Encoding,
+    half_life_ms: i64,
+    project: &str,
+    session: &str,
+    prompt: &str,
+    share: usize,
+) -> StoreResult<Recalled> {
+    let prompt: String = prompt.chars().take(turns::MAX_QUERY_CHARS).collect();
+    let words = terms(&prompt);
+    if words.len() < MIN_SHARED_WORDS {
+        return Ok(Recalled::default());
+    }
+    let embedder = embedder.filter(|e| e.is_ready());
+    let query = turns::TurnQuery {
+        project,
+        text: &prompt,
+        limit: HITS,
+        types: None,
+        sessions: None,
+        exclude_session: (!session.is_empty()).then_some(session),
+    };
+    let (found, vector, beliefs) = tokio::join!(
+        Box::pin(turns::search_with(store, embedder, weights, &query)),
+        async {
+            match embedder {
+                Some(e) => e.embed(std::slice::from_ref(&prompt)).await.ok(),
+                None => None,
+            }
+        },
+        graph::beliefs::list(store, project, Some("active"), half_life_ms, 200),
+    );
+    let (found, beliefs) = (found?, beliefs?);
+    let child_prefix = format!("{session}:");
+    let hits: Vec<turns::TurnHit> = found
+        .hits
+        .into_iter()
+        .filter(|h| session.is_empty() || !h.session_id.starts_with(&child_prefix))
+        .collect();
+    // Closeness in meaning, from the stored vectors of the hits the model embedded.
+    let cosines: HashMap<String, f64> = match (vector.and_then(|mut v| v.pop()), embedder) {
+        (Some(v), Some(e)) => {
+            let ids: Vec<&str> = hits.iter().map(|h| h.operation_id.as_str()).collect();
+            graph::turns::embeddings(store, project, e.model(), &ids)
+                .await?
+                .into_iter()
+                .map(|(id, stored)| (id, turns::cosine(&v, &stored)))
+                .collect()
+        }
+        _ => HashMap::new(),
+    };
+    let relevant_hit = |h: &turns::TurnHit| {
+        lexically_relevant(&h.text, &words)
+            || cosines
+                .get(&h.operation_id)
+                .is_some_and(|c| *c >= MIN_COSINE)
+    };
+    let mut out = Recalled::default();
+    let mut history = Vec::new();
+    for h in hits.into_iter().filter(|h| relevant_hit(h)) {
+        match h.kind.as_str() {
+            "memory" | "summary" => out.notes.push((h.kind, h.text)),
+            _ if h.session_id.is_empty() => {}
+            _ => history.push(Found {
+                session_id: h.session_id,
+                seq: h.seq,
+                kind: h.kind,
+                role: h.role,
+                text: h.text,
+                score: h.score,
+            }),
+        }
+    }
+    if !history.is_empty() {
+        let keys = relevant::keys_for(&history);
+        let items = relevant::read_items(store, project, &keys, encoding, encoding, share).await?;
+        out.history = History {
+            found: history,
+            items,
+            headers: HashMap::new(),
+        };
+    }
+    let mut beliefs: Vec<BeliefView> = beliefs
+        .into_iter()
+        .filter(|b| lexically_relevant(&b.content, &words))
+        .collect();
+    beliefs.sort_by(|a, b| b.conviction.total_cmp(&a.conviction));
+    beliefs.truncate(BELIEFS);
+    out.beliefs = beliefs;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relevance_needs_two_shared_words_and_a_quarter_of_them() {
+        let words = terms("when do the refresh tokens expire?");
+        assert_eq!(words, vec!["refresh", "tokens", "expire"]);
+        assert!(lexically_relevant(
+            "Refresh tokens expire after fourteen days",
+            &words
+        ));
+        assert!(!lexically_relevant("the tokens of the lexer", &words));
+        assert!(!lexically_relevant("tidied the changelog", &words));
+        // A long prompt: a quarter of its words.
+        let long = terms("refresh tokens: please look into the mobile keychain storage and the flaky login screen");
+        assert_eq!(long.len(), 10);
+        assert!(lexically_relevant(
+            "refresh tokens live in the keychain",
+            &long
+        ));
+        assert!(!lexically_relevant("the login screen", &long));
+    }
+}

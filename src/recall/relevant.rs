@@ -1,0 +1,406 @@
+//! The history of a task context, built from relevance: the operations turn search ranks best
+//! for the task, each with the operation after it when that one carries the answer (the reply
+//! after a question, the result after a tool call), taken in rank order while they fit the
+//! history share, then grouped by session under the session's date and shown in the order
+//! they happened. Sessions come oldest first; a session's header is paid with its first item.
+//!
+//! Selection is pure ([`select`]); reading the operations and their sessions is one query
+//! each. The session mode's newest-first window lives in `context`, untouched by this.
+
+use std::collections::{HashMap, HashSet};
+
+use serde::Serialize;
+
+use crate::config::Encoding;
+use crate::domain::operation::{render_line, OpType};
+use crate::domain::tokens;
+use crate::graph::{param, statement, Store, StoreResult};
+use crate::recall::context::ScopeSession;
+use crate::recall::reconstruction::OperationView;
+
+/// One operation turn search found relevant, best first.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Found {
+    pub session_id: String,
+    pub seq: i64,
+    /// The operation's type (`message`, `tool_call`, …).
+    pub kind: String,
+    pub role: Option<String>,
+    /// Its searchable text (a message's content, an operation's summary).
+    pub text: String,
+    pub score: f64,
+}
+
+impl Found {
+    /// Whether the operation after it probably carries the answer: the reply to a user's turn
+    /// or to a question, the result after a tool call or a search.
+    pub fn wants_next(&self) -> bool {
+        match self.kind.as_str() {
+            "tool_call" | "search" => true,
+            "message" => self.role.as_deref() == Some("user") || self.text.contains('?'),
+            _ => false,
+        }
+    }
+}
+
+/// A position in the project's history.
+pub type Key = (String, i64);
+
+/// A candidate line of history with its cost (tokens of the line plus its newline).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Item {
+    pub text: String,
+    pub cost: usize,
+    /// Epoch milliseconds.
+    pub at: i64,
+}
+
+/// What [`select`] chose: positions by session, and the tokens they cost with headers.
+#[derive(Debug, Default, PartialEq)]
+pub struct Chosen {
+    pub keys: HashSet<Key>,
+    pub sessions: HashSet<String>,
+    pub tokens: usize,
+}
+
+/// Takes `found` in rank order, each with its next operation when [`Found::wants_next`] and it
+/// is known, while the cost stays within `share`: a hit whose pair does not fit is tried
+/// alone; one that does not fit at all is skipped for smaller ones further down. The first
+/// item taken from a session also pays for the session's header (`header_cost`).
+pub fn select(
+    found: &[Found],
+    items: &HashMap<Key, Item>,
+    header_cost: &HashMap<String, usize>,
+    share: usize,
+) -> Chosen {
+    let mut out = Chosen::default();
+    for f in found {
+        let hit = (f.session_id.clone(), f.seq);
+        if !items.contains_key(&hit) {
+            continue;
+        }
+        let next = (f.session_id.clone(), f.seq + 1);
+        let mut group = vec![hit];
+        if f.wants_next() && items.contains_key(&next) {
+            group.push(next);
+        }
+        let header = if out.sessions.contains(&f.session_id) {
+            0
+        } else {
+            header_cost.get(&f.session_id).copied().unwrap_or(0)
+        };
+        while !group.is_empty() {
+            let new: Vec<&Key> = group.iter().filter(|k| !out.keys.contains(*k)).collect();
+            let cost: usize = new.iter().map(|k| items[*k].cost).sum();
+            let cost = if new.is_empty() { 0 } else { cost + header };
+            if out.tokens + cost <= share {
+                out.tokens += cost;
+                for k in group.drain(..) {
+                    out.sessions.insert(k.0.clone());
+                    out.keys.insert(k);
+                }
+                break;
+            }
+            group.pop();
+        }
+    }
+    out
+}
+
+/// The chosen history as text lines: sessions oldest first (by their date), each under its
+/// header, its operations in seq order.
+pub fn present(
+    chosen: &Chosen,
+    items: &HashMap<Key, Item>,
+    headers: &HashMap<String, (i64, String)>,
+) -> Vec<String> {
+    let mut sessions: Vec<&String> = chosen.sessions.iter().collect();
+    sessions.sort_by_key(|s| (headers.get(*s).map_or(0, |h| h.0), (*s).clone()));
+    let mut out = Vec::new();
+    for s in sessions {
+        if let Some((_, h)) = headers.get(s) {
+            out.push(h.clone());
+        }
+        let mut keys: Vec<&Key> = chosen.keys.iter().filter(|k| &k.0 == s).collect();
+        keys.sort_by_key(|k| k.1);
+        out.extend(keys.into_iter().map(|k| items[k].text.clone()));
+    }
+    out
+}
+
+/// A task's relevant history in hand: what was found, the lines read for it and the headers
+/// of their sessions (`(date, text, cost)`).
+#[derive(Debug, Default)]
+pub struct History {
+    pub found: Vec<Found>,
+    pub items: HashMap<Key, Item>,
+    pub headers: HashMap<String, (i64, String, usize)>,
+}
+
+impl History {
+    /// Tokens everything found would cost.
+    pub fn demand(&self) -> usize {
+        self.items.values().map(|i| i.cost).sum::<usize>()
+            + self.headers.values().map(|h| h.2).sum::<usize>()
+    }
+
+    pub fn select(&self, share: usize) -> Chosen {
+        let costs: HashMap<String, usize> = self
+            .headers
+            .iter()
+            .map(|(id, h)| (id.clone(), h.2))
+            .collect();
+        select(&self.found, &self.items, &costs, share)
+    }
+
+    pub fn present(&self, chosen: &Chosen) -> Vec<String> {
+        let headers: HashMap<String, (i64, String)> = self
+            .headers
+            .iter()
+            .map(|(id, h)| (id.clone(), (h.0, h.1.clone())))
+            .collect();
+        present(chosen, &self.items, &headers)
+    }
+
+    /// Hits found but not shown.
+    pub fn left_out(&self, chosen: &Chosen) -> usize {
+        self.found
+            .iter()
+            .filter(|f| !chosen.keys.contains(&(f.session_id.clone(), f.seq)))
+            .count()
+    }
+}
+
+/// Most tokens one line may cost in a share of `share`: a long tool output or reply is cut so
+/// that several relevant items still fit.
+pub fn line_cap(share: usize) -> usize {
+    (share / 3).max(64)
+}
+
+/// The lines of the operations at `keys` (and what each costs in `encoding`), read in one
+/// query; long lines are cut to [`line_cap`] of `share`.
+pub async fn read_items(
+    store: &Store,
+    project: &str,
+    keys: &[Key],
+    encoding: Encoding,
+    stored: Encoding,
+    share: usize,
+) -> StoreResult<HashMap<Key, Item>> {
+    #[derive(Serialize)]
+    struct K<'a> {
+        session_id: &'a str,
+        seq: i64,
+    }
+    let ks: Vec<K<'_>> = keys
+        .iter()
+        .map(|(s, seq)| K {
+            session_id: s,
+            seq: *seq,
+        })
+        .collect();
+    let rows: Vec<OperationView> = if ks.is_empty() {
+        Vec::new()
+    } else {
+        store
+            .fetch(
+                statement(include_str!("../../cypher/recall_operations_at.cypher"))
+                    .param("project", project)
+                    .param("keys", param(&ks)?),
+            )
+            .await?
+    };
+    let cap = line_cap(share);
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let kind = OpType::parse(&r.kind).unwrap_or(OpType::ToolCall);
+            let text = render_line(
+                kind,
+                r.target.as_deref(),
+                &r.summary,
+                r.role.as_deref(),
+                r.content.as_deref(),
+            );
+            (
+                (r.session_id.clone(), r.seq),
+                item(encoding, stored, text, r.tokens, r.at, cap),
+            )
+        })
+        .collect())
+}
+
+/// A line costed by its stored count when the encodings agree, else counted; cut to `cap`.
+fn item(
+    encoding: Encoding,
+    stored: Encoding,
+    text: String,
+    tokens: i64,
+    at: i64,
+    cap: usize,
+) -> Item {
+    let text = text.replace('\n', " ");
+    let mut cost = if encoding == stored && tokens > 0 {
+        tokens as usize
+    } else {
+        tokens::count(encoding, &text)
+    };
+    let mut text = text;
+    if cost > cap {
+        text = tokens::truncate(encoding, &text, cap.saturating_sub(1));
+        text.push('…');
+        cost = tokens::count(encoding, &text);
+    }
+    Item {
+        text,
+        cost: cost + 1,
+        at,
+    }
+}
+
+/// The project's sessions with these ids.
+pub async fn sessions(
+    store: &Store,
+    project: &str,
+    ids: &[&str],
+) -> StoreResult<Vec<ScopeSession>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    store
+        .fetch(
+            statement(include_str!("../../cypher/recall_sessions_by_id.cypher"))
+                .param("project", project)
+                .param("ids", param(&ids)?),
+        )
+        .await
+}
+
+/// The positions to read for `found`: each hit, and the next one where it may carry the answer.
+pub fn keys_for(found: &[Found]) -> Vec<Key> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for f in found {
+        let mut push = |k: Key| {
+            if seen.insert(k.clone()) {
+                out.push(k);
+            }
+        };
+        push((f.session_id.clone(), f.seq));
+        if f.wants_next() {
+            push((f.session_id.clone(), f.seq + 1));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(s: &str, seq: i64, role: &str, text: &str) -> Found {
+        Found {
+            session_id: s.into(),
+            seq,
+            kind: "message".into(),
+            role: Some(role.into()),
+            text: text.into(),
+            score: 1.0,
+        }
+    }
+
+    fn items(list: &[(&str, i64, usize)]) -> HashMap<Key, Item> {
+        list.iter()
+            .map(|(s, seq, cost)| {
+                (
+                    (s.to_string(), *seq),
+                    Item {
+                        text: format!("{s}#{seq}"),
+                        cost: *cost,
+                        at: *seq,
+                    },
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_reply_after_a_question_comes_with_it_and_rank_decides() {
+        let its = items(&[("a", 1, 10), ("a", 2, 10), ("b", 5, 10), ("b", 6, 10)]);
+        let headers: HashMap<String, usize> = [("a".into(), 5), ("b".into(), 5)].into();
+        let hits = vec![
+            found("b", 5, "assistant", "did you go to the lake?"),
+            found("a", 1, "assistant", "I went to the lake."),
+        ];
+        // Room for everything: the question's reply is taken with it.
+        let all = select(&hits, &its, &headers, 100);
+        assert_eq!(all.keys.len(), 3, "{all:?}");
+        assert!(all.keys.contains(&("b".into(), 6)));
+        assert!(
+            !all.keys.contains(&("a".into(), 2)),
+            "a statement needs no reply"
+        );
+        assert_eq!(all.tokens, 10 + 10 + 5 + 10 + 5);
+        // Room for one pair only: the best hit with its reply; the next hit does not fit.
+        let tight = select(&hits, &its, &headers, 25);
+        assert_eq!(tight.tokens, 25);
+        assert_eq!(tight.sessions, HashSet::from(["b".to_string()]));
+        // Room for a hit alone: the pair is dropped to the hit.
+        let alone = select(&hits, &its, &headers, 20);
+        assert_eq!(alone.keys, HashSet::from([("b".to_string(), 5)]));
+        assert_eq!(alone.tokens, 15);
+        // A hit too big for what is left is skipped for a smaller one further down.
+        let mut big = its.clone();
+        big.get_mut(&("b".to_string(), 5)).unwrap().cost = 500;
+        let skipped = select(&hits, &big, &headers, 30);
+        assert_eq!(skipped.keys, HashSet::from([("a".to_string(), 1)]));
+    }
+
+    #[test]
+    fn overlapping_hits_are_paid_once_and_presented_by_session_date_then_seq() {
+        let its = items(&[("a", 1, 10), ("a", 2, 10), ("b", 1, 10)]);
+        let headers: HashMap<String, usize> = [("a".into(), 5), ("b".into(), 5)].into();
+        let hits = vec![
+            found("a", 2, "assistant", "the answer"),
+            found("b", 1, "assistant", "older talk"),
+            found("a", 1, "user", "the question"),
+        ];
+        let chosen = select(&hits, &its, &headers, 1_000);
+        assert_eq!(chosen.tokens, 10 + 5 + 10 + 5 + 10);
+        let shown: HashMap<String, (i64, String)> = [
+            ("a".to_string(), (200, "### a".to_string())),
+            ("b".to_string(), (100, "### b".to_string())),
+        ]
+        .into();
+        assert_eq!(
+            present(&chosen, &its, &shown),
+            vec!["### b", "b#1", "### a", "a#1", "a#2"]
+        );
+    }
+
+    #[test]
+    fn keys_name_each_hit_and_the_next_one_once() {
+        let hits = vec![
+            found("a", 1, "user", "why?"),
+            found("a", 2, "assistant", "because"),
+        ];
+        assert_eq!(
+            keys_for(&hits),
+            vec![("a".to_string(), 1), ("a".to_string(), 2)]
+        );
+        let tool = Found {
+            kind: "tool_call".into(),
+            role: None,
+            ..found("t", 3, "", "cargo test")
+        };
+        assert!(tool.wants_next());
+    }
+
+    #[test]
+    fn long_lines_are_cut_to_the_cap() {
+        let long = "word ".repeat(500);
+        let i = item(Encoding::O200kBase, Encoding::O200kBase, long, 0, 0, 64);
+        assert!(i.cost <= 65, "{}", i.cost);
+        assert!(i.text.ends_with('…'));
+    }
+}

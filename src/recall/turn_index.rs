@@ -1,0 +1,305 @@
+//! The turn indexer: gives every operation its search text (when it was captured before the
+//! turn index existed) and, with an embedder, a vector recording the model and dimension that
+//! made it — in the background, in batches, behind capture. Each session keeps a cursor
+//! (`turns_seq`, `turns_model`): the operations after it are pending, and so are all of them
+//! when the configured model changed, so switching models re-embeds everything while search
+//! keeps to vectors of the configured model. A failed embedding leaves the cursor where it was
+//! and the session waits for a retry time; BM25 finds its operations meanwhile.
+//! [`run_once`] is one pass; `recall::index::run` calls it in its loop.
+
+use crate::domain::turn_text;
+use crate::embed::Embedder;
+use crate::graph::turns::{self as store_turns, Cursor, TextWrite, TurnWrite, WorkSession};
+use crate::graph::{Store, StoreResult};
+
+/// Sessions per pass.
+pub const SESSIONS_PER_PASS: usize = 50;
+/// Operations of one session per pass.
+pub const OPS_PER_SESSION: usize = 200;
+/// Memories (and sessions) given a search text per backfill step.
+const TEXT_BACKFILL_BATCH: usize = 500;
+/// First retry delay after a failed embedding; doubles per failure, capped at an hour.
+const RETRY_BASE_MS: i64 = 5_000;
+/// The model recorded while no embedder is configured (texts only).
+pub const NO_MODEL: &str = "";
+
+/// The model whose vectors search compares and the indexer makes.
+pub fn model_of(embedder: Option<&Embedder>) -> &str {
+    embedder.map_or(NO_MODEL, |e| e.model())
+}
+
+/// What one pass did.
+#[derive(Debug, Default, PartialEq)]
+pub struct Pass {
+    /// Operations the cursors moved over.
+    pub processed: usize,
+    /// Search texts written (operations captured before the turn index).
+    pub texts: usize,
+    pub embedded: usize,
+    pub failed: usize,
+    /// More work was left than one pass takes.
+    pub more: bool,
+}
+
+fn text_of(op: &store_turns::WorkOp) -> Option<String> {
+    turn_text::operation(&turn_text::OperationText {
+        kind: op.kind.as_deref().unwrap_or_default(),
+        role: op.role.as_deref(),
+        summary: op.summary.as_deref().unwrap_or_default(),
+        content: op.content.as_deref(),
+        target: op.target.as_deref(),
+        tool: op.tool.as_deref(),
+        rationale: op.rationale.as_deref(),
+    })
+}
+
+/// What a pass will write, and which texts it embeds (index into `writes`, text).
+#[derive(Default)]
+struct Plan {
+    writes: Vec<TurnWrite>,
+    embed: Vec<(usize, String)>,
+    /// (session index, processed up to seq)
+    cursors: Vec<(usize, i64)>,
+    more: bool,
+}
+
+fn plan(work: &[WorkSession], model: Option<&str>, budget: usize) -> Plan {
+    let mut p = Plan {
+        more: work.len() >= SESSIONS_PER_PASS,
+        ..Plan::default()
+    };
+    for (si, s) in work.iter().enumerate() {
+        let mut upto = if s.ops.is_empty() {
+            s.last_seq.max(s.after)
+        } else {
+            s.after
+        };
+        let mut cut = false;
+        for op in &s.ops {
+            let (text, missing) = match &op.search_text {
+                Some(t) => (Some(t.clone()), false),
+                None => {
+                    let t = text_of(op);
+                    let missing = t.is_some();
+                    (t, missing)
+                }
+            };
+            let wants_vector = match (model, &text) {
+                (Some(m), Some(_)) => op.embedding_model.as_deref() != Some(m),
+                _ => false,
+            };
+            if wants_vector && p.embed.len() >= budget {
+                cut = true;
+                break;
+            }
+            if missing || wants_vector {
+                p.writes.push(TurnWrite {
+                    id: op.id.clone(),
+                    text: if missing { text.clone() } else { None },
+                    vector: None,
+                });
+                if wants_vector {
+                    p.embed
+                        .push((p.writes.len() - 1, text.clone().unwrap_or_default()));
+                }
+            }
+            upto = op.seq;
+        }
+        if cut || s.ops.len() >= OPS_PER_SESSION {
+            p.more = true;
+        }
+        p.cursors.push((si, upto));
+    }
+    p
+}
+
+/// Embeds texts shortest first, so each request's texts are of a like length, and returns
+/// the vectors in the texts' order.
+async fn embed_by_length(
+    embedder: &Embedder,
+    texts: &[(usize, String)],
+) -> Result<Vec<Vec<f32>>, crate::embed::EmbedError> {
+    let mut order: Vec<usize> = (0..texts.len()).collect();
+    order.sort_by_key(|&i| texts[i].1.len());
+    let sorted: Vec<String> = order.iter().map(|&i| texts[i].1.clone()).collect();
+    let vectors = embedder.embed(&sorted).await?;
+    let mut out = vec![Vec::new(); texts.len()];
+    for (v, &i) in vectors.into_iter().zip(&order) {
+        out[i] = v;
+    }
+    Ok(out)
+}
+
+/// One pass over up to [`SESSIONS_PER_PASS`] pending sessions.
+pub async fn run_once(store: &Store, embedder: Option<&Embedder>) -> StoreResult<Pass> {
+    let model = model_of(embedder);
+    let budget = embedder.map_or(0, |e| e.batch().max(1) * 4);
+    let work = store_turns::work(store, model, SESSIONS_PER_PASS, OPS_PER_SESSION).await?;
+    if work.is_empty() {
+        return Ok(Pass::default());
+    }
+    let mut p = plan(&work, embedder.map(|e| e.model()), budget);
+    let cursors: Vec<Cursor> = p
+        .cursors
+        .iter()
+        .map(|&(si, seq)| Cursor {
+            id: &work[si].id,
+            project: &work[si].project,
+            seq,
+        })
+        .collect();
+    let mut out = Pass {
+        more: p.more,
+        texts: p.writes.iter().filter(|w| w.text.is_some()).count(),
+        ..Pass::default()
+    };
+    if let (Some(embedder), false) = (embedder, p.embed.is_empty()) {
+        match embed_by_length(embedder, &p.embed).await {
+            Ok(vectors) => {
+                for ((wi, _), v) in p.embed.iter().zip(vectors) {
+                    p.writes[*wi].vector = Some(v);
+                }
+                out.embedded = p.embed.len();
+            }
+            Err(err) => {
+                tracing::warn!(error = %err, operations = p.embed.len(), "embedding operations failed; they stay pending and are retried later (found by their words meanwhile)");
+                metrics::counter!("cairn_turn_embeddings_failed_total")
+                    .increment(p.embed.len() as u64);
+                store_turns::store_turns(store, model, embedder.dimensions(), &p.writes).await?;
+                store_turns::failed(store, &cursors, RETRY_BASE_MS).await?;
+                out.failed = p.embed.len();
+                return Ok(out);
+            }
+        }
+    }
+    let dim = embedder.map_or(0, |e| e.dimensions());
+    store_turns::store_turns(store, model, dim, &p.writes).await?;
+    store_turns::advance(store, model, &cursors).await?;
+    out.processed = p
+        .cursors
+        .iter()
+        .map(|&(si, seq)| (seq - work[si].after).max(0) as usize)
+        .sum();
+    metrics::counter!("cairn_turn_index_operations_total").increment(out.processed as u64);
+    metrics::counter!("cairn_turn_embeddings_stored_total").increment(out.embedded as u64);
+    Ok(out)
+}
+
+/// Queues sessions not processed with the configured model (an upgrade, a new model) and
+/// gives memories and closed sessions written before turn search their search text.
+pub async fn backfill(store: &Store, embedder: Option<&Embedder>) -> StoreResult<()> {
+    let model = model_of(embedder);
+    let (sessions, operations) = store_turns::backfill(store, model).await?;
+    if sessions > 0 {
+        tracing::info!(
+            sessions,
+            operations,
+            model = %model,
+            "turn index: sessions queued (new index, upgrade or another embedding model); progress in cairn_turn_index_pending_operations"
+        );
+    }
+    loop {
+        let missing = store_turns::missing_texts(store, TEXT_BACKFILL_BATCH).await?;
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let rows: Vec<TextWrite> = missing
+            .iter()
+            .map(|m| TextWrite {
+                label: &m.label,
+                id: &m.id,
+                text: if m.label == "memory" {
+                    turn_text::memory(
+                        m.kind.as_deref().unwrap_or("memory"),
+                        m.content.as_deref().unwrap_or_default(),
+                    )
+                } else {
+                    turn_text::session_summary(m.summary.as_deref(), &m.next_steps)
+                }
+                .unwrap_or_default(),
+            })
+            .collect();
+        store_turns::store_texts(store, &rows).await?;
+        if missing.len() < TEXT_BACKFILL_BATCH {
+            return Ok(());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::turns::WorkOp;
+
+    fn op(seq: i64, kind: &str, text: Option<&str>, model: Option<&str>) -> WorkOp {
+        WorkOp {
+            id: format!("o{seq}"),
+            seq,
+            kind: Some(kind.into()),
+            summary: Some(format!("summary {seq}")),
+            search_text: text.map(str::to_string),
+            embedding_model: model.map(str::to_string),
+            ..Default::default()
+        }
+    }
+
+    fn session(after: i64, ops: Vec<WorkOp>) -> WorkSession {
+        WorkSession {
+            id: "s".into(),
+            project: "p".into(),
+            after,
+            last_seq: ops.last().map_or(after, |o| o.seq),
+            ops,
+        }
+    }
+
+    #[test]
+    fn texts_only_without_an_embedder() {
+        let work = [session(
+            0,
+            vec![
+                op(1, "write", None, None),
+                op(2, "read", None, None),
+                op(3, "message", Some("hi"), None),
+            ],
+        )];
+        let p = plan(&work, None, 0);
+        // Only the write lacked a text worth having; a read has none.
+        assert_eq!(p.writes.len(), 1);
+        assert_eq!(p.writes[0].text.as_deref(), Some("summary 1"));
+        assert!(p.embed.is_empty());
+        assert_eq!(p.cursors, vec![(0, 3)]);
+        assert!(!p.more);
+    }
+
+    #[test]
+    fn vectors_of_another_model_are_redone_within_the_budget() {
+        let work = [session(
+            0,
+            vec![
+                op(1, "message", Some("a"), Some("m")),
+                op(2, "message", Some("b"), Some("old")),
+                op(3, "message", Some("c"), None),
+                op(4, "message", Some("d"), None),
+            ],
+        )];
+        let p = plan(&work, Some("m"), 2);
+        let embedded: Vec<&str> = p.embed.iter().map(|(_, t)| t.as_str()).collect();
+        assert_eq!(embedded, ["b", "c"]);
+        // The cursor stops before the operation the budget left out.
+        assert_eq!(p.cursors, vec![(0, 3)]);
+        assert!(p.more);
+    }
+
+    #[test]
+    fn a_session_without_operations_moves_to_its_end() {
+        let work = [WorkSession {
+            id: "s".into(),
+            project: "p".into(),
+            after: 0,
+            last_seq: 7,
+            ops: vec![],
+        }];
+        assert_eq!(plan(&work, Some("m"), 4).cursors, vec![(0, 7)]);
+    }
+}

@@ -1,0 +1,506 @@
+//! Turn-level search: the operations (conversation turns, tool calls, decisions), memories and
+//! session summaries of a project that match a query, best first.
+//!
+//! Two ranked lists — BM25 over each turn's bounded `search_text` (always) and the nearest
+//! operations by embedding (when an embedder is configured; only vectors its model made) —
+//! are fused by reciprocal rank, re-ranked by `w_s·similarity + w_r·recency + w_i·importance`
+//! (the weights of [`crate::recall::search`]), then diversified by maximal marginal relevance
+//! (cosine between stored vectors, word overlap where a turn has none), so near-identical
+//! turns do not crowd the top. Operations not embedded yet are still found by BM25. Query
+//! text reaches Lucene escaped ([`search::lucene_query_on`]).
+
+use std::collections::{HashMap, HashSet};
+
+use crate::embed::Embedder;
+use crate::graph::turns::{self as store_turns, Filter, TurnRow};
+use crate::graph::{now_ms, Store, StoreResult};
+use crate::recall::search::{self, Lists, Mode, Weights};
+
+/// Query characters at most.
+pub const MAX_QUERY_CHARS: usize = search::MAX_QUERY_CHARS;
+/// Hits per search at most.
+pub const MAX_LIMIT: usize = 50;
+pub const DEFAULT_LIMIT: usize = 10;
+/// Operation types a query may filter on at most.
+pub const MAX_TYPES: usize = 16;
+/// Sessions a query may be restricted to at most.
+pub const MAX_SESSIONS: usize = 200;
+/// Characters of a snippet at most (without the ellipses).
+pub const SNIPPET_CHARS: usize = 240;
+/// Operations compared one by one when the approximate vector index cannot answer alone.
+const EXACT_SCAN: usize = 20_000;
+/// Weight of relevance against novelty in the diversity step.
+const MMR_LAMBDA: f64 = 0.75;
+const DAY_MS: f64 = 86_400_000.0;
+
+/// What to look for.
+#[derive(Clone, Copy, Debug)]
+pub struct TurnQuery<'a> {
+    pub project: &'a str,
+    pub text: &'a str,
+    pub limit: usize,
+    /// Kinds to keep: operation types (`message`, `decision`, …), `memory`, `summary`.
+    pub types: Option<&'a [String]>,
+    /// Restrict to these sessions (`None`: the whole project).
+    pub sessions: Option<&'a [String]>,
+    /// Never return this session's turns.
+    pub exclude_session: Option<&'a str>,
+}
+
+/// Which ranked list found a hit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, poem_openapi::Enum)]
+#[serde(rename_all = "snake_case")]
+#[oai(rename_all = "snake_case")]
+pub enum MatchedBy {
+    /// Its words (BM25).
+    Fulltext,
+    /// Its meaning (embedding similarity).
+    Vector,
+    /// Both.
+    Both,
+}
+
+/// One turn found.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct TurnHit {
+    /// The operation's id (a memory's id for `memory`; `summary:<session>` for a summary).
+    pub operation_id: String,
+    /// Empty for a memory asserted outside any session.
+    pub session_id: String,
+    /// Its place in the session (a summary: the session's last seq; a memory: 0).
+    pub seq: i64,
+    /// The operation type, or `memory` / `summary`.
+    pub kind: String,
+    pub role: Option<String>,
+    /// The indexed text (bounded, see `domain::turn_text`).
+    pub text: String,
+    /// Where the query matched, cut from `text`.
+    pub snippet: String,
+    /// Epoch milliseconds.
+    pub at: i64,
+    /// The re-ranking score, 0..1 with the default weights.
+    pub score: f64,
+    /// How well it matches the query, 0..1.
+    pub similarity: f64,
+    pub matched_by: MatchedBy,
+}
+
+#[derive(Clone, Debug)]
+pub struct TurnResult {
+    pub hits: Vec<TurnHit>,
+    pub mode: Mode,
+    /// Operations of the project not embedded with the configured model yet (found by BM25
+    /// only meanwhile); `None` without an embedder.
+    pub pending_embeddings: Option<i64>,
+    /// Why hybrid was not possible when an embedder is configured.
+    pub degraded: Option<String>,
+}
+
+/// Importance of a kind of turn, 0..1: what was decided or asked to be remembered first.
+pub fn importance(kind: &str, role: Option<&str>) -> f64 {
+    match (kind, role) {
+        ("decision", _) => 1.0,
+        ("memory", _) | ("summary", _) => 0.8,
+        ("message", Some("user")) => 0.5,
+        ("message", _) => 0.4,
+        ("tool_call", _) | ("write", _) => 0.3,
+        _ => 0.2,
+    }
+}
+
+/// Searches with the default weights ([`Weights::default`]).
+pub async fn search(
+    store: &Store,
+    embedder: Option<&Embedder>,
+    q: &TurnQuery<'_>,
+) -> StoreResult<TurnResult> {
+    search_with(store, embedder, Weights::default(), q).await
+}
+
+/// Searches `q.project`'s turns for `q.text`, re-ranked with `weights`.
+pub async fn search_with(
+    store: &Store,
+    embedder: Option<&Embedder>,
+    weights: Weights,
+    q: &TurnQuery<'_>,
+) -> StoreResult<TurnResult> {
+    search_in(store, embedder, Lists::Both, weights, q).await
+}
+
+/// [`search_with`] on the chosen ranked lists only (the quality benchmark compares them).
+pub async fn search_in(
+    store: &Store,
+    embedder: Option<&Embedder>,
+    lists: Lists,
+    weights: Weights,
+    q: &TurnQuery<'_>,
+) -> StoreResult<TurnResult> {
+    let embedder = embedder.filter(|_| lists.vector());
+    let limit = q.limit.clamp(1, MAX_LIMIT);
+    let filtered = q.types.is_some() || q.exclude_session.is_some();
+    // Filters apply after the index answers: ask it for more when they may drop many.
+    let k = if filtered {
+        (limit * 20).clamp(200, 1_000)
+    } else {
+        (limit * 5).max(50)
+    };
+    let filter = Filter {
+        project: q.project,
+        types: q.types,
+        sessions: q.sessions,
+        exclude_session: q.exclude_session,
+    };
+    let lucene =
+        search::lucene_query_on("search_text", q.project, q.text).filter(|_| lists.fulltext());
+    let (bm25, embedded, pending) = tokio::join!(
+        async {
+            match &lucene {
+                Some(l) => store_turns::fulltext(store, &filter, l, k).await,
+                None => Ok(Vec::new()),
+            }
+        },
+        async {
+            match embedder {
+                Some(e) => Some(e.embed(&[q.text.to_string()]).await),
+                None => None,
+            }
+        },
+        async {
+            match embedder {
+                Some(e) => Some(store_turns::pending_in_project(store, q.project, e.model()).await),
+                None => None,
+            }
+        }
+    );
+    let bm25 = bm25?;
+    let pending_embeddings = pending.transpose()?;
+    let mut degraded = None;
+    let mut nearest = Vec::new();
+    let model = embedder.map(|e| e.model());
+    match (embedded, model) {
+        (Some(Ok(mut v)), Some(model)) => {
+            if let Some(v) = v.pop() {
+                nearest = vector_list(store, &filter, model, &v, k).await?;
+            }
+        }
+        (Some(Err(err)), _) => {
+            tracing::warn!(error = %err, "query embedding failed; searching turns on fulltext alone");
+            degraded = Some(format!("embedding the query failed ({err}); fulltext only"));
+        }
+        _ => {}
+    }
+    let mode = if embedder.is_some() && degraded.is_none() {
+        Mode::Hybrid
+    } else {
+        Mode::Fulltext
+    };
+    let hits = rank(store, model, weights, q, limit, bm25, nearest, lists).await?;
+    Ok(TurnResult {
+        hits,
+        mode,
+        pending_embeddings,
+        degraded,
+    })
+}
+
+async fn vector_list(
+    store: &Store,
+    filter: &Filter<'_>,
+    model: &str,
+    v: &[f32],
+    k: usize,
+) -> StoreResult<Vec<TurnRow>> {
+    if filter.sessions.is_some() {
+        return store_turns::nearest_exact(store, filter, model, v, k, EXACT_SCAN).await;
+    }
+    // The index is shared by every project and model: ask it for more, and compare this
+    // project's vectors one by one when others crowded them out.
+    let wide = (k * 4).min(1_000);
+    let approx = store_turns::nearest(store, filter, model, v, k, wide).await?;
+    if approx.len() >= k {
+        return Ok(approx);
+    }
+    store_turns::nearest_exact(store, filter, model, v, k, EXACT_SCAN).await
+}
+
+/// Fuses, re-ranks and diversifies the lists in play into at most `limit` hits.
+#[allow(clippy::too_many_arguments)]
+async fn rank(
+    store: &Store,
+    model: Option<&str>,
+    weights: Weights,
+    q: &TurnQuery<'_>,
+    limit: usize,
+    bm25: Vec<TurnRow>,
+    nearest: Vec<TurnRow>,
+    in_play: Lists,
+) -> StoreResult<Vec<TurnHit>> {
+    let in_bm25: HashSet<String> = bm25.iter().map(|r| r.id.clone()).collect();
+    let in_vector: HashSet<String> = nearest.iter().map(|r| r.id.clone()).collect();
+    let best = bm25.iter().map(|r| r.score).fold(0.0_f64, f64::max);
+    let mut lists = Vec::new();
+    if in_play.fulltext() {
+        lists.push(
+            bm25.iter()
+                .map(|r| (r.id.clone(), if best > 0.0 { r.score / best } else { 0.0 }))
+                .collect::<Vec<_>>(),
+        );
+    }
+    if !nearest.is_empty() {
+        lists.push(
+            nearest
+                .iter()
+                .map(|r| (r.id.clone(), (2.0 * r.score - 1.0).clamp(0.0, 1.0)))
+                .collect(),
+        );
+    }
+    let mut rows: HashMap<String, TurnRow> = HashMap::new();
+    for r in nearest.into_iter().chain(bm25) {
+        rows.insert(r.id.clone(), r);
+    }
+    let pool = (limit * 3).max(30);
+    let fused = search::fuse(&lists, &[], pool);
+    let now = now_ms();
+    let terms = query_terms(q.text);
+    let mut candidates: Vec<TurnHit> = fused
+        .into_iter()
+        .filter_map(|(id, sim)| {
+            let r = rows.remove(&id)?;
+            let kind = r.kind.unwrap_or_else(|| "operation".into());
+            let days = (now - r.at).max(0) as f64 / DAY_MS;
+            let score = weights.similarity * sim
+                + weights.recency * search::recency(days)
+                + weights.importance * importance(&kind, r.role.as_deref());
+            let matched_by = match (in_bm25.contains(&id), in_vector.contains(&id)) {
+                (true, true) => MatchedBy::Both,
+                (false, true) => MatchedBy::Vector,
+                _ => MatchedBy::Fulltext,
+            };
+            let text = r.text.unwrap_or_default();
+            Some(TurnHit {
+                snippet: snippet(&text, &terms),
+                operation_id: id,
+                session_id: r.session_id.unwrap_or_default(),
+                seq: r.seq,
+                kind,
+                role: r.role,
+                text,
+                at: r.at,
+                score: round3(score),
+                similarity: round3(sim),
+                matched_by,
+            })
+        })
+        .collect();
+    candidates.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then(b.similarity.total_cmp(&a.similarity))
+            .then(a.operation_id.cmp(&b.operation_id))
+    });
+    let vectors: HashMap<String, Vec<f32>> = match model {
+        Some(model) if candidates.len() > limit => {
+            let ids: Vec<&str> = candidates.iter().map(|h| h.operation_id.as_str()).collect();
+            store_turns::embeddings(store, q.project, model, &ids)
+                .await?
+                .into_iter()
+                .collect()
+        }
+        _ => HashMap::new(),
+    };
+    Ok(diversify(candidates, &vectors, limit))
+}
+
+/// Maximal marginal relevance: repeatedly takes the candidate with the best
+/// `λ·score − (1−λ)·(its greatest likeness to one already taken)`.
+pub fn diversify(
+    mut candidates: Vec<TurnHit>,
+    vectors: &HashMap<String, Vec<f32>>,
+    limit: usize,
+) -> Vec<TurnHit> {
+    if candidates.len() <= 1 {
+        return candidates;
+    }
+    let words: Vec<HashSet<String>> = candidates
+        .iter()
+        .map(|h| query_terms(&h.text).into_iter().collect())
+        .collect();
+    let mut taken: Vec<usize> = Vec::with_capacity(limit);
+    let mut left: Vec<usize> = (0..candidates.len()).collect();
+    while taken.len() < limit && !left.is_empty() {
+        let (pos, _) = left
+            .iter()
+            .enumerate()
+            .map(|(pos, &i)| {
+                let likeness = taken
+                    .iter()
+                    .map(|&j| {
+                        let (a, b) = (&candidates[i], &candidates[j]);
+                        match (vectors.get(&a.operation_id), vectors.get(&b.operation_id)) {
+                            (Some(x), Some(y)) => cosine(x, y),
+                            _ => jaccard(&words[i], &words[j]),
+                        }
+                    })
+                    .fold(0.0_f64, f64::max);
+                (
+                    pos,
+                    MMR_LAMBDA * candidates[i].score - (1.0 - MMR_LAMBDA) * likeness,
+                )
+            })
+            .fold(
+                (0, f64::NEG_INFINITY),
+                |best, x| {
+                    if x.1 > best.1 {
+                        x
+                    } else {
+                        best
+                    }
+                },
+            );
+        taken.push(left.remove(pos));
+    }
+    let mut out = Vec::with_capacity(taken.len());
+    let mut slots: Vec<Option<TurnHit>> = candidates.drain(..).map(Some).collect();
+    for i in taken {
+        if let Some(h) = slots[i].take() {
+            out.push(h);
+        }
+    }
+    out
+}
+
+/// Cosine of two vectors, negatives as 0; 0 when their lengths differ.
+pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    if a.len() != b.len() || a.is_empty() {
+        return 0.0;
+    }
+    let (mut dot, mut na, mut nb) = (0.0_f64, 0.0_f64, 0.0_f64);
+    for (x, y) in a.iter().zip(b) {
+        let (x, y) = (f64::from(*x), f64::from(*y));
+        dot += x * y;
+        na += x * x;
+        nb += y * y;
+    }
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        (dot / (na.sqrt() * nb.sqrt())).clamp(0.0, 1.0)
+    }
+}
+
+fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
+    if a.is_empty() || b.is_empty() {
+        return 0.0;
+    }
+    let common = a.intersection(b).count() as f64;
+    common / ((a.len() + b.len()) as f64 - common)
+}
+
+/// Lowercased words of three characters or more.
+fn query_terms(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() >= 3)
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Up to [`SNIPPET_CHARS`] characters of `text` around the first query word it contains
+/// (its start when none), control characters as spaces, `…` where it was cut.
+pub fn snippet(text: &str, terms: &[String]) -> String {
+    let chars: Vec<char> = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if chars.len() <= SNIPPET_CHARS {
+        return chars.into_iter().collect::<String>().trim().to_string();
+    }
+    let lower: String = chars.iter().collect::<String>().to_lowercase();
+    let hit = terms
+        .iter()
+        .filter_map(|t| lower.find(t.as_str()))
+        .min()
+        .map_or(0, |byte| lower[..byte].chars().count());
+    let start = hit
+        .saturating_sub(SNIPPET_CHARS / 4)
+        .min(chars.len() - SNIPPET_CHARS);
+    let end = start + SNIPPET_CHARS;
+    let mut out = String::new();
+    if start > 0 {
+        out.push('…');
+    }
+    out.extend(&chars[start..end]);
+    if end < chars.len() {
+        out.push('…');
+    }
+    out
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(id: &str, score: f64, text: &str) -> TurnHit {
+        TurnHit {
+            operation_id: id.into(),
+            session_id: "s".into(),
+            seq: 1,
+            kind: "message".into(),
+            role: None,
+            text: text.into(),
+            snippet: String::new(),
+            at: 0,
+            score,
+            similarity: score,
+            matched_by: MatchedBy::Fulltext,
+        }
+    }
+
+    #[test]
+    fn near_duplicates_do_not_crowd_the_top() {
+        let same = "tokens expire after thirty minutes of inactivity";
+        let hits = vec![
+            hit("a", 0.90, same),
+            hit("b", 0.89, same),
+            hit("c", 0.88, same),
+            hit("d", 0.70, "refresh tokens rotate on every use"),
+        ];
+        let out = diversify(hits.clone(), &HashMap::new(), 2);
+        let ids: Vec<&str> = out.iter().map(|h| h.operation_id.as_str()).collect();
+        assert_eq!(ids, ["a", "d"]);
+        // With vectors, likeness is their cosine: orthogonal vectors do not penalise.
+        let vectors: HashMap<String, Vec<f32>> = [
+            ("a".to_string(), vec![1.0, 0.0]),
+            ("b".to_string(), vec![0.0, 1.0]),
+            ("c".to_string(), vec![1.0, 0.0]),
+            ("d".to_string(), vec![1.0, 0.0]),
+        ]
+        .into();
+        let out = diversify(hits, &vectors, 2);
+        let ids: Vec<&str> = out.iter().map(|h| h.operation_id.as_str()).collect();
+        assert_eq!(ids, ["a", "b"]);
+    }
+
+    #[test]
+    fn snippet_centres_on_the_match_and_hides_controls() {
+        let text = format!(
+            "{}the token expiry\u{1b}[31m policy{}",
+            "x ".repeat(300),
+            " y".repeat(300)
+        );
+        let s = snippet(&text, &["expiry".to_string()]);
+        assert!(s.starts_with('…') && s.ends_with('…'), "{s}");
+        assert!(s.contains("token expiry [31m policy"), "{s}");
+        assert_eq!(s.chars().count(), SNIPPET_CHARS + 2);
+        assert_eq!(snippet("short\ntext", &[]), "short text");
+    }
+
+    #[test]
+    fn decisions_weigh_most() {
+        assert!(importance("decision", None) > importance("memory", None));
+        assert!(importance("message", Some("user")) > importance("read", None));
+    }
+}

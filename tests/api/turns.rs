@@ -1,0 +1,432 @@
+//! `POST /v1/search`: turn-level search over operations, decisions, memories and session
+//! summaries — BM25 always, vectors when an embedder is configured (faked at the HTTP
+//! boundary), filters, diversity, validation.
+
+use std::sync::{
+    atomic::{AtomicBool, Ordering},
+    Arc,
+};
+
+use clap::Parser;
+use serde_json::{json, Value};
+use wiremock::{matchers, Mock, MockServer, Request, ResponseTemplate};
+
+use crate::helpers::{count, settle, spawn_app, TestApp};
+use crate::search::{app_with_embeddings, embeddings_answer};
+
+pub async fn turn_search(app: &TestApp, body: Value) -> (u16, Value) {
+    app.post("/v1/search", &body).await
+}
+
+/// Waits (the turn index is eventually consistent) until `query` answers with a hit that
+/// satisfies `found`; returns the last answer.
+pub async fn search_until(app: &TestApp, body: Value, found: impl Fn(&[Value]) -> bool) -> Value {
+    settle(
+        60,
+        || async {
+            let (status, answer) = turn_search(app, body.clone()).await;
+            assert_eq!(status, 200, "{answer}");
+            answer
+        },
+        |answer: &Value| {
+            found(
+                answer["operations"]
+                    .as_array()
+                    .map_or(&[], |a| a.as_slice()),
+            )
+        },
+    )
+    .await
+}
+
+/// A session about token expiry with a few unrelated turns around the answer.
+async fn conversation(app: &TestApp) -> String {
+    let sid = app.session().await;
+    app.ops_sync(
+        &sid,
+        json!([
+            {"id": format!("{sid}-q"), "type": "message", "role": "user", "summary": "question",
+             "content": "when do the access tokens expire?"},
+            {"id": format!("{sid}-a"), "type": "message", "role": "assistant", "summary": "answer",
+             "content": "Access tokens expire after thirty minutes of inactivity; the refresh token rotates on every use."},
+            {"id": format!("{sid}-t"), "type": "tool_call", "tool": "Bash", "target": "cargo test auth",
+             "summary": "12 passed", "status": "ok"},
+            {"id": format!("{sid}-r"), "type": "read", "target": "src/auth.rs", "summary": "read the auth module",
+             "files_read": ["src/auth.rs"]},
+            {"id": format!("{sid}-w"), "type": "message", "role": "user", "summary": "weather",
+             "content": "unrelated: the nightly backup job is slow"}
+        ]),
+    )
+    .await;
+    let (status, body) = app
+        .post(
+            "/v1/decisions",
+            &json!({"project": app.project, "session_id": sid, "subject": "session lifetime",
+                    "choice": "sliding expiry of thirty minutes", "rationale": "fewer forced logins",
+                    "alternatives": ["fixed daily lifetime", "never expire"]}),
+        )
+        .await;
+    assert!(status == 201 || status == 202, "{status} {body}");
+    let (status, body) = app
+        .post(
+            "/v1/memories",
+            &json!({"project": app.project, "session_id": sid, "kind": "lesson",
+                    "content": "rotating refresh tokens broke the mobile client once"}),
+        )
+        .await;
+    assert!(status == 201 || status == 202, "{status} {body}");
+    let (status, body) = app
+        .post(
+            &format!("/v1/sessions/{sid}/close"),
+            &json!({"summary": "settled how tokens expire", "next_steps": ["document expiry"]}),
+        )
+        .await;
+    assert!(status == 201 || status == 202, "{status} {body}");
+    sid
+}
+
+fn kinds(ops: &[Value]) -> Vec<&str> {
+    ops.iter()
+        .map(|o| o["type"].as_str().unwrap_or_default())
+        .collect()
+}
+
+#[tokio::test]
+async fn turns_decisions_memories_and_summaries_are_found_by_their_words() {
+    let app = spawn_app().await;
+    let sid = conversation(&app).await;
+    let answer = search_until(
+        &app,
+        json!({"project": app.project, "query": "when do tokens expire", "limit": 10}),
+        |ops| {
+            let k = kinds(ops);
+            k.contains(&"message") && k.contains(&"decision") && k.contains(&"summary")
+        },
+    )
+    .await;
+    assert_eq!(answer["mode"], "fulltext", "{answer}");
+    let ops = answer["operations"].as_array().expect("operations");
+    let top = &ops[0];
+    assert_eq!(top["session_id"], sid.as_str(), "{answer}");
+    assert_eq!(top["matched_by"], "fulltext");
+    assert!(top["score"].as_f64().unwrap() > 0.0);
+    assert!(
+        top["snippet"]
+            .as_str()
+            .unwrap()
+            .to_lowercase()
+            .contains("expir"),
+        "{top}"
+    );
+    let question = ops
+        .iter()
+        .find(|o| o["operation_id"] == format!("{sid}-q").as_str())
+        .expect("the question is found");
+    assert_eq!(question["seq"], 1);
+    assert_eq!(question["role"], "user");
+    // A plain read has nothing worth finding; the unrelated turn does not match.
+    assert!(!ops.iter().any(|o| o["type"] == "read"), "{answer}");
+    assert!(!ops
+        .iter()
+        .any(|o| o["operation_id"] == format!("{sid}-w").as_str()));
+
+    // A decision is found by what it rejected, and `types` keeps only decisions.
+    let answer = search_until(
+        &app,
+        json!({"project": app.project, "query": "fixed daily lifetime", "types": ["decision"]}),
+        |ops| !ops.is_empty(),
+    )
+    .await;
+    let ops = answer["operations"].as_array().unwrap();
+    assert_eq!(kinds(ops), ["decision"], "{answer}");
+    assert!(ops[0]["snippet"]
+        .as_str()
+        .unwrap()
+        .contains("rejected: fixed daily lifetime"));
+
+    // Memories are turns too.
+    let answer = search_until(
+        &app,
+        json!({"project": app.project, "query": "mobile client broke", "types": ["memory"]}),
+        |ops| !ops.is_empty(),
+    )
+    .await;
+    assert_eq!(answer["operations"][0]["type"], "memory", "{answer}");
+    assert_eq!(answer["operations"][0]["session_id"], sid.as_str());
+}
+
+#[tokio::test]
+async fn another_projects_turns_stay_hidden_and_lucene_syntax_is_text() {
+    let a = spawn_app().await;
+    let sid = a.session().await;
+    a.ops_sync(
+        &sid,
+        json!([{"type": "message", "role": "user", "summary": "s",
+                "content": "zanzibar quokka migration plan (phase:2)"}]),
+    )
+    .await;
+    search_until(
+        &a,
+        json!({"project": a.project, "query": "zanzibar quokka"}),
+        |ops| ops.len() == 1,
+    )
+    .await;
+    // Syntax characters are searched as text, never parsed.
+    let (status, body) = turn_search(
+        &a,
+        json!({"project": a.project, "query": "quokka (phase:2) AND \"zanz* OR ~"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["operations"].as_array().unwrap().len(), 1, "{body}");
+
+    let b = spawn_app().await;
+    let (status, body) = turn_search(
+        &b,
+        json!({"project": b.project, "query": "zanzibar quokka"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["operations"], json!([]), "{body}");
+    // B's key cannot read A's project.
+    let (status, body) = turn_search(&b, json!({"project": a.project, "query": "zanzibar"})).await;
+    assert_eq!(status, 403, "{body}");
+}
+
+#[tokio::test]
+async fn bad_turn_searches_answer_400_with_stable_codes() {
+    let app = spawn_app().await;
+    for (body, code, field) in [
+        (
+            json!({"project": app.project, "query": "x", "limit": 0}),
+            "invalid_limit",
+            "limit",
+        ),
+        (
+            json!({"project": app.project, "query": "x", "limit": 51}),
+            "invalid_limit",
+            "limit",
+        ),
+        (
+            json!({"project": app.project, "query": "x", "types": ["message", "bogus"]}),
+            "invalid_types",
+            "types[1]",
+        ),
+        (
+            json!({"project": app.project, "query": "x", "types": vec!["message"; 17]}),
+            "invalid_types",
+            "types",
+        ),
+        (
+            json!({"project": app.project, "query": "x".repeat(1001)}),
+            "field_too_large",
+            "query",
+        ),
+    ] {
+        let (status, answer) = turn_search(&app, body).await;
+        assert_eq!(status, 400, "{answer}");
+        assert_eq!(answer["error"]["code"], code, "{answer}");
+        assert_eq!(answer["error"]["field"], field, "{answer}");
+    }
+}
+
+/// The project's operations whose vector `model` made, with its dimension recorded.
+async fn embedded_by(app: &TestApp, model: &str) -> i64 {
+    count(
+        &format!(
+            "MATCH (o:Operation {{project: $project}}) WHERE o.embedding_model = '{model}' \
+             AND o.embedding_dim = 384 AND o.embedding IS NOT NULL RETURN count(o) AS n"
+        ),
+        &app.project,
+    )
+    .await
+}
+
+/// Failed embeddings of this project's sessions are due again now (the indexer is global:
+/// another test's failing endpoint may have embedded them).
+async fn retry_now(app: &TestApp) {
+    crate::helpers::store()
+        .run(
+            neo4rs::query("MATCH (s:Session {project: $project}) SET s.turns_retry_at = 0")
+                .param("project", app.project.as_str()),
+        )
+        .await
+        .expect("reset retry time");
+}
+
+fn matched<'a>(answer: &'a Value, id: &str) -> Option<&'a str> {
+    answer["operations"]
+        .as_array()?
+        .iter()
+        .find(|o| o["operation_id"] == id)
+        .and_then(|o| o["matched_by"].as_str())
+}
+
+/// Everything with an embeddings endpoint in one test (the indexer is global): vectors are
+/// made in the background with their model recorded, meaning finds what words miss, and
+/// vectors of another model are never compared but re-embedded.
+#[tokio::test]
+async fn vectors_find_by_meaning_and_never_mix_models() {
+    let server = MockServer::start().await;
+    // While set, texts of this conversation cannot be embedded (queries still can).
+    let refuse = Arc::new(AtomicBool::new(false));
+    let refusing = refuse.clone();
+    Mock::given(matchers::method("POST"))
+        .and(matchers::path("/v1/embeddings"))
+        .respond_with(move |req: &Request| {
+            let body = String::from_utf8_lossy(&req.body).to_string();
+            if refusing.load(Ordering::SeqCst) && body.contains("passwords") {
+                ResponseTemplate::new(500).set_body_json(json!({"error": {"message": "down",
+                    "type": "server_error", "param": null, "code": null}}))
+            } else {
+                embeddings_answer(req)
+            }
+        })
+        .mount(&server)
+        .await;
+    let app = app_with_embeddings(&server).await;
+    let sid = app.session().await;
+    let login = format!("{sid}-login");
+    app.ops_sync(
+        &sid,
+        json!([
+            {"id": login, "type": "message", "role": "user", "summary": "s",
+             "content": "the login form rejects valid passwords"},
+            {"id": format!("{sid}-backup"), "type": "message", "role": "user", "summary": "s",
+             "content": "the nightly backup job is sluggish"},
+            {"type": "read", "target": "src/form.rs", "summary": "read", "files_read": ["src/form.rs"]}
+        ]),
+    )
+    .await;
+    let body = json!({"project": app.project, "query": "signin credentials trouble"});
+    let answer = settle(
+        60,
+        || async {
+            retry_now(&app).await;
+            turn_search(&app, body.clone()).await.1
+        },
+        |a: &Value| a["pending_embeddings"] == 0 && matched(a, &login).is_some(),
+    )
+    .await;
+    assert_eq!(answer["mode"], "hybrid", "{answer}");
+    // No shared word: only meaning found it.
+    assert_eq!(matched(&answer, &login), Some("vector"), "{answer}");
+    assert_eq!(
+        answer["operations"][0]["operation_id"],
+        login.as_str(),
+        "{answer}"
+    );
+    // Both turns with text carry a vector of the configured model; the read has none.
+    assert_eq!(embedded_by(&app, "fake").await, 2);
+    let (_, answer) = turn_search(
+        &app,
+        json!({"project": app.project, "query": "login passwords"}),
+    )
+    .await;
+    assert_eq!(matched(&answer, &login), Some("both"), "{answer}");
+
+    // The vectors now say another model made them (as after switching models): they are
+    // never compared with this model's query, and are re-embedded in the background.
+    refuse.store(true, Ordering::SeqCst);
+    crate::helpers::store()
+        .run(
+            neo4rs::query(
+                "MATCH (o:Operation {project: $project}) WHERE o.embedding IS NOT NULL \
+                 SET o.embedding_model = 'old-model'",
+            )
+            .param("project", app.project.as_str()),
+        )
+        .await
+        .expect("age the vectors");
+    crate::helpers::store()
+        .run(
+            neo4rs::query(
+                "MATCH (s:Session {project: $project}) SET s.turns_model = 'old-model', s.turns_pending = true",
+            )
+            .param("project", app.project.as_str()),
+        )
+        .await
+        .expect("queue the sessions");
+    let (status, answer) = turn_search(&app, body.clone()).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["mode"], "hybrid", "{answer}");
+    assert_eq!(matched(&answer, &login), None, "{answer}");
+    assert!(
+        answer["pending_embeddings"].as_i64().unwrap() >= 2,
+        "{answer}"
+    );
+    // Meanwhile the words still find it.
+    let (_, answer) = turn_search(
+        &app,
+        json!({"project": app.project, "query": "login passwords"}),
+    )
+    .await;
+    assert_eq!(matched(&answer, &login), Some("fulltext"), "{answer}");
+
+    refuse.store(false, Ordering::SeqCst);
+    let answer = settle(
+        60,
+        || async {
+            retry_now(&app).await;
+            turn_search(&app, body.clone()).await.1
+        },
+        |a: &Value| a["pending_embeddings"] == 0 && matched(a, &login).is_some(),
+    )
+    .await;
+    assert_eq!(matched(&answer, &login), Some("vector"), "{answer}");
+    assert_eq!(embedded_by(&app, "fake").await, 2);
+    assert_eq!(embedded_by(&app, "old-model").await, 0);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn cairn_search_prints_the_turns_found() {
+    let app = spawn_app().await;
+    let sid = conversation(&app).await;
+    search_until(
+        &app,
+        json!({"project": app.project, "query": "fixed daily lifetime", "types": ["decision"]}),
+        |ops| !ops.is_empty(),
+    )
+    .await;
+    let key = crate::helpers::mint_key(&app.project, "read").await;
+    let run = |extra: &[&str]| {
+        let mut argv = vec![
+            "cairn".to_string(),
+            "search".into(),
+            "--url".into(),
+            app.addr.clone(),
+            "--api-key".into(),
+            key.clone(),
+            "--project".into(),
+            app.project.clone(),
+        ];
+        argv.extend(extra.iter().map(|s| s.to_string()));
+        async move {
+            let cli = cairn::cli::Cli::try_parse_from(&argv).expect("search arguments");
+            let cairn::cli::Command::Search(args) = cli.command else {
+                panic!("not the search command");
+            };
+            let mut out = Vec::new();
+            let code = cairn::cli::search::run(args, &mut out).await;
+            (
+                code.map_err(|e| e.to_string()),
+                String::from_utf8(out).unwrap(),
+            )
+        }
+    };
+    let (code, text) = run(&["--type", "decision", "fixed", "daily", "lifetime"]).await;
+    assert_eq!(code, Ok(0), "{text}");
+    assert!(
+        text.starts_with(&format!("1. decision — session {sid} #6 — ")),
+        "{text}"
+    );
+    assert!(
+        text.contains("rejected: fixed daily lifetime, never expire"),
+        "{text}"
+    );
+    assert!(text.trim_end().ends_with("mode: fulltext"), "{text}");
+    // A refused request is an error naming the stable code.
+    let (code, _) = run(&["--type", "bogus", "x"]).await;
+    assert!(code.unwrap_err().contains("invalid_types"));
+}
