@@ -41,7 +41,8 @@ pub struct Pass {
     pub more: bool,
 }
 
-fn text_of(op: &store_turns::WorkOp) -> Option<String> {
+/// The search text of an operation read by the indexer (when it was stored without one).
+pub fn text_of(op: &store_turns::WorkOp) -> Option<String> {
     turn_text::operation(&turn_text::OperationText {
         kind: op.kind.as_deref().unwrap_or_default(),
         role: op.role.as_deref(),
