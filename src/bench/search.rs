@@ -479,7 +479,7 @@ async fn measure(
                 vector,
             })
             .collect();
-        index::store_embeddings(store, &stored).await?;
+        index::store_embeddings(store, embedder.model(), embedder.dimensions(), &stored).await?;
     }
     let embedded_ms = started.elapsed().as_millis();
 
