@@ -151,10 +151,16 @@ pub const TURN_KINDS: &[&str] = &[
     "summary",
 ];
 
-/// Validated turn-search input: (project, query, limit, types).
-pub fn turn_search_input(
-    body: &TurnSearchRequest,
-) -> Result<(String, String, usize, Option<Vec<String>>), ApiError> {
+/// A turn search, validated.
+pub struct TurnSearchInput {
+    pub project: String,
+    pub query: String,
+    pub limit: usize,
+    pub types: Option<Vec<String>>,
+}
+
+/// Validates a turn search.
+pub fn turn_search_input(body: &TurnSearchRequest) -> Result<TurnSearchInput, ApiError> {
     let (project, query, limit) = search_input(&SearchRequest {
         project: body.project.clone(),
         query: body.query.clone(),
@@ -180,7 +186,12 @@ pub fn turn_search_input(
             Some(t.clone())
         }
     };
-    Ok((project, query, limit, types))
+    Ok(TurnSearchInput {
+        project,
+        query,
+        limit,
+        types,
+    })
 }
 
 /// `POST /v1/search` and the MCP tool `search_memory`: validates, checks the key, searches.
@@ -189,7 +200,12 @@ pub async fn turn_search(
     who: &Principal,
     body: &TurnSearchRequest,
 ) -> Result<TurnSearchResponse, ApiError> {
-    let (project, query, limit, types) = turn_search_input(body)?;
+    let TurnSearchInput {
+        project,
+        query,
+        limit,
+        types,
+    } = turn_search_input(body)?;
     who.require(&project, Scope::Read)?;
     let started = std::time::Instant::now();
     let found = turns::search_with(
