@@ -169,6 +169,17 @@ async fn indexers_idle(store: &Store, project: &str) -> anyhow::Result<()> {
     }
 }
 
+/// One route's line: p50, p95 and max.
+fn print_row(name: &str, times: &mut [std::time::Duration]) {
+    println!(
+        "{:<36} {:>9.2} {:>9.2} {:>9.2}",
+        name,
+        ms(quantile(times, 0.50)),
+        ms(quantile(times, 0.95)),
+        ms(quantile(times, 1.0))
+    );
+}
+
 /// Turn searches, each with another query (so no answer is a repeat of the last).
 const TURN_QUERIES: &[&str] = &[
     "parser cache",
@@ -520,13 +531,7 @@ pub async fn run(mut b: RecallBench) -> anyhow::Result<()> {
                 times.push(took);
             }
         }
-        println!(
-            "{:<36} {:>9.2} {:>9.2} {:>9.2}",
-            name,
-            ms(quantile(&mut times, 0.50)),
-            ms(quantile(&mut times, 0.95)),
-            ms(quantile(&mut times, 1.0))
-        );
+        print_row(name, &mut times);
     }
     for (name, types) in [
         ("turn search (hybrid, 10)", None),
@@ -555,13 +560,7 @@ pub async fn run(mut b: RecallBench) -> anyhow::Result<()> {
             modes.len() == 1 && modes.contains("hybrid"),
             "turn search was not hybrid: {modes:?}"
         );
-        println!(
-            "{:<36} {:>9.2} {:>9.2} {:>9.2}",
-            name,
-            ms(quantile(&mut times, 0.50)),
-            ms(quantile(&mut times, 0.95)),
-            ms(quantile(&mut times, 1.0))
-        );
+        print_row(name, &mut times);
     }
     stopper.send_replace(true);
     server.await??;

@@ -262,6 +262,19 @@ fn matched<'a>(answer: &'a Value, id: &str) -> Option<&'a str> {
         .and_then(|o| o["matched_by"].as_str())
 }
 
+/// Waits until nothing of the project awaits embedding and `id` is found; the last answer.
+async fn until_embedded(app: &TestApp, body: &Value, id: &str) -> Value {
+    settle(
+        60,
+        || async {
+            retry_now(app).await;
+            turn_search(app, body.clone()).await.1
+        },
+        |a: &Value| a["pending_embeddings"] == 0 && matched(a, id).is_some(),
+    )
+    .await
+}
+
 /// Everything with an embeddings endpoint in one test (the indexer is global): vectors are
 /// made in the background with their model recorded, meaning finds what words miss, and
 /// vectors of another model are never compared but re-embedded.
@@ -299,15 +312,7 @@ async fn vectors_find_by_meaning_and_never_mix_models() {
     )
     .await;
     let body = json!({"project": app.project, "query": "signin credentials trouble"});
-    let answer = settle(
-        60,
-        || async {
-            retry_now(&app).await;
-            turn_search(&app, body.clone()).await.1
-        },
-        |a: &Value| a["pending_embeddings"] == 0 && matched(a, &login).is_some(),
-    )
-    .await;
+    let answer = until_embedded(&app, &body, &login).await;
     assert_eq!(answer["mode"], "hybrid", "{answer}");
     // No shared word: only meaning found it.
     assert_eq!(matched(&answer, &login), Some("vector"), "{answer}");
@@ -364,15 +369,7 @@ async fn vectors_find_by_meaning_and_never_mix_models() {
     assert_eq!(matched(&answer, &login), Some("fulltext"), "{answer}");
 
     refuse.store(false, Ordering::SeqCst);
-    let answer = settle(
-        60,
-        || async {
-            retry_now(&app).await;
-            turn_search(&app, body.clone()).await.1
-        },
-        |a: &Value| a["pending_embeddings"] == 0 && matched(a, &login).is_some(),
-    )
-    .await;
+    let answer = until_embedded(&app, &body, &login).await;
     assert_eq!(matched(&answer, &login), Some("vector"), "{answer}");
     assert_eq!(embedded_by(&app, "fake").await, 2);
     assert_eq!(embedded_by(&app, "old-model").await, 0);
