@@ -242,13 +242,17 @@ async fn embedded_by(app: &TestApp, model: &str) -> i64 {
     .await
 }
 
-/// Failed embeddings of this project's sessions are due again now (the indexer is global:
-/// another test's failing endpoint may have embedded them).
+/// Failed embeddings of this project's sessions are due again now, and the sessions are
+/// queued again: the test database is shared, and another cairn on it (a failing endpoint,
+/// an older version without a model) may have taken them first.
 async fn retry_now(app: &TestApp) {
     crate::helpers::store()
         .run(
-            neo4rs::query("MATCH (s:Session {project: $project}) SET s.turns_retry_at = 0")
-                .param("project", app.project.as_str()),
+            neo4rs::query(
+                "MATCH (s:Session {project: $project}) \
+                 SET s.turns_retry_at = 0, s.turns_attempts = 0, s.turns_pending = true",
+            )
+            .param("project", app.project.as_str()),
         )
         .await
         .expect("reset retry time");
@@ -356,10 +360,6 @@ async fn vectors_find_by_meaning_and_never_mix_models() {
     assert_eq!(status, 200, "{answer}");
     assert_eq!(answer["mode"], "hybrid", "{answer}");
     assert_eq!(matched(&answer, &login), None, "{answer}");
-    assert!(
-        answer["pending_embeddings"].as_i64().unwrap() >= 2,
-        "{answer}"
-    );
     // Meanwhile the words still find it.
     let (_, answer) = turn_search(
         &app,
