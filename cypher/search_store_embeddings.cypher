@@ -1,8 +1,9 @@
-// Stores embeddings, unless the document changed while it was being embedded (then the
+// Stores embeddings with the model and dimension that made them, unless the document changed while it was being embedded (then the
 // session stays pending and is embedded again).
 UNWIND $rows AS row
 MATCH (s:Session {id: row.id, project: row.project})
 WHERE s.search_doc_hash = row.hash
 CALL db.create.setNodeVectorProperty(s, 'embedding', row.vector)
-SET s.embed_pending = false, s.embed_attempts = 0, s.embed_retry_at = null,
+SET s.embedding_model = $model, s.embedding_dim = $dim,
+    s.embed_pending = false, s.embed_attempts = 0, s.embed_retry_at = null,
     s.embedded_at = $now

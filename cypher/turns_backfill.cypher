@@ -2,6 +2,6 @@
 // with an embedding model ($model not empty), those processed without it or under another
 // model are queued for the turn indexer.
 MATCH (s:Session)
-WHERE s.turns_seq IS NULL OR ($model <> '' AND coalesce(s.turns_model, '') <> $model)
+WHERE s.turns_text_seq IS NULL OR ($model <> '' AND coalesce(s.turns_model, '') <> $model)
 SET s.turns_pending = true
 RETURN count(s) AS sessions, coalesce(sum(coalesce(s.last_seq, 0)), 0) AS operations

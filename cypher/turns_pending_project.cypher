@@ -2,4 +2,5 @@
 MATCH (s:Session)
 WHERE s.turns_pending = true AND s.project = $project
 RETURN coalesce(sum(coalesce(s.last_seq, 0) -
-       CASE WHEN $model = '' OR s.turns_model = $model THEN coalesce(s.turns_seq, 0) ELSE 0 END), 0) AS pending
+       CASE WHEN $model = '' THEN coalesce(s.turns_text_seq, 0)
+            WHEN s.turns_model = $model THEN coalesce(s.turns_seq, 0) ELSE 0 END), 0) AS pending

@@ -17,7 +17,8 @@
 //! - [`cli`] — one file per `cairn` subcommand.
 //! - [`domain`] — operations, decisions, memories; validation (field paths named lazily,
 //!   `domain::field`) and size limits; paths;
-//!   token counting (tiktoken); conviction math; context budgets (`domain::budget`).
+//!   token counting (tiktoken); conviction math; context budgets (`domain::budget`); the
+//!   bounded text a turn is searched by (`domain::turn_text`).
 //! - [`capture`] — the write path: durable spool (preallocated segments, fsync, group commit)
 //!   and the writer that drains it into Neo4j in order, over a few lanes of transactions (a
 //!   session never split); the writer runs on a thread of its own at lower CPU priority with
@@ -30,7 +31,9 @@
 //! - [`knowledge`] — the CI report: what is known about a set of files, as JSON and Markdown.
 //! - [`recall`] — the read path: session reconstruction (narrative, unfinished work),
 //!   token-budgeted context with long-term memory, the sliding window, hybrid session search
-//!   (`search`; documents and embeddings kept by `index`), the wake-up `handover`. Sessions'
+//!   (`search`; documents and embeddings kept by `index`), turn-level search (`turns`: single
+//!   operations, decisions, memories and summaries; their vectors kept by `turn_index`, each
+//!   recording its model), the wake-up `handover`. Sessions'
 //!   operation logs are cached exactly in `logs` (append-only, extended by what is new).
 //!   Budget arithmetic is pure, in `domain::budget`.
 //! - [`graph`] — the Neo4j store, one file per aggregate; statements live in `cypher/`;

@@ -37,8 +37,7 @@ pub struct SearchResponse {
     pub mode: Mode,
     /// Best first by `score`.
     pub sessions: Vec<Hit>,
-    /// Why vectors were not used for this query (`mode` is then `fulltext`): the embedded
-    /// model is missing or still loading, or the embeddings endpoint failed.
+    /// Set when an embeddings endpoint is configured but could not be used for this query.
     #[oai(skip_serializing_if_is_none)]
     pub degraded: Option<String>,
 }
@@ -152,10 +151,15 @@ pub const TURN_KINDS: &[&str] = &[
     "summary",
 ];
 
-/// Validated turn-search input: (project, query, limit, types).
-pub type TurnSearchInput = (String, String, usize, Option<Vec<String>>);
+/// A turn search, validated.
+pub struct TurnSearchInput {
+    pub project: String,
+    pub query: String,
+    pub limit: usize,
+    pub types: Option<Vec<String>>,
+}
 
-/// Validates a turn search's body.
+/// Validates a turn search.
 pub fn turn_search_input(body: &TurnSearchRequest) -> Result<TurnSearchInput, ApiError> {
     let (project, query, limit) = search_input(&SearchRequest {
         project: body.project.clone(),
@@ -182,7 +186,12 @@ pub fn turn_search_input(body: &TurnSearchRequest) -> Result<TurnSearchInput, Ap
             Some(t.clone())
         }
     };
-    Ok((project, query, limit, types))
+    Ok(TurnSearchInput {
+        project,
+        query,
+        limit,
+        types,
+    })
 }
 
 /// `POST /v1/search` and the MCP tool `search_memory`: validates, checks the key, searches.
@@ -191,7 +200,12 @@ pub async fn turn_search(
     who: &Principal,
     body: &TurnSearchRequest,
 ) -> Result<TurnSearchResponse, ApiError> {
-    let (project, query, limit, types) = turn_search_input(body)?;
+    let TurnSearchInput {
+        project,
+        query,
+        limit,
+        types,
+    } = turn_search_input(body)?;
     who.require(&project, Scope::Read)?;
     let started = std::time::Instant::now();
     let found = turns::search_with(

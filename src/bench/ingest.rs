@@ -73,6 +73,52 @@ pub struct IngestReport {
     pub baseline_batch_p50_ms: f64,
     pub baseline_batch_p99_ms: f64,
     pub throughput_ratio: f64,
+    /// The turn index's model (empty: texts only, no embedder configured).
+    pub turn_index_model: String,
+    /// Operations of the run the turn indexer had not processed: the most seen while cairn
+    /// captured (sampled every 250 ms), and when the last capture was in Neo4j.
+    pub turn_index_lag_max: i64,
+    pub turn_index_lag_at_written: i64,
+    /// Seconds from all operations in Neo4j to none pending in the turn index (summed over
+    /// rounds; the baseline side starts after it), and the indexer's rate meanwhile.
+    pub turn_index_catch_up_s: f64,
+    pub turn_index_catch_up_ops_per_sec: f64,
+}
+
+/// The turn index's lag in `project`: sampled while `stop` is unset; the largest seen.
+async fn sample_lag(
+    store: Store,
+    project: String,
+    model: String,
+    stop: tokio::sync::watch::Receiver<bool>,
+) -> i64 {
+    let mut max = 0i64;
+    while !*stop.borrow() {
+        if let Ok(n) = graph::turns::pending_in_project(&store, &project, &model).await {
+            max = max.max(n);
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    max
+}
+
+/// Waits until the turn index has nothing pending in `project`; returns how long it took.
+async fn turn_index_caught_up(
+    store: &Store,
+    project: &str,
+    model: &str,
+) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    loop {
+        if graph::turns::pending_in_project(store, project, model).await? == 0 {
+            return Ok(started.elapsed());
+        }
+        anyhow::ensure!(
+            started.elapsed() < Duration::from_secs(1_800),
+            "the turn index did not catch up within 30 minutes"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// Write + fdatasync latencies on the spool's disk.
@@ -236,6 +282,13 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
     let (mut disk_idle, mut disk_base, mut disk_cairn) = (Vec::new(), Vec::new(), Vec::new());
     let disk_probe = |on: bool| on.then(|| super::disk::Background::start(dir.clone()));
     let mut written = 0i64;
+    let model = crate::embed::Embedder::from_settings(
+        &args.settings.embed,
+        args.settings.neo4j.embed_dimensions,
+    )
+    .map_or(String::new(), |e| e.model().to_string());
+    let (mut lag_max, mut lag_at_written, mut catch_up) = (0i64, 0i64, Duration::ZERO);
+    let mut caught_up_ops = 0i64;
     for r in 0..args.rounds {
         for cairn_side in [r % 2 == 1, r % 2 == 0] {
             if cairn_side {
@@ -243,6 +296,13 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
                     disk_idle.extend(super::disk::idle(dir.clone(), args.disk_syncs).await?);
                 }
                 let probe = disk_probe(args.disk_syncs > 0);
+                let (lag_stop, lag_rx) = tokio::sync::watch::channel(false);
+                let sampler = tokio::spawn(sample_lag(
+                    store.clone(),
+                    project.clone(),
+                    model.clone(),
+                    lag_rx,
+                ));
                 let mut tasks = Vec::new();
                 let started = Instant::now();
                 for (c, session) in sessions.iter().enumerate() {
@@ -275,9 +335,22 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
                 .await?
                 .context("operations did not all reach Neo4j within 10 minutes")?;
                 cairn_elapsed += started.elapsed();
+                lag_stop.send_replace(true);
+                let at_written = graph::turns::pending_in_project(&store, &project, &model).await?;
+                lag_max = lag_max.max(sampler.await?).max(at_written);
+                lag_at_written = lag_at_written.max(at_written);
                 if let Some(p) = probe {
                     disk_cairn.extend(p.finish().await?);
                 }
+                // The index catches up before the baseline's turn, so it never shares the
+                // machine with the baseline.
+                let took = turn_index_caught_up(&store, &project, &model).await?;
+                catch_up += took;
+                caught_up_ops += at_written;
+                eprintln!(
+                    "turn index: {at_written} operations pending when all were in Neo4j; caught up in {:.1} s",
+                    took.as_secs_f64()
+                );
             } else {
                 let probe = disk_probe(args.disk_syncs > 0);
                 let mut tasks = Vec::new();
@@ -376,6 +449,15 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
         baseline_batch_p50_ms: ms(quantile(&mut base_lat, 0.5)),
         baseline_batch_p99_ms: ms(quantile(&mut base_lat, 0.99)),
         throughput_ratio: cairn_rate / base_rate,
+        turn_index_model: model,
+        turn_index_lag_max: lag_max,
+        turn_index_lag_at_written: lag_at_written,
+        turn_index_catch_up_s: catch_up.as_secs_f64(),
+        turn_index_catch_up_ops_per_sec: if catch_up.is_zero() {
+            0.0
+        } else {
+            caught_up_ops as f64 / catch_up.as_secs_f64()
+        },
     })
 }
 
@@ -508,5 +590,12 @@ pub fn print(r: &IngestReport) {
     } else {
         println!("throughput ratio cairn/baseline: {:.2}", r.throughput_ratio);
     }
+    println!(
+        "turn index ({}): at most {} operations pending while cairn captured, {} when all were in Neo4j; caught up in {:.1} s",
+        if r.turn_index_model.is_empty() { "texts only" } else { &r.turn_index_model },
+        r.turn_index_lag_max,
+        r.turn_index_lag_at_written,
+        r.turn_index_catch_up_s
+    );
     println!("{}", serde_json::to_string(r).unwrap_or_default());
 }

@@ -1,7 +1,15 @@
 //! `cairn bench recall`: seeds a project of configurable size straight into Neo4j (UNWIND
 //! batches, no capture path), then starts cairn in-process on a free port and measures the
 //! read path through the real HTTP API: reconstruction of a 1000-operation session, context
-//! with an 8k budget, and the sliding window. Prints p50/p95/max per route.
+//! with an 8k budget, the sliding window, and turn search (`POST /v1/search`, hybrid). Prints
+//! p50/p95/max per route.
+//!
+//! Vectors are seeded straight into Neo4j too (embedding a million operations with a real
+//! model takes hours on small machines): each operation with a search text gets the vector of
+//! the bench's stub model (hashed words, `bench::search::stub_vector`), recorded under the
+//! stub's model name, and cairn runs with that stub as its embeddings endpoint — so the
+//! timed turn searches are hybrid over a full vector index, and a query's embedding costs
+//! next to nothing (add the real model's time for one short text).
 
 use std::time::Instant;
 
@@ -44,6 +52,145 @@ pub struct RecallBench {
     #[arg(long, default_value_t = 2_000)]
     pub window_tokens: usize,
 }
+
+/// The stub model's name, recorded with the vectors the bench seeds.
+const STUB_MODEL: &str = "bench-stub";
+/// Sessions whose vectors are written per transaction.
+const VECTOR_SESSIONS: usize = 50;
+
+/// Gives every operation of the project with a search text a stub vector (and its text where
+/// it had none), and moves its sessions' turn cursors to their end. Resumes where it stopped.
+async fn seed_vectors(store: &Store, project: &str, dim: usize) -> anyhow::Result<()> {
+    #[derive(Serialize)]
+    struct VectorRow {
+        id: String,
+        text: String,
+        vector: Vec<f32>,
+    }
+    #[derive(Serialize)]
+    struct Done<'a> {
+        id: &'a str,
+        last_seq: i64,
+    }
+    let started = Instant::now();
+    let mut vectors = 0usize;
+    loop {
+        let work: Vec<crate::graph::turns::WorkSession> = store
+            .fetch(
+                statement(include_str!("../../cypher/bench_vector_sessions.cypher"))
+                    .param("project", project)
+                    .param("model", STUB_MODEL)
+                    .param("limit", VECTOR_SESSIONS as i64),
+            )
+            .await
+            .context("reading operations to give vectors")?;
+        if work.is_empty() {
+            break;
+        }
+        let rows: Vec<VectorRow> = work
+            .iter()
+            .flat_map(|s| &s.ops)
+            .filter_map(|op| {
+                let text = op
+                    .search_text
+                    .clone()
+                    .or_else(|| crate::recall::turn_index::text_of(op))?;
+                Some(VectorRow {
+                    id: op.id.clone(),
+                    vector: super::search::stub_vector(&text, dim),
+                    text,
+                })
+            })
+            .collect();
+        let done: Vec<Done> = work
+            .iter()
+            .map(|s| Done {
+                id: &s.id,
+                last_seq: s.last_seq,
+            })
+            .collect();
+        store
+            .run(
+                statement(include_str!("../../cypher/bench_vector_seed.cypher"))
+                    .param("project", project)
+                    .param("model", STUB_MODEL)
+                    .param("dim", dim as i64)
+                    .param("rows", param(&rows)?)
+                    .param("sessions", param(&done)?),
+            )
+            .await
+            .context("seeding vectors")?;
+        vectors += rows.len();
+        if vectors % 50_000 < rows.len() {
+            tracing::info!(
+                vectors,
+                elapsed_s = started.elapsed().as_secs(),
+                "seeding vectors"
+            );
+        }
+    }
+    if vectors > 0 {
+        println!(
+            "seeded {vectors} vectors ({STUB_MODEL}, {dim} dimensions) in {:.1}s",
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}
+
+/// Waits until cairn's background indexers have nothing left to do in the project, so they
+/// do not share the machine with the timed requests.
+async fn indexers_idle(store: &Store, project: &str) -> anyhow::Result<()> {
+    #[derive(Deserialize)]
+    struct Busy {
+        n: i64,
+    }
+    let started = Instant::now();
+    loop {
+        let busy = store
+            .fetch_one::<Busy>(
+                statement(include_str!("../../cypher/bench_index_busy.cypher"))
+                    .param("project", project),
+            )
+            .await?
+            .map_or(0, |b| b.n);
+        if busy == 0 {
+            println!(
+                "background indexers idle after {:.1}s",
+                started.elapsed().as_secs_f64()
+            );
+            return Ok(());
+        }
+        anyhow::ensure!(
+            started.elapsed() < std::time::Duration::from_secs(1_800),
+            "{busy} sessions still being indexed after 30 minutes"
+        );
+        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    }
+}
+
+/// One route's line: p50, p95 and max.
+fn print_row(name: &str, times: &mut [std::time::Duration]) {
+    println!(
+        "{:<36} {:>9.2} {:>9.2} {:>9.2}",
+        name,
+        ms(quantile(times, 0.50)),
+        ms(quantile(times, 0.95)),
+        ms(quantile(times, 1.0))
+    );
+}
+
+/// Turn searches, each with another query (so no answer is a repeat of the last).
+const TURN_QUERIES: &[&str] = &[
+    "parser cache",
+    "why did the lexer token change",
+    "schema index tests",
+    "router handler budget",
+    "spool writer config metrics",
+    "auth window session",
+    "graph query fails",
+    "please look at the cache and the index",
+];
 
 #[derive(Serialize)]
 struct OpProps {
@@ -302,6 +449,10 @@ pub async fn run(mut b: RecallBench) -> anyhow::Result<()> {
         .await
         .context("applying the schema")?;
     let big = seed(&store, &b, &project).await?;
+    let dim = b.settings.neo4j.embed_dimensions as usize;
+    seed_vectors(&store, &project, dim).await?;
+    b.settings.embed.base_url = Some(super::search::serve_stub(dim).await?);
+    b.settings.embed.model = STUB_MODEL.into();
 
     let spool = std::env::temp_dir().join(format!("cairn-bench-{}", std::process::id()));
     b.settings.bind = "127.0.0.1:0".parse().context("bind address")?;
@@ -324,6 +475,7 @@ pub async fn run(mut b: RecallBench) -> anyhow::Result<()> {
         },
     )
     .await?;
+    indexers_idle(&store, &project).await?;
     let http = reqwest::Client::new();
     let base = format!("http://127.0.0.1:{port}");
     let routes: Vec<(&str, reqwest::RequestBuilder)> = vec![
@@ -379,13 +531,36 @@ pub async fn run(mut b: RecallBench) -> anyhow::Result<()> {
                 times.push(took);
             }
         }
-        println!(
-            "{:<36} {:>9.2} {:>9.2} {:>9.2}",
-            name,
-            ms(quantile(&mut times, 0.50)),
-            ms(quantile(&mut times, 0.95)),
-            ms(quantile(&mut times, 1.0))
+        print_row(name, &mut times);
+    }
+    for (name, types) in [
+        ("turn search (hybrid, 10)", None),
+        ("turn search (hybrid, messages)", Some(vec!["message"])),
+    ] {
+        let mut times = Vec::with_capacity(b.iterations);
+        let mut modes = std::collections::BTreeSet::new();
+        for i in 0..b.iterations + 10 {
+            let query = TURN_QUERIES[i % TURN_QUERIES.len()];
+            let r = http
+                .post(format!("{base}/v1/search"))
+                .json(&json!({"project": project, "query": query, "limit": 10, "types": types}))
+                .bearer_auth(&key.token);
+            let t = Instant::now();
+            let resp = r.send().await?;
+            let status = resp.status();
+            let body: serde_json::Value = resp.json().await?;
+            let took = t.elapsed();
+            anyhow::ensure!(status.is_success(), "{name} answered {status}: {body}");
+            modes.insert(body["mode"].as_str().unwrap_or_default().to_string());
+            if i >= 10 {
+                times.push(took);
+            }
+        }
+        anyhow::ensure!(
+            modes.len() == 1 && modes.contains("hybrid"),
+            "turn search was not hybrid: {modes:?}"
         );
+        print_row(name, &mut times);
     }
     stopper.send_replace(true);
     server.await??;

@@ -336,7 +336,7 @@ fn embeddings(body: Json<Value>, dim: poem::web::Data<&usize>) -> Json<Value> {
 }
 
 /// Serves the stub on 127.0.0.1:0; returns its base URL.
-async fn serve_stub(dim: usize) -> anyhow::Result<String> {
+pub async fn serve_stub(dim: usize) -> anyhow::Result<String> {
     use poem::EndpointExt;
     let app = Route::new()
         .at("/v1/embeddings", poem::post(embeddings))
@@ -479,7 +479,7 @@ async fn measure(
                 vector,
             })
             .collect();
-        index::store_embeddings(store, &stored).await?;
+        index::store_embeddings(store, embedder.model(), embedder.dimensions(), &stored).await?;
     }
     let embedded_ms = started.elapsed().as_millis();
 

@@ -157,6 +157,22 @@ pub fn build(src: &DocSource) -> Doc {
     }
 }
 
+/// Queues sessions whose embedding another model made for embedding with `model`; returns
+/// how many.
+pub async fn requeue_other_models(store: &Store, model: &str) -> StoreResult<i64> {
+    #[derive(Deserialize)]
+    struct Row {
+        queued: i64,
+    }
+    Ok(store
+        .fetch_one::<Row>(
+            statement(include_str!("../../cypher/search_requeue_models.cypher"))
+                .param("model", model),
+        )
+        .await?
+        .map_or(0, |r| r.queued))
+}
+
 /// Marks sessions that never had a search document as dirty; returns how many.
 pub async fn backfill(store: &Store) -> StoreResult<i64> {
     #[derive(Deserialize)]
@@ -243,7 +259,7 @@ pub async fn embed_pending(
                     vector,
                 })
                 .collect();
-            store_embeddings(store, &rows).await?;
+            store_embeddings(store, embedder.model(), embedder.dimensions(), &rows).await?;
             Ok(Embedded {
                 stored: rows.len(),
                 failed: 0,
@@ -284,12 +300,19 @@ pub struct Stored<'a> {
     pub vector: Vec<f32>,
 }
 
-/// Stores embeddings (skipping sessions whose document changed meanwhile).
-pub async fn store_embeddings(store: &Store, rows: &[Stored<'_>]) -> StoreResult<()> {
+/// Stores embeddings that `model` made (skipping sessions whose document changed meanwhile).
+pub async fn store_embeddings(
+    store: &Store,
+    model: &str,
+    dim: usize,
+    rows: &[Stored<'_>],
+) -> StoreResult<()> {
     store
         .run(
             statement(include_str!("../../cypher/search_store_embeddings.cypher"))
                 .param("rows", param(rows)?)
+                .param("model", model)
+                .param("dim", dim as i64)
                 .param("now", now_ms()),
         )
         .await?;
@@ -344,7 +367,11 @@ pub async fn run(
     let mut turns = TurnProgress::default();
     loop {
         if !backfilled {
-            match backfill(&store).await {
+            let requeued = match embedder.as_deref() {
+                Some(e) => requeue_other_models(&store, e.model()).await,
+                None => Ok(0),
+            };
+            match requeued.and(backfill(&store).await) {
                 Ok(n) => {
                     backfilled = true;
                     if n > 0 {

@@ -3,10 +3,12 @@
 //! token-budgeted context for a session or a task, long-term memory included (a task's
 //! history is the relevant operations, chosen by [`relevant`]); [`window`] is
 //! the sliding window of a session's recent turns; [`search`] finds related sessions (hybrid
-//! BM25 + embeddings); [`handover`] is the wake-up briefing for a new session; [`logs`]
+//! BM25 + embeddings); [`turns`] finds single turns (operations, decisions, memories, session
+//! summaries); [`handover`] is the wake-up briefing for a new session; [`logs`]
 //! caches sessions' operation logs for reconstruction and context. Budget
 //! arithmetic is pure and lives in [`crate::domain::budget`]. Nothing here knows HTTP; the
-//! only writer is [`index`], which keeps derived search fields (documents, embeddings).
+//! only writers are [`index`] and [`turn_index`], which keep derived search fields (documents,
+//! search texts, embeddings with their model).
 
 pub mod context;
 pub mod handover;

@@ -203,6 +203,7 @@ async fn ranked(
     store: &Store,
     text: &'static str,
     project: &str,
+    model: &str,
     input: (&str, neo4rs::BoltType),
     k: usize,
 ) -> StoreResult<Vec<Scored>> {
@@ -211,6 +212,7 @@ async fn ranked(
             statement(text)
                 .param(input.0, input.1)
                 .param("project", project)
+                .param("model", model)
                 .param("k", k as i64),
         )
         .await
@@ -221,10 +223,17 @@ async fn fulltext(store: &Store, project: &str, text: &str, k: usize) -> StoreRe
         return Ok(Vec::new());
     };
     let cypher = include_str!("../../cypher/search_fulltext.cypher");
-    ranked(store, cypher, project, ("query", query.into()), k).await
+    ranked(store, cypher, project, "", ("query", query.into()), k).await
 }
 
-async fn vector(store: &Store, project: &str, v: &[f32], k: usize) -> StoreResult<Vec<Scored>> {
+/// The nearest sessions by the vectors `model` made.
+async fn vector(
+    store: &Store,
+    project: &str,
+    model: &str,
+    v: &[f32],
+    k: usize,
+) -> StoreResult<Vec<Scored>> {
     let vector = param(v)?;
     // The index is shared by every project: ask for more, and scan this project exactly
     // when other projects crowded it out.
@@ -234,6 +243,7 @@ async fn vector(store: &Store, project: &str, v: &[f32], k: usize) -> StoreResul
         store,
         approx_cypher,
         project,
+        model,
         ("vector", vector.clone()),
         wide,
     )
@@ -242,7 +252,7 @@ async fn vector(store: &Store, project: &str, v: &[f32], k: usize) -> StoreResul
         return Ok(approx.into_iter().take(k).collect());
     }
     let exact_cypher = include_str!("../../cypher/search_vector_exact.cypher");
-    ranked(store, exact_cypher, project, ("vector", vector), k).await
+    ranked(store, exact_cypher, project, model, ("vector", vector), k).await
 }
 
 /// Searches `project`'s sessions for `text`; sessions in `exclude` are left out.
@@ -304,8 +314,8 @@ pub async fn search_in(
     let mut nearest = Vec::new();
     match embedded {
         Some(Ok(mut v)) => {
-            if let Some(v) = v.pop() {
-                nearest = vector(store, project, &v, k).await?;
+            if let (Some(v), Some(e)) = (v.pop(), embedder) {
+                nearest = vector(store, project, e.model(), &v, k).await?;
             }
         }
         Some(Err(crate::embed::EmbedError::Unavailable(why))) => {

@@ -1,8 +1,9 @@
 //! The turn indexer: gives every operation its search text (when it was captured before the
 //! turn index existed) and, with an embedder, a vector recording the model and dimension that
 //! made it — in the background, in batches, behind capture. Each session keeps a cursor
-//! (`turns_seq`, `turns_model`): the operations after it are pending, and so are all of them
-//! when the configured model changed, so switching models re-embeds everything while search
+//! (`turns_seq`, `turns_model`; texts alone follow `turns_text_seq`, so an instance without a
+//! model never hides work from one with it): the operations after it are pending, and so are
+//! all of them when the configured model changed, so switching models re-embeds everything while search
 //! keeps to vectors of the configured model. A failed embedding leaves the cursor where it was
 //! and the session waits for a retry time; BM25 finds its operations meanwhile.
 //! [`run_once`] is one pass; `recall::index::run` calls it in its loop.
@@ -41,7 +42,8 @@ pub struct Pass {
     pub more: bool,
 }
 
-fn text_of(op: &store_turns::WorkOp) -> Option<String> {
+/// The search text of an operation read by the indexer (when it was stored without one).
+pub fn text_of(op: &store_turns::WorkOp) -> Option<String> {
     turn_text::operation(&turn_text::OperationText {
         kind: op.kind.as_deref().unwrap_or_default(),
         role: op.role.as_deref(),

@@ -152,7 +152,9 @@ pub async fn search_in(
     };
     let lucene =
         search::lucene_query_on("search_text", q.project, q.text).filter(|_| lists.fulltext());
-    let (bm25, embedded, pending) = tokio::join!(
+    let model = embedder.map(|e| e.model());
+    // The two lists are asked for at once: the vector list as soon as the query is embedded.
+    let (bm25, nearest, pending) = tokio::join!(
         async {
             match &lucene {
                 Some(l) => store_turns::fulltext(store, &filter, l, k).await,
@@ -160,9 +162,15 @@ pub async fn search_in(
             }
         },
         async {
-            match embedder {
-                Some(e) => Some(e.embed(&[q.text.to_string()]).await),
-                None => None,
+            let Some(e) = embedder else {
+                return Ok(Ok(Vec::new()));
+            };
+            match e.embed(&[q.text.to_string()]).await {
+                Ok(mut v) => match v.pop() {
+                    Some(v) => vector_list(store, &filter, e.model(), &v, k).await.map(Ok),
+                    None => Ok(Ok(Vec::new())),
+                },
+                Err(err) => Ok(Err(err)),
             }
         },
         async {
@@ -175,20 +183,14 @@ pub async fn search_in(
     let bm25 = bm25?;
     let pending_embeddings = pending.transpose()?;
     let mut degraded = None;
-    let mut nearest = Vec::new();
-    let model = embedder.map(|e| e.model());
-    match (embedded, model) {
-        (Some(Ok(mut v)), Some(model)) => {
-            if let Some(v) = v.pop() {
-                nearest = vector_list(store, &filter, model, &v, k).await?;
-            }
-        }
-        (Some(Err(err)), _) => {
+    let nearest = match nearest? {
+        Ok(list) => list,
+        Err(err) => {
             tracing::warn!(error = %err, "query embedding failed; searching turns on fulltext alone");
             degraded = Some(format!("embedding the query failed ({err}); fulltext only"));
+            Vec::new()
         }
-        _ => {}
-    }
+    };
     let mode = if embedder.is_some() && degraded.is_none() {
         Mode::Hybrid
     } else {
@@ -300,7 +302,12 @@ async fn rank(
     });
     let vectors: HashMap<String, Vec<f32>> = match model {
         Some(model) if candidates.len() > limit => {
-            let ids: Vec<&str> = candidates.iter().map(|h| h.operation_id.as_str()).collect();
+            // Diversity only ever reaches past the best few; their vectors are enough.
+            let ids: Vec<&str> = candidates
+                .iter()
+                .take(limit * 2)
+                .map(|h| h.operation_id.as_str())
+                .collect();
             store_turns::embeddings(store, q.project, model, &ids)
                 .await?
                 .into_iter()

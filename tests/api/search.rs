@@ -356,7 +356,7 @@ async fn embeddings_fail_then_recover_and_hybrid_finds_by_meaning() {
             let cypher = if pending {
                 "MATCH (s:Session {project: $project}) WHERE s.embed_attempts > 0 AND s.embed_pending AND s.embedding IS NULL RETURN count(s) AS n"
             } else {
-                "MATCH (s:Session {project: $project}) WHERE s.embedding IS NOT NULL AND NOT s.embed_pending RETURN count(s) AS n"
+                "MATCH (s:Session {project: $project}) WHERE s.embedding IS NOT NULL AND NOT s.embed_pending AND s.embedding_model = 'fake' AND s.embedding_dim = 384 RETURN count(s) AS n"
             };
             count(cypher, &project).await
         }

@@ -1,0 +1,14 @@
+// Recall benchmark: vectors written straight to operations (with the model recorded, as the
+// turn indexer would), then the sessions' turn cursors set to their end.
+CALL () {
+  UNWIND $rows AS row
+  MATCH (o:Operation {id: row.id})
+  SET o.search_text = coalesce(o.search_text, row.text)
+  WITH o, row
+  CALL db.create.setNodeVectorProperty(o, 'embedding', row.vector)
+  SET o.embedding_model = $model, o.embedding_dim = $dim
+}
+UNWIND $sessions AS x
+MATCH (s:Session {id: x.id, project: $project})
+SET s.turns_seq = x.last_seq, s.turns_text_seq = x.last_seq, s.turns_model = $model,
+    s.turns_pending = false
