@@ -1122,11 +1122,6 @@ async fn a_backlog_never_stands_in_front_of_the_answer() {
     })
     .await;
     assert_four_prompts_in_order(&app, &session).await;
-
-/// The `additionalContext` of a hook answer (printed by the command hook or returned by the
-/// route), if any.
-fn additional_context(reply: &Value) -> Option<&str> {
-    reply["hookSpecificOutput"]["additionalContext"].as_str()
 }
 
 #[tokio::test]
@@ -1250,4 +1245,10 @@ async fn a_prompt_recalls_relevant_memory_fenced_within_budget_and_never_its_own
     let (s, r) = app.post(&route("prompt_tokens=9000"), &event).await;
     assert_eq!(s, 400, "{r}");
     assert_eq!(r["error"]["field"], "prompt_tokens", "{r}");
+}
+
+/// The `additionalContext` of a hook answer (printed by the command hook or returned by the
+/// route), if any.
+fn additional_context(reply: &Value) -> Option<&str> {
+    reply["hookSpecificOutput"]["additionalContext"].as_str()
 }

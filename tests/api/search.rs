@@ -356,13 +356,14 @@ async fn embeddings_fail_then_recover_and_hybrid_finds_by_meaning() {
             let cypher = if pending {
                 "MATCH (s:Session {project: $project}) WHERE s.embed_attempts > 0 AND s.embed_pending AND s.embedding IS NULL RETURN count(s) AS n"
             } else {
-                "MATCH (s:Session {project: $project}) WHERE s.embedding IS NOT NULL AND NOT s.embed_pending AND s.embedding_model = 'fake' AND s.embedding_dim = 384 RETURN count(s) AS n"
+                "MATCH (s:Session {project: $project}) WHERE s.embedding IS NOT NULL AND NOT s.embed_pending AND s.embedding_model = 'remote:fake' AND s.embedding_dim = 384 RETURN count(s) AS n"
             };
             count(cypher, &project).await
         }
     };
+    // The turn indexer's failing attempts (with their retries) share each pass: give it time.
     eventually(
-        30,
+        120,
         "embedding attempts failed and stayed pending",
         || async { embedded(true).await == 2 },
     )

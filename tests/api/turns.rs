@@ -326,7 +326,7 @@ async fn vectors_find_by_meaning_and_never_mix_models() {
         "{answer}"
     );
     // Both turns with text carry a vector of the configured model; the read has none.
-    assert_eq!(embedded_by(&app, "fake").await, 2);
+    assert_eq!(embedded_by(&app, "remote:fake").await, 2);
     let (_, answer) = turn_search(
         &app,
         json!({"project": app.project, "query": "login passwords"}),
@@ -371,7 +371,7 @@ async fn vectors_find_by_meaning_and_never_mix_models() {
     refuse.store(false, Ordering::SeqCst);
     let answer = until_embedded(&app, &body, &login).await;
     assert_eq!(matched(&answer, &login), Some("vector"), "{answer}");
-    assert_eq!(embedded_by(&app, "fake").await, 2);
+    assert_eq!(embedded_by(&app, "remote:fake").await, 2);
     assert_eq!(embedded_by(&app, "old-model").await, 0);
     app.stop().await;
 }
