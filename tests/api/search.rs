@@ -61,15 +61,24 @@ pub fn embeddings_answer(req: &Request) -> ResponseTemplate {
     }))
 }
 
-pub async fn app_with_embeddings(server: &MockServer) -> TestApp {
+/// Apps with an embeddings endpoint run one at a time: the indexers work one queue for the
+/// whole database, so two such apps would embed (or fail) each other's sessions.
+static EMBEDDING_APPS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// An app with the fake embeddings endpoint, and the turn it holds until the guard drops.
+pub async fn app_with_embeddings(
+    server: &MockServer,
+) -> (TestApp, tokio::sync::MutexGuard<'static, ()>) {
+    let turn = EMBEDDING_APPS.lock().await;
     let base = format!("{}/v1", server.uri());
-    spawn_app_with(move |s| {
+    let app = spawn_app_with(move |s| {
         s.embed.base_url = Some(base);
         s.embed.switch = cairn::config::EmbedSwitch::On;
         s.embed.model = "fake".into();
         s.search.index_every_ms = 100;
     })
-    .await
+    .await;
+    (app, turn)
 }
 
 /// A closed session with a task, a write and a summary.
@@ -335,7 +344,7 @@ async fn embeddings_fail_then_recover_and_hybrid_finds_by_meaning() {
         })
         .mount(&server)
         .await;
-    let app = app_with_embeddings(&server).await;
+    let (app, _turn) = app_with_embeddings(&server).await;
     let auth = worked(
         &app,
         "Fix the login redirect",

@@ -301,7 +301,7 @@ async fn vectors_find_by_meaning_and_never_mix_models() {
         })
         .mount(&server)
         .await;
-    let app = app_with_embeddings(&server).await;
+    let (app, _turn) = app_with_embeddings(&server).await;
     let sid = app.session().await;
     let login = format!("{sid}-login");
     app.ops_sync(
