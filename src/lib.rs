@@ -33,7 +33,9 @@
 //!   token-budgeted context with long-term memory, the sliding window, hybrid session search
 //!   (`search`; documents and embeddings kept by `index`), turn-level search (`turns`: single
 //!   operations, decisions, memories and summaries; their vectors kept by `turn_index`, each
-//!   recording its model), the wake-up `handover`. Sessions'
+//!   recording its model), task context built from the most relevant turns with the reply
+//!   or result after them (`relevant`), prompt-time recall for UserPromptSubmit (`prompt`),
+//!   the wake-up `handover`. Sessions'
 //!   operation logs are cached exactly in `logs` (append-only, extended by what is new).
 //!   Budget arithmetic is pure, in `domain::budget`.
 //! - [`graph`] — the Neo4j store, one file per aggregate; statements live in `cypher/`;
