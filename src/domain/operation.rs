@@ -172,6 +172,19 @@ impl NewOperation {
     }
 }
 
+/// [`render_line`] of a stored operation, whose kind is text: an unknown kind renders as a
+/// tool call.
+pub fn render_stored_line(
+    kind: &str,
+    target: Option<&str>,
+    summary: &str,
+    role: Option<&str>,
+    content: Option<&str>,
+) -> String {
+    let kind = OpType::parse(kind).unwrap_or(OpType::ToolCall);
+    render_line(kind, target, summary, role, content)
+}
+
 /// The one-line text an operation contributes to narratives and context.
 pub fn render_line(
     kind: OpType,

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Encoding;
 use crate::domain::budget::{self, Allocation};
-use crate::domain::operation::{render_line, OpType};
+use crate::domain::operation::render_stored_line;
 use crate::domain::tokens;
 use crate::embed::Embedder;
 use crate::error::{ApiError, ApiResult};
@@ -432,9 +432,8 @@ async fn history(
         )
     };
     let to_line = |r: &OperationView| {
-        let kind = OpType::parse(&r.kind).unwrap_or(OpType::ToolCall);
-        let text = render_line(
-            kind,
+        let text = render_stored_line(
+            &r.kind,
             r.target.as_deref(),
             &r.summary,
             r.role.as_deref(),

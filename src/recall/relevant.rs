@@ -12,7 +12,7 @@ use std::collections::{HashMap, HashSet};
 use serde::Serialize;
 
 use crate::config::Encoding;
-use crate::domain::operation::{render_line, OpType};
+use crate::domain::operation::render_stored_line;
 use crate::domain::tokens;
 use crate::graph::{param, statement, Store, StoreResult};
 use crate::recall::context::ScopeSession;
@@ -214,9 +214,8 @@ pub async fn read_items(
     Ok(rows
         .into_iter()
         .map(|r| {
-            let kind = OpType::parse(&r.kind).unwrap_or(OpType::ToolCall);
-            let text = render_line(
-                kind,
+            let text = render_stored_line(
+                &r.kind,
                 r.target.as_deref(),
                 &r.summary,
                 r.role.as_deref(),
