@@ -57,9 +57,12 @@ pub struct QualityBench {
     /// Ask at most N questions per conversation (the first ones).
     #[arg(long)]
     pub questions: Option<usize>,
-    /// Keep the projects instead of purging them.
+    /// Keep the projects instead of purging them (their run id is printed).
     #[arg(long)]
     pub keep: bool,
+    /// Ask again on the projects a run with `--keep` left (its run id), capturing nothing.
+    #[arg(long, value_name = "RUN")]
+    pub reuse: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -154,14 +157,28 @@ async fn post(http: &reqwest::Client, url: String, body: &Value) -> anyhow::Resu
     Ok(())
 }
 
-/// Captures every conversation through the server at `base`; returns where each went and
-/// how many operations were sent.
-async fn capture(base: &str, run: &str, data: &[Conversation]) -> anyhow::Result<Vec<Loaded>> {
+/// Where each conversation of run `run` goes: its project, and each turn's session and text.
+fn placed(run: &str, data: &[Conversation]) -> Vec<Loaded> {
+    data.iter()
+        .map(|conv| {
+            let project = format!("bench-quality-{run}-{}", conv.id);
+            let mut turns = HashMap::new();
+            for (i, session) in conv.sessions.iter().enumerate() {
+                let sid = format!("{project}-s{}", i + 1);
+                for t in &session.turns {
+                    turns.insert(t.id.clone(), (sid.clone(), squash(&turn_content(t))));
+                }
+            }
+            Loaded { project, turns }
+        })
+        .collect()
+}
+
+/// Captures every conversation through the server at `base`, as [`placed`] says.
+async fn capture(base: &str, data: &[Conversation], loaded: &[Loaded]) -> anyhow::Result<()> {
     let http = reqwest::Client::new();
-    let mut out = Vec::new();
-    for conv in data {
-        let project = format!("bench-quality-{run}-{}", conv.id);
-        let mut turns = HashMap::new();
+    for (conv, l) in data.iter().zip(loaded) {
+        let project = &l.project;
         for (i, session) in conv.sessions.iter().enumerate() {
             let sid = format!("{project}-s{}", i + 1);
             post(
@@ -170,7 +187,7 @@ async fn capture(base: &str, run: &str, data: &[Conversation]) -> anyhow::Result
                 &json!({"project": project, "session_id": sid, "agent": "locomo"}),
             )
             .await?;
-            let ops = session_operations(&project, session, &conv.speakers);
+            let ops = session_operations(project, session, &conv.speakers);
             for chunk in ops.chunks(200) {
                 post(
                     &http,
@@ -180,13 +197,9 @@ async fn capture(base: &str, run: &str, data: &[Conversation]) -> anyhow::Result
                 .await?;
             }
             post(&http, format!("{base}/v1/sessions/{sid}/close"), &json!({})).await?;
-            for t in &session.turns {
-                turns.insert(t.id.clone(), (sid.clone(), squash(&turn_content(t))));
-            }
         }
-        out.push(Loaded { project, turns });
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Waits until turn search finds each project's last turn by its own words (the turn index
@@ -228,6 +241,20 @@ async fn turns_indexed(
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
     }
+    Ok(())
+}
+
+/// Removes the sessions the prompt phase captured in `l`'s project.
+async fn forget_prompts(store: &crate::graph::Store, l: &Loaded) -> anyhow::Result<()> {
+    store
+        .run(
+            crate::graph::statement(include_str!(
+                "../../cypher/bench_quality_forget_prompts.cypher"
+            ))
+            .param("project", l.project.as_str())
+            .param("prefix", format!("{}-prompt-", l.project)),
+        )
+        .await?;
     Ok(())
 }
 
@@ -398,6 +425,7 @@ async fn ask(
 /// the UserPromptSubmit deadline, how many recalled something, how much of the evidence the
 /// recalled memory held, and the hook's latency.
 async fn prompts(
+    store: &crate::graph::Store,
     base: &str,
     run: &str,
     data: &[Conversation],
@@ -474,6 +502,9 @@ async fn prompts(
         }
     }
     let _ = std::fs::remove_dir_all(&spool);
+    for l in loaded {
+        forget_prompts(store, l).await?;
+    }
     let n = asked.max(1) as f64;
     Ok(json!({
         "prompts": asked,
@@ -495,7 +526,11 @@ pub async fn run(mut b: QualityBench) -> anyhow::Result<()> {
     if let Some(n) = b.conversations {
         data.conversations.truncate(n);
     }
-    let run = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
+    let reused = b.reuse.is_some();
+    let run = b
+        .reuse
+        .clone()
+        .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string()[..8].to_string());
     let spool = std::env::temp_dir().join(format!("cairn-bench-quality-{run}"));
     b.settings.bind = "127.0.0.1:0".parse().context("bind address")?;
     b.settings.spool_dir = spool.clone();
@@ -506,8 +541,10 @@ pub async fn run(mut b: QualityBench) -> anyhow::Result<()> {
     let base = format!("http://127.0.0.1:{}", app.port());
     let stopper = app.stopper();
     let server = tokio::spawn(app.run_until_stopped());
-    let outcome = measure(&state, &base, &run, &data, b.questions).await;
-    if !b.keep {
+    let outcome = measure(&state, &base, &run, &data, b.questions, reused).await;
+    if b.keep || reused {
+        eprintln!("projects kept: --reuse {run}");
+    } else {
         for conv in &data.conversations {
             let project = format!("bench-quality-{run}-{}", conv.id);
             crate::graph::purge::project_now(&state.store, &project).await?;
@@ -528,9 +565,18 @@ async fn measure(
     run: &str,
     data: &DataSet,
     per_conversation: Option<usize>,
+    reused: bool,
 ) -> anyhow::Result<Value> {
     let started = Instant::now();
-    let loaded = capture(base, run, &data.conversations).await?;
+    let loaded = placed(run, &data.conversations);
+    if reused {
+        // A run stopped before its prompt phase cleaned up may have left prompts behind.
+        for l in &loaded {
+            forget_prompts(&state.store, l).await?;
+        }
+    } else {
+        capture(base, &data.conversations, &loaded).await?;
+    }
     let sent: usize = loaded.iter().map(|l| l.turns.len()).sum();
     for l in &loaded {
         let expected = l.turns.len() as i64;
@@ -577,7 +623,15 @@ async fn measure(
     }
     report.insert(
         "prompt_recall".into(),
-        prompts(base, run, &data.conversations, &loaded, per_conversation).await?,
+        prompts(
+            &state.store,
+            base,
+            run,
+            &data.conversations,
+            &loaded,
+            per_conversation,
+        )
+        .await?,
     );
     report.insert(
         "setup".into(),

@@ -8,7 +8,9 @@
 pub mod local;
 pub mod remote;
 
-use std::{sync::Arc, time::Duration};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use crate::config::{EmbedSettings, EmbedSwitch};
 
@@ -61,7 +63,13 @@ impl Status {
 #[derive(Clone)]
 pub struct Embedder {
     backend: Backend,
+    /// The vectors of the last few queries: a context and its session search, or a search
+    /// asked again, embed the same text once.
+    queries: Arc<Mutex<VecDeque<(String, Vec<f32>)>>>,
 }
+
+/// Query vectors remembered.
+const QUERY_CACHE: usize = 64;
 
 #[derive(Clone)]
 enum Backend {
@@ -95,7 +103,10 @@ impl Embedder {
                 settings.batch,
             )),
         };
-        Some(Self { backend })
+        Some(Self {
+            backend,
+            queries: Arc::default(),
+        })
     }
 
     /// Which model makes the vectors: `local:all-MiniLM-L6-v2` or `remote:<model>`. Stored
@@ -146,6 +157,33 @@ impl Embedder {
             Backend::Remote(r) => r.embed(texts).await,
             Backend::Local(l) => l.embed(texts).await,
         }
+    }
+}
+
+impl Embedder {
+    /// The vector of one query, from the last few queries' when it was asked lately.
+    pub async fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
+        if let Some(v) = self.remembered(text) {
+            return Ok(v);
+        }
+        let v = self
+            .embed(&[text.to_string()])
+            .await?
+            .pop()
+            .unwrap_or_default();
+        let mut q = self.queries.lock().unwrap_or_else(|p| p.into_inner());
+        if !q.iter().any(|(t, _)| t == text) {
+            if q.len() == QUERY_CACHE {
+                q.pop_back();
+            }
+            q.push_front((text.to_string(), v.clone()));
+        }
+        Ok(v)
+    }
+
+    fn remembered(&self, text: &str) -> Option<Vec<f32>> {
+        let q = self.queries.lock().unwrap_or_else(|p| p.into_inner());
+        q.iter().find(|(t, _)| t == text).map(|(_, v)| v.clone())
     }
 }
 

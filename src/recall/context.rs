@@ -26,6 +26,7 @@ use crate::embed::Embedder;
 use crate::error::{ApiError, ApiResult};
 use crate::graph::{self, param, statement, Store, StoreResult};
 use crate::recall::logs::{self, Log, Logs};
+use crate::recall::rank;
 use crate::recall::reconstruction::OperationView;
 use crate::recall::search::{self, Lists, Weights};
 use crate::recall::{relevant, turns};
@@ -126,9 +127,10 @@ pub async fn candidate_sessions(
     project: &str,
     task: &str,
     limit: usize,
+    turns: Option<&[turns::TurnHit]>,
 ) -> StoreResult<Vec<ScopeSession>> {
     if !task.trim().is_empty() {
-        let found = search::search_in(
+        let found = search::search_in_with(
             store,
             finder.embedder,
             finder.lists,
@@ -137,6 +139,7 @@ pub async fn candidate_sessions(
             task,
             limit,
             &[],
+            turns,
         )
         .await?;
         if !found.hits.is_empty() {
@@ -152,12 +155,8 @@ pub async fn candidate_sessions(
         .await
 }
 
-const STOPWORDS: &[&str] = &[
-    "the", "and", "for", "are", "was", "not", "but", "you", "all", "its", "our", "with", "that",
-    "this", "from", "into", "have", "what", "when", "where", "which", "there", "their", "then",
-    "than", "them", "they", "will", "would", "should", "could", "about", "after", "before", "also",
-    "just", "make", "some", "more", "most", "only", "over", "such",
-];
+/// Words too common in a team's work to tell memories apart, beyond [`rank::STOP_WORDS`].
+const MATCHLESS: &[&str] = &["make"];
 
 /// The distinct content words of `text` (lower case, letters and digits, 3+ characters),
 /// at most 20: safe to hand to Lucene and to match against stored text.
@@ -165,7 +164,9 @@ pub fn terms(text: &str) -> Vec<String> {
     let mut seen = HashSet::new();
     text.split(|c: char| !c.is_alphanumeric())
         .map(str::to_lowercase)
-        .filter(|w| w.chars().count() >= 3 && !STOPWORDS.contains(&w.as_str()))
+        .filter(|w| {
+            w.chars().count() >= 3 && !rank::is_stop_word(w) && !MATCHLESS.contains(&w.as_str())
+        })
         .filter(|w| seen.insert(w.clone()))
         .take(20)
         .collect()
@@ -257,8 +258,13 @@ struct SessionLines {
     total_ops: usize,
 }
 
-/// The sessions of the request, newest first, or `session_not_found`.
-async fn scope(store: &Store, req: &Request<'_>) -> ApiResult<Vec<ScopeSession>> {
+/// The sessions of the request, newest first, or `session_not_found`. A task's sessions are
+/// ranked with the turns already found for it (`turns`).
+async fn scope(
+    store: &Store,
+    req: &Request<'_>,
+    turns: &[turns::TurnHit],
+) -> ApiResult<Vec<ScopeSession>> {
     let mut sessions = match req.session_id {
         Some(sid) => {
             let chain: Vec<ScopeSession> = store
@@ -280,6 +286,7 @@ async fn scope(store: &Store, req: &Request<'_>) -> ApiResult<Vec<ScopeSession>>
                 req.project,
                 req.task.unwrap_or(""),
                 MAX_SESSIONS,
+                Some(turns),
             )
             .await?
         }
@@ -582,18 +589,19 @@ fn files_from_logs(logs: &[(&str, &Log)], limit: usize) -> Vec<FileRow> {
     out
 }
 
-/// Operations turn search finds most relevant to a task, best first; nothing in session mode.
-async fn find_relevant(
+/// The turns turn search finds most relevant to a task, best first; nothing in session mode.
+async fn find_turns(
     store: &Store,
     req: &Request<'_>,
     share: usize,
-) -> StoreResult<Vec<relevant::Found>> {
+) -> StoreResult<Vec<turns::TurnHit>> {
     let task = match (req.session_id, req.task) {
         (None, Some(t)) if !t.trim().is_empty() => t,
         _ => return Ok(Vec::new()),
     };
-    // About one hit per 25 tokens of history: room for the pairs that fit, and for skipping.
-    let limit = (share / 25).clamp(10, turns::MAX_LIMIT);
+    // About one hit per 15 tokens of history: room for the pairs that fit, and for skipping
+    // the hits that do not.
+    let limit = (share / 15).clamp(10, turns::MAX_HITS);
     let found = turns::search_in(
         store,
         req.finder.embedder,
@@ -609,29 +617,33 @@ async fn find_relevant(
         },
     )
     .await?;
-    Ok(found
-        .hits
-        .into_iter()
-        // Memories and summaries have sections of their own (or a header).
+    Ok(found.hits)
+}
+
+/// The operations among turn hits, for a task's history: memories and summaries have sections
+/// of their own (or a header).
+fn operations_of(hits: &[turns::TurnHit]) -> Vec<relevant::Found> {
+    hits.iter()
         .filter(|h| !h.session_id.is_empty() && h.kind != "memory" && h.kind != "summary")
         .map(|h| relevant::Found {
-            session_id: h.session_id,
+            session_id: h.session_id.clone(),
             seq: h.seq,
-            kind: h.kind,
-            role: h.role,
-            text: h.text,
+            kind: h.kind.clone(),
+            role: h.role.clone(),
+            text: h.text.clone(),
             score: h.score,
         })
-        .collect())
+        .collect()
 }
 
 /// The header of a session in a task's history: when it happened (its start, or its oldest
-/// shown operation when that is older, as in an imported session), its id and task.
+/// shown operation when that is older, as in an imported session) and its task.
 fn relevant_header(s: &ScopeSession, when: i64) -> String {
     let date = chrono::DateTime::from_timestamp_millis(when)
         .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
         .unwrap_or_default();
-    let mut h = format!("### {date} session {}", s.id);
+    // The id is in the answer's `sessions`; here it would cost more than the line it heads.
+    let mut h = format!("### {date}");
     if let Some(t) = s.task.as_deref().filter(|t| !t.trim().is_empty()) {
         h.push_str(&format!(": {}", clip(t, 120)));
     }
@@ -707,13 +719,15 @@ async fn assemble_boxed(store: &Store, req: &Request<'_>) -> ApiResult<Context> 
     let mem_q = statement(include_str!("../../cypher/recall_memories.cypher"))
         .param("project", req.project)
         .param("limit", 500i64);
-    let (sessions, beliefs, memories, found) = tokio::join!(
-        Box::pin(scope(store, req)),
+    // A task's turns are searched first: they rank its sessions too.
+    let (turn_hits, beliefs, memories) = tokio::join!(
+        Box::pin(find_turns(store, req, plan.text)),
         graph::beliefs::list(store, req.project, Some("active"), req.half_life_ms, 500),
         store.fetch::<MemoryRow>(mem_q),
-        Box::pin(find_relevant(store, req, plan.text)),
     );
-    let (sessions, beliefs, memories, found) = (sessions?, beliefs?, memories?, found?);
+    let (turn_hits, beliefs, memories) = (turn_hits?, beliefs?, memories?);
+    let sessions = Box::pin(scope(store, req, &turn_hits)).await?;
+    let found = operations_of(&turn_hits);
     // A task with relevant operations: its history is those, from their sessions first.
     let (sessions, relevant) = if found.is_empty() {
         (sessions, None)

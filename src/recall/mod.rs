@@ -15,6 +15,7 @@ pub mod handover;
 pub mod index;
 pub mod logs;
 pub mod prompt;
+pub mod rank;
 pub mod reconstruction;
 pub mod relevant;
 pub mod search;

@@ -32,12 +32,12 @@ pub struct Found {
 }
 
 impl Found {
-    /// Whether the operation after it probably carries the answer: the reply to a user's turn
-    /// or to a question, the result after a tool call or a search.
+    /// Whether the operation after it probably carries the answer: the reply to a question,
+    /// the result after a tool call or a search. A statement answers for itself.
     pub fn wants_next(&self) -> bool {
         match self.kind.as_str() {
             "tool_call" | "search" => true,
-            "message" => self.role.as_deref() == Some("user") || self.text.contains('?'),
+            "message" => self.text.contains('?'),
             _ => false,
         }
     }

@@ -7,19 +7,23 @@
 //! (the weights of [`crate::recall::search`]), then diversified by maximal marginal relevance
 //! (cosine between stored vectors, word overlap where a turn has none), so near-identical
 //! turns do not crowd the top. Operations not embedded yet are still found by BM25. Query
-//! text reaches Lucene escaped ([`search::lucene_query_on`]).
+//! text reaches Lucene escaped ([`rank::lucene_query_on`]).
 
 use std::collections::{HashMap, HashSet};
 
 use crate::embed::Embedder;
 use crate::graph::turns::{self as store_turns, Filter, TurnRow};
 use crate::graph::{now_ms, Store, StoreResult};
-use crate::recall::search::{self, Lists, Mode, Weights};
+use crate::recall::rank::{self, Lists, Mode, Weights};
+use crate::recall::search;
 
 /// Query characters at most.
 pub const MAX_QUERY_CHARS: usize = search::MAX_QUERY_CHARS;
 /// Hits per search at most.
 pub const MAX_LIMIT: usize = 50;
+/// Hits one search returns at most: what a request may ask for ([`MAX_LIMIT`]), or what a
+/// task context fills a large history share with.
+pub const MAX_HITS: usize = 200;
 pub const DEFAULT_LIMIT: usize = 10;
 /// Operation types a query may filter on at most.
 pub const MAX_TYPES: usize = 16;
@@ -31,6 +35,9 @@ pub const SNIPPET_CHARS: usize = 240;
 const EXACT_SCAN: usize = 20_000;
 /// Weight of relevance against novelty in the diversity step.
 const MMR_LAMBDA: f64 = 0.75;
+/// Likeness (cosine of vectors, else shared words) from which two turns count as saying the
+/// same thing: below it, related turns are not held against each other.
+const NEAR_DUPLICATE: f64 = 0.8;
 const DAY_MS: f64 = 86_400_000.0;
 
 /// What to look for.
@@ -136,7 +143,7 @@ pub async fn search_in(
     q: &TurnQuery<'_>,
 ) -> StoreResult<TurnResult> {
     let embedder = embedder.filter(|_| lists.vector());
-    let limit = q.limit.clamp(1, MAX_LIMIT);
+    let limit = q.limit.clamp(1, MAX_HITS);
     let filtered = q.types.is_some() || q.exclude_session.is_some();
     // Filters apply after the index answers: ask it for more when they may drop many.
     let k = if filtered {
@@ -151,7 +158,7 @@ pub async fn search_in(
         exclude_session: q.exclude_session,
     };
     let lucene =
-        search::lucene_query_on("search_text", q.project, q.text).filter(|_| lists.fulltext());
+        rank::lucene_query_on("search_text", q.project, q.text).filter(|_| lists.fulltext());
     let model = embedder.map(|e| e.model());
     // The two lists are asked for at once: the vector list as soon as the query is embedded.
     let (bm25, nearest, pending) = tokio::join!(
@@ -165,11 +172,8 @@ pub async fn search_in(
             let Some(e) = embedder else {
                 return Ok(Ok(Vec::new()));
             };
-            match e.embed(&[q.text.to_string()]).await {
-                Ok(mut v) => match v.pop() {
-                    Some(v) => vector_list(store, &filter, e.model(), &v, k).await.map(Ok),
-                    None => Ok(Ok(Vec::new())),
-                },
+            match e.embed_query(q.text).await {
+                Ok(v) => vector_list(store, &filter, e.model(), &v, k).await.map(Ok),
                 Err(err) => Ok(Err(err)),
             }
         },
@@ -261,7 +265,7 @@ async fn rank(
         rows.insert(r.id.clone(), r);
     }
     let pool = (limit * 3).max(30);
-    let fused = search::fuse(&lists, &[], pool);
+    let fused = rank::fuse(&lists, &[], pool);
     let now = now_ms();
     let terms = query_terms(q.text);
     let mut candidates: Vec<TurnHit> = fused
@@ -271,7 +275,7 @@ async fn rank(
             let kind = r.kind.unwrap_or_else(|| "operation".into());
             let days = (now - r.at).max(0) as f64 / DAY_MS;
             let score = weights.similarity * sim
-                + weights.recency * search::recency(days)
+                + weights.recency * rank::recency(days)
                 + weights.importance * importance(&kind, r.role.as_deref());
             let matched_by = match (in_bm25.contains(&id), in_vector.contains(&id)) {
                 (true, true) => MatchedBy::Both,
@@ -294,6 +298,7 @@ async fn rank(
             })
         })
         .collect();
+    drop_repeated_summaries(&mut candidates);
     candidates.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
@@ -318,8 +323,10 @@ async fn rank(
     Ok(diversify(candidates, &vectors, limit))
 }
 
-/// Maximal marginal relevance: repeatedly takes the candidate with the best
-/// `λ·score − (1−λ)·(its greatest likeness to one already taken)`.
+/// Maximal marginal relevance against near-duplicates: repeatedly takes the candidate with the
+/// best `λ·score − (1−λ)·d`, where `d` is how far its greatest likeness to one already taken
+/// lies above [`NEAR_DUPLICATE`] (0 below it, 1 for the same text). Turns of one conversation
+/// are alike in topic; only repeats should give way.
 pub fn diversify(
     mut candidates: Vec<TurnHit>,
     vectors: &HashMap<String, Vec<f32>>,
@@ -332,39 +339,32 @@ pub fn diversify(
         .iter()
         .map(|h| query_terms(&h.text).into_iter().collect())
         .collect();
+    let likeness = |i: usize, j: usize| {
+        let (a, b) = (&candidates[i], &candidates[j]);
+        let l = match (vectors.get(&a.operation_id), vectors.get(&b.operation_id)) {
+            (Some(x), Some(y)) => cosine(x, y),
+            _ => jaccard(&words[i], &words[j]),
+        };
+        ((l - NEAR_DUPLICATE) / (1.0 - NEAR_DUPLICATE)).max(0.0)
+    };
+    // Each candidate's greatest likeness to those taken, updated with each one taken: a pass
+    // per hit, not per pair of hits.
+    let mut closest = vec![0.0_f64; candidates.len()];
     let mut taken: Vec<usize> = Vec::with_capacity(limit);
     let mut left: Vec<usize> = (0..candidates.len()).collect();
     while taken.len() < limit && !left.is_empty() {
-        let (pos, _) = left
-            .iter()
-            .enumerate()
-            .map(|(pos, &i)| {
-                let likeness = taken
-                    .iter()
-                    .map(|&j| {
-                        let (a, b) = (&candidates[i], &candidates[j]);
-                        match (vectors.get(&a.operation_id), vectors.get(&b.operation_id)) {
-                            (Some(x), Some(y)) => cosine(x, y),
-                            _ => jaccard(&words[i], &words[j]),
-                        }
-                    })
-                    .fold(0.0_f64, f64::max);
-                (
-                    pos,
-                    MMR_LAMBDA * candidates[i].score - (1.0 - MMR_LAMBDA) * likeness,
-                )
-            })
-            .fold(
-                (0, f64::NEG_INFINITY),
-                |best, x| {
-                    if x.1 > best.1 {
-                        x
-                    } else {
-                        best
-                    }
-                },
-            );
-        taken.push(left.remove(pos));
+        let mut best = (0, f64::NEG_INFINITY);
+        for (pos, &i) in left.iter().enumerate() {
+            let value = MMR_LAMBDA * candidates[i].score - (1.0 - MMR_LAMBDA) * closest[i];
+            if value > best.1 {
+                best = (pos, value);
+            }
+        }
+        let chosen = left.remove(best.0);
+        taken.push(chosen);
+        for &i in &left {
+            closest[i] = closest[i].max(likeness(i, chosen));
+        }
     }
     let mut out = Vec::with_capacity(taken.len());
     let mut slots: Vec<Option<TurnHit>> = candidates.drain(..).map(Some).collect();
@@ -374,6 +374,24 @@ pub fn diversify(
         }
     }
     out
+}
+
+/// A derived summary that repeats one of its session's turns word for word (a session of
+/// conversation is summarised by its last turn) gives way to the turn itself.
+pub fn drop_repeated_summaries(hits: &mut Vec<TurnHit>) {
+    let said: HashSet<(String, String)> = hits
+        .iter()
+        .filter(|h| h.kind != "summary")
+        .map(|h| (h.session_id.clone(), squashed(&h.text)))
+        .collect();
+    hits.retain(|h| {
+        h.kind != "summary" || !said.contains(&(h.session_id.clone(), squashed(&h.text)))
+    });
+}
+
+/// Whitespace runs as one space.
+fn squashed(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Cosine of two vectors, negatives as 0; 0 when their lengths differ.
@@ -503,6 +521,21 @@ mod tests {
         assert!(s.contains("token expiry [31m policy"), "{s}");
         assert_eq!(s.chars().count(), SNIPPET_CHARS + 2);
         assert_eq!(snippet("short\ntext", &[]), "short text");
+    }
+
+    #[test]
+    fn a_summary_repeating_a_turn_gives_way_to_it() {
+        let turn = hit("op-9", 0.5, "Gina: That's the spirit!  Bye!");
+        let mut summary = hit("summary:s", 0.7, "Gina: That's the spirit! Bye!");
+        summary.kind = "summary".into();
+        let mut other = hit("summary:t", 0.6, "Gina: That's the spirit! Bye!");
+        other.kind = "summary".into();
+        other.session_id = "t".into();
+        let mut hits = vec![summary, turn, other];
+        drop_repeated_summaries(&mut hits);
+        let ids: Vec<&str> = hits.iter().map(|h| h.operation_id.as_str()).collect();
+        // Another session's summary with the same words stays: it is not that turn's twin.
+        assert_eq!(ids, ["op-9", "summary:t"]);
     }
 
     #[test]

@@ -1,0 +1,229 @@
+//! The vocabulary session search and turn search share: which ranked lists answer, how their
+//! scores are re-weighted, Lucene queries built from escaped terms, and reciprocal-rank fusion.
+//!
+//! - recency = 1 / (1 + days/30);
+//! - similarity = the mean, over the lists in play, of a hit's normalised score in each
+//!   (BM25 / best BM25 of the query; cosine), 0 where a list missed it.
+//!
+//! Query text never reaches Lucene raw: it is cut into terms, each escaped ([`escape_lucene`]).
+
+use std::collections::HashMap;
+
+use crate::config::SearchSettings;
+
+/// Terms sent to Lucene at most (the rest of a long query is ignored).
+const MAX_TERMS: usize = 64;
+/// The reciprocal-rank constant (Cormack et al.).
+const RRF_K: f64 = 60.0;
+/// Candidates less similar than this are noise, however recent or important.
+const MIN_SIMILARITY: f64 = 0.05;
+
+/// Words a query is not searched by: Lucene's English stop words, and the function words of
+/// a question ("what did …", "when was …"), which match every conversation's questions rather
+/// than what they ask about.
+pub const STOP_WORDS: &[&str] = &[
+    "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be",
+    "been", "before", "but", "by", "can", "could", "did", "do", "does", "for", "from", "had",
+    "has", "have", "he", "her", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its",
+    "just", "me", "more", "most", "my", "no", "not", "of", "on", "only", "or", "our", "over",
+    "she", "should", "so", "some", "such", "than", "that", "the", "their", "them", "then", "there",
+    "these", "they", "this", "to", "us", "was", "we", "were", "what", "when", "where", "which",
+    "who", "whom", "whose", "why", "will", "with", "would", "you", "your",
+];
+
+/// Whether `word` (lower case) is one of [`STOP_WORDS`].
+pub fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.binary_search(&word).is_ok()
+}
+
+/// Which lists answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, poem_openapi::Enum)]
+#[serde(rename_all = "snake_case")]
+#[oai(rename_all = "snake_case")]
+pub enum Mode {
+    /// BM25 only (no embeddings endpoint, no embeddings yet, or it failed).
+    Fulltext,
+    /// BM25 and embedding similarity, fused by reciprocal rank.
+    Hybrid,
+}
+
+/// Which ranked lists a search consults. Services use [`Lists::Both`] (hybrid whenever an
+/// embedder is configured); the quality benchmark compares each list alone with both.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Lists {
+    /// BM25 only.
+    Fulltext,
+    /// Embedding similarity only (nothing without an embedder).
+    Vector,
+    /// BM25, and embedding similarity when an embedder is configured.
+    #[default]
+    Both,
+}
+
+impl Lists {
+    pub fn fulltext(self) -> bool {
+        self != Lists::Vector
+    }
+    pub fn vector(self) -> bool {
+        self != Lists::Fulltext
+    }
+}
+
+/// Re-ranking weights.
+#[derive(Clone, Copy, Debug)]
+pub struct Weights {
+    pub similarity: f64,
+    pub recency: f64,
+    pub importance: f64,
+}
+
+/// The configuration's defaults (`CAIRN_SEARCH_WEIGHT_*`).
+impl Default for Weights {
+    fn default() -> Self {
+        Self {
+            similarity: 0.6,
+            recency: 0.3,
+            importance: 0.1,
+        }
+    }
+}
+
+impl From<&SearchSettings> for Weights {
+    fn from(s: &SearchSettings) -> Self {
+        Self {
+            similarity: s.weight_similarity,
+            recency: s.weight_recency,
+            importance: s.weight_importance,
+        }
+    }
+}
+
+/// Escapes every character the Lucene classic query parser treats as syntax.
+pub fn escape_lucene(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if matches!(
+            c,
+            '+' | '-'
+                | '&'
+                | '|'
+                | '!'
+                | '('
+                | ')'
+                | '{'
+                | '}'
+                | '['
+                | ']'
+                | '^'
+                | '"'
+                | '~'
+                | '*'
+                | '?'
+                | ':'
+                | '\\'
+                | '/'
+        ) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The Lucene query for `text` within `project`, or `None` when the text has no searchable
+/// term. Terms are lowercased (so `AND`/`OR`/`NOT` are words, not operators) and escaped.
+pub fn lucene_query(project: &str, text: &str) -> Option<String> {
+    lucene_query_on("search_doc", project, text)
+}
+
+/// [`lucene_query`] over another indexed `field`.
+pub fn lucene_query_on(field: &str, project: &str, text: &str) -> Option<String> {
+    let terms: Vec<String> = text
+        .split_whitespace()
+        .map(str::to_lowercase)
+        .filter(|t| t.chars().any(char::is_alphanumeric))
+        .filter(|t| !is_stop_word(t.trim_end_matches(|c: char| !c.is_alphanumeric())))
+        .take(MAX_TERMS)
+        .map(|t| escape_lucene(&t))
+        .collect();
+    if terms.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "+project:\"{}\" +{field}:({})",
+        escape_lucene(project),
+        terms.join(" ")
+    ))
+}
+
+/// 1 / (1 + days/30).
+pub fn recency(days: f64) -> f64 {
+    1.0 / (1.0 + days.max(0.0) / 30.0)
+}
+
+/// Reciprocal-rank fusion of ranked lists (best first): keeps the `pool` best by
+/// Σ 1/(60 + rank), each with its similarity (mean normalised score over the lists).
+pub fn fuse(lists: &[Vec<(String, f64)>], exclude: &[String], pool: usize) -> Vec<(String, f64)> {
+    let mut rrf: HashMap<&str, (f64, f64)> = HashMap::new();
+    for list in lists {
+        for (rank, (id, score)) in list.iter().enumerate() {
+            if exclude.contains(id) {
+                continue;
+            }
+            let entry = rrf.entry(id.as_str()).or_insert((0.0, 0.0));
+            entry.0 += 1.0 / (RRF_K + rank as f64 + 1.0);
+            entry.1 += score;
+        }
+    }
+    let n = lists.len().max(1) as f64;
+    let mut fused: Vec<(String, f64, f64)> = rrf
+        .into_iter()
+        .map(|(id, (r, s))| (id.to_string(), r, (s / n).clamp(0.0, 1.0)))
+        .collect();
+    fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    fused.retain(|(_, _, s)| *s >= MIN_SIMILARITY);
+    fused.truncate(pool);
+    fused.into_iter().map(|(id, _, s)| (id, s)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lucene_syntax_is_escaped() {
+        assert_eq!(escape_lucene("a+b:(c)*"), "a\\+b\\:\\(c\\)\\*");
+        let q = lucene_query("p-1", "Fix AND \"login\" || NOT redirect~ [x] \\").unwrap();
+        assert_eq!(
+            q,
+            "+project:\"p\\-1\" +search_doc:(fix \\\"login\\\" redirect\\~ \\[x\\])"
+        );
+        assert_eq!(lucene_query("p", "the ??? && ||"), None);
+    }
+
+    #[test]
+    fn fusion_rewards_agreement_and_excludes() {
+        let a = vec![("x".to_string(), 1.0), ("y".to_string(), 0.5)];
+        let b = vec![("y".to_string(), 0.9), ("z".to_string(), 0.8)];
+        let fused = fuse(&[a.clone(), b], &[], 10);
+        assert_eq!(fused[0].0, "y");
+        assert!((fused[0].1 - 0.7).abs() < 1e-9);
+        let fused = fuse(&[a], &["x".to_string()], 10);
+        assert_eq!(fused.len(), 1);
+    }
+
+    #[test]
+    fn stop_words_are_sorted_for_lookup_and_drop_a_questions_function_words() {
+        assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(
+            lucene_query("p", "What did Caroline research?"),
+            Some("+project:\"p\" +search_doc:(caroline research\\?)".to_string())
+        );
+    }
+
+    #[test]
+    fn recency_halves_at_thirty_days() {
+        assert_eq!(recency(0.0), 1.0);
+        assert!((recency(30.0) - 0.5).abs() < 1e-12);
+    }
+}
