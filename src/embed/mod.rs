@@ -65,8 +65,11 @@ pub struct Embedder {
     backend: Backend,
     /// The vectors of the last few queries: a context and its session search, or a search
     /// asked again, embed the same text once.
-    queries: Arc<Mutex<VecDeque<(String, Vec<f32>)>>>,
+    queries: Arc<Mutex<Remembered>>,
 }
+
+/// Recent queries with their vectors, newest first.
+type Remembered = VecDeque<(String, Vec<f32>)>;
 
 /// Query vectors remembered.
 const QUERY_CACHE: usize = 64;
