@@ -15,8 +15,9 @@ use clap::Args;
 use serde_json::json;
 use tokio::sync::Mutex;
 
-use super::{child::ServeChild, ms, quantile};
-use crate::config::Neo4jSettings;
+use super::{ms, quantile};
+use cairn::config::Neo4jSettings;
+use cairn_testkit::child::ServeChild;
 
 #[derive(Args, Debug, Clone)]
 pub struct LoadArgs {
@@ -34,6 +35,8 @@ pub struct LoadArgs {
     pub batch: usize,
     #[command(flatten)]
     pub neo4j: Neo4jSettings,
+    #[command(flatten)]
+    pub cairn: crate::CairnBin,
 }
 
 type Samples = Arc<Mutex<HashMap<&'static str, (Vec<Duration>, u64)>>>;
@@ -52,7 +55,7 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<()> {
         .pool_max_idle_per_host(args.clients)
         .timeout(Duration::from_secs(30))
         .build()?;
-    let server = ServeChild::start(&args.neo4j, &http).await?;
+    let server = ServeChild::start(&args.cairn.path()?, &args.neo4j, &http).await?;
     let base = server.base.clone();
     let project = format!(
         "bench-load-{}",

@@ -1,10 +1,19 @@
-//! `cairn bench …`: measurements against the real Neo4j, each with its same-run baseline.
+//! `cairn-bench …`: measurements against the real Neo4j, each with its same-run baseline
+//! (`cairn bench …` before the benchmarks left the product binary; same subcommands, same
+//! flags).
 
-use clap::{Args, Subcommand};
+use cairn_bench as bench;
+use clap::{Parser, Subcommand};
 
-use crate::bench;
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[derive(Args, Debug)]
+#[derive(Parser, Debug)]
+#[command(
+    name = "cairn-bench",
+    version,
+    about = "cairn's benchmarks against the real Neo4j, each next to a same-run baseline."
+)]
 pub struct BenchArgs {
     #[command(subcommand)]
     pub which: BenchCommand,
@@ -42,7 +51,21 @@ pub enum BenchCommand {
     Hooks(Box<bench::hooks::HooksArgs>),
 }
 
-pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
+#[tokio::main]
+async fn main() {
+    cairn::allocator::collect_idle_embedding_heap();
+    let args = BenchArgs::parse();
+    cairn::telemetry::init_logging("info,neo4rs=warn");
+    match run(args).await {
+        Ok(code) => std::process::exit(code),
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            std::process::exit(1);
+        }
+    }
+}
+
+async fn run(args: BenchArgs) -> anyhow::Result<i32> {
     match args.which {
         BenchCommand::Ingest(a) => {
             let report = bench::ingest::run(*a).await?;
@@ -69,4 +92,14 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
         }
     }
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_well_formed() {
+        super::BenchArgs::command().debug_assert();
+    }
 }

@@ -1,48 +1,122 @@
-//! `spawn_app()`: the real application on port 0 against the real Neo4j, with a spool in a
-//! temporary directory and a fresh project id. Tracing is silent unless `TEST_LOG=1`.
+//! [`TestApp`]: the real application on port 0 against the real Neo4j, with a spool in a
+//! temporary directory and a fresh project id, built with [`TestApp::builder`]; and the
+//! helpers tests assert with. Tracing is silent unless `TEST_LOG=1`.
 
-use std::{path::Path, time::Duration};
+use std::{
+    path::{Path, PathBuf},
+    time::Duration,
+};
 
-pub use cairn::bench::proxy::Neo4jProxy;
-use cairn::{app::Application, config::Settings, graph::Store};
+use cairn::{
+    app::Application,
+    config::{EmbedSwitch, Settings},
+    graph::Store,
+};
 use clap::Parser;
 use serde_json::{json, Value};
 use tokio::{sync::OnceCell, task::JoinHandle};
 
-#[derive(Parser)]
-struct SettingsParser {
-    #[command(flatten)]
-    settings: Settings,
+use crate::proxy::Neo4jProxy;
+
+/// What `cairn serve` runs with given no flags: cairn's defaults, with the environment's
+/// `CAIRN_*` variables applied (where the tests' Neo4j is, for one).
+fn serve_defaults() -> Settings {
+    #[derive(Parser)]
+    struct Serve {
+        #[command(flatten)]
+        settings: Settings,
+    }
+    Serve::try_parse_from(["cairn-test"])
+        .expect("the CAIRN_* environment variables are valid")
+        .settings
 }
 
-/// Settings for a test app: port 0, the given spool, Neo4j at `neo4j_uri` (default from env).
-pub fn settings(spool: &Path, neo4j_uri: Option<&str>) -> Settings {
-    let mut args = vec![
-        "test".to_string(),
-        "--bind".into(),
-        "127.0.0.1:0".into(),
-        "--spool-dir".into(),
-        spool.display().to_string(),
+/// How a [`TestApp`] is built: `TestApp::builder().behind(&proxy).with(|s| …).spawn()`.
+#[must_use]
+pub struct TestAppBuilder {
+    settings: Settings,
+    spool_dir: Option<PathBuf>,
+}
+
+impl TestAppBuilder {
+    fn new() -> Self {
+        let mut s = serve_defaults();
+        s.bind = ([127, 0, 0, 1], 0).into();
         // The default deadline, so a busy machine does not pass for a slow Neo4j; apps behind
-        // the fault proxy get a short one below, so outages are noticed and shutdowns are quick.
-        "--neo4j-timeout-ms".into(),
-        (if neo4j_uri.is_some() { "3000" } else { "10000" }).into(),
+        // the fault proxy get a short one, so outages are noticed and shutdowns are quick.
+        s.neo4j.timeout_ms = 10_000;
         // Small preallocated segments: many apps start in parallel, and rotation gets used.
-        "--spool-segment-bytes".into(),
-        "262144".into(),
+        s.spool_segment_bytes = 262_144;
         // Tests that read their own writes expect 201; a busy machine must not turn it into 202.
-        "--sync-wait-ms".into(),
-        "20000".into(),
+        s.sync_wait_ms = 20_000;
         // No vectors unless a test asks: the indexer is global, so every app with a model
         // would embed every other test's sessions.
-        "--embed".into(),
-        "off".into(),
-    ];
-    if let Some(uri) = neo4j_uri {
-        args.push("--neo4j-uri".into());
-        args.push(uri.into());
+        s.embed.switch = EmbedSwitch::Off;
+        Self {
+            settings: s,
+            spool_dir: None,
+        }
     }
-    SettingsParser::parse_from(args).settings
+
+    /// Talks to Neo4j through `proxy`, with a short query deadline (3 s).
+    pub fn behind(mut self, proxy: &Neo4jProxy) -> Self {
+        self.settings.neo4j.uri = proxy.uri().to_string();
+        self.settings.neo4j.timeout_ms = 3_000;
+        self
+    }
+
+    /// The spool in `dir`, which the caller keeps (by default a temporary directory that
+    /// goes with the app).
+    pub fn spool_dir(mut self, dir: &Path) -> Self {
+        self.spool_dir = Some(dir.to_path_buf());
+        self
+    }
+
+    /// Adjusts the settings (an LLM endpoint, thresholds, limits).
+    pub fn with(mut self, edit: impl FnOnce(&mut Settings)) -> Self {
+        edit(&mut self.settings);
+        self
+    }
+
+    /// The settings the app would run with (its spool aside).
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// Builds the application, serves it in the background and mints an admin key of a new
+    /// project for its client.
+    pub async fn spawn(self) -> TestApp {
+        let Self {
+            mut settings,
+            spool_dir,
+        } = self;
+        let dir = match spool_dir {
+            Some(spool) => {
+                settings.spool_dir = spool;
+                None
+            }
+            None => {
+                let dir = tempfile::tempdir().expect("temp dir");
+                settings.spool_dir = dir.path().join("spool");
+                Some(dir)
+            }
+        };
+        init_tracing();
+        schema_once().await;
+        let app = Application::build(settings).await.expect("app builds");
+        let port = app.port();
+        let stopper = app.stopper();
+        let handle = tokio::spawn(app.run_until_stopped());
+        let project = format!("test-{}", uuid::Uuid::new_v4().simple());
+        TestApp {
+            addr: format!("http://127.0.0.1:{port}"),
+            client: client_with_key(&mint_key(&project, "admin").await),
+            project,
+            stopper,
+            handle: Some(handle),
+            _dir: dir,
+        }
+    }
 }
 
 pub fn neo4j_uri() -> String {
@@ -51,8 +125,7 @@ pub fn neo4j_uri() -> String {
 
 /// A store for assertions, straight to Neo4j.
 pub fn store() -> Store {
-    let s = settings(Path::new("/nonexistent"), None);
-    Store::connect(&s.neo4j).expect("neo4j settings")
+    Store::connect(&TestAppBuilder::new().settings.neo4j).expect("neo4j settings")
 }
 
 fn init_tracing() {
@@ -83,6 +156,8 @@ pub async fn schema_once() {
     .await;
 }
 
+/// A running application, its address, a project of its own and a client holding an admin
+/// key of that project.
 pub struct TestApp {
     pub addr: String,
     pub client: reqwest::Client,
@@ -90,57 +165,6 @@ pub struct TestApp {
     stopper: tokio::sync::watch::Sender<bool>,
     handle: Option<JoinHandle<anyhow::Result<()>>>,
     _dir: Option<tempfile::TempDir>,
-}
-
-pub async fn spawn_app() -> TestApp {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let spool = dir.path().join("spool");
-    let mut app = spawn_with(&spool, None).await;
-    app._dir = Some(dir);
-    app
-}
-
-/// An app with settings adjusted by `edit` (an LLM endpoint, thresholds).
-pub async fn spawn_app_with(edit: impl FnOnce(&mut Settings)) -> TestApp {
-    spawn_edited(None, edit).await
-}
-
-/// An app talking to Neo4j through `proxy` (its short deadline included), with settings
-/// adjusted by `edit`.
-pub async fn spawn_behind(proxy: &Neo4jProxy, edit: impl FnOnce(&mut Settings)) -> TestApp {
-    spawn_edited(Some(proxy.uri()), edit).await
-}
-
-async fn spawn_edited(neo4j_uri: Option<&str>, edit: impl FnOnce(&mut Settings)) -> TestApp {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let mut s = settings(&dir.path().join("spool"), neo4j_uri);
-    edit(&mut s);
-    let mut app = spawn_settings(s).await;
-    app._dir = Some(dir);
-    app
-}
-
-/// An app on a given spool directory and Neo4j URI (a proxy, for fault tests).
-pub async fn spawn_with(spool: &Path, neo4j_uri: Option<&str>) -> TestApp {
-    spawn_settings(settings(spool, neo4j_uri)).await
-}
-
-async fn spawn_settings(settings: Settings) -> TestApp {
-    init_tracing();
-    schema_once().await;
-    let app = Application::build(settings).await.expect("app builds");
-    let port = app.port();
-    let stopper = app.stopper();
-    let handle = tokio::spawn(app.run_until_stopped());
-    let project = format!("test-{}", uuid::Uuid::new_v4().simple());
-    TestApp {
-        addr: format!("http://127.0.0.1:{port}"),
-        client: client_with_key(&mint_key(&project, "admin").await),
-        project,
-        stopper,
-        handle: Some(handle),
-        _dir: None,
-    }
 }
 
 /// A new API key of `project` with `scope`, stored the way `cairn keys create` stores it.
@@ -179,6 +203,16 @@ pub fn client_with_key(key: &str) -> reqwest::Client {
 }
 
 impl TestApp {
+    /// An app with the test defaults: port 0, its own spool, no vectors.
+    pub async fn spawn() -> TestApp {
+        Self::builder().spawn().await
+    }
+
+    /// Settings to adjust before [`TestAppBuilder::spawn`].
+    pub fn builder() -> TestAppBuilder {
+        TestAppBuilder::new()
+    }
+
     /// A client holding a fresh key of `project` with `scope`.
     pub async fn client_for(&self, project: &str, scope: &str) -> reqwest::Client {
         client_with_key(&mint_key(project, scope).await)

@@ -1,7 +1,7 @@
-//! `cairn bench faults` against the real Neo4j and a real `cairn serve`: the cheapest
+//! `cairn-bench faults` against the real Neo4j and a real `cairn serve`: the cheapest
 //! scenario, a tiny spool quota filled while Neo4j is cut, end to end.
 
-use cairn::bench::faults::{self, FaultsArgs};
+use cairn_bench::faults::{self, FaultsArgs};
 use clap::Parser;
 
 #[derive(Parser)]
@@ -30,8 +30,6 @@ async fn spool_full_refuses_stores_nothing_refused_and_loses_nothing_acknowledge
         "16384",
         "--child-log",
         "error",
-        "--cairn-bin",
-        env!("CARGO_BIN_EXE_cairn"),
     ])
     .faults;
     let reports = faults::run(args).await.expect("the scenario runs");

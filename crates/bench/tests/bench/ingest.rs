@@ -1,8 +1,8 @@
-//! `cairn bench ingest` end to end at a small size: every operation reaches Neo4j, and the
+//! `cairn-bench ingest` end to end at a small size: every operation reaches Neo4j, and the
 //! server-side figures the report prints come from the server's own metrics, next to the
 //! spool's disk timed alone.
 
-use cairn::bench::ingest::{self, IngestArgs};
+use cairn_bench::ingest::{self, IngestArgs};
 use clap::Parser;
 
 #[derive(Parser)]
@@ -13,7 +13,7 @@ struct Args {
 
 #[tokio::test]
 async fn a_small_ingest_lands_every_operation_and_reports_the_spool() {
-    let uri = crate::helpers::neo4j_uri();
+    let uri = cairn_testkit::app::neo4j_uri();
     let args = Args::parse_from([
         "test",
         "--operations",
