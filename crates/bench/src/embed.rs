@@ -1,4 +1,4 @@
-//! `cairn bench embed`: the embedded model's throughput on this machine, through the same
+//! `cairn-bench embed`: the embedded model's throughput on this machine, through the same
 //! [`Embedder`] the server uses (its own thread, length-sorted batches). Short texts (~20
 //! tokens, a typical operation) and long ones (~200 tokens) in requests of `--batch` texts:
 //! texts/s and p50/p95 request latency. A mixed stream (4 short : 1 long, shuffled) is

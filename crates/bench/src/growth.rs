@@ -1,4 +1,4 @@
-//! `cairn bench growth`: grows a project through a `cairn serve` child in steps (10k → 100k →
+//! `cairn-bench growth`: grows a project through a `cairn serve` child in steps (10k → 100k →
 //! 1M operations by default) and reports, at each step, ingest throughput next to a plain
 //! `UNWIND` baseline writing as many rows in the same run, recall latency (reconstruction of a
 //! full session, context with an 8k budget, the window) and the server's memory.

@@ -1,4 +1,4 @@
-//! `cairn bench hooks`: the Claude Code command hook as Claude Code runs it — one `cairn hook
+//! `cairn-bench hooks`: the Claude Code command hook as Claude Code runs it — one `cairn hook
 //! claude-code` process per event, timed from spawn to exit — against a `cairn serve` child
 //! whose project holds `--sessions` closed sessions (1,000 by default) with summaries, todos
 //! and decisions. Reports, per event type, p50/p99 of the whole process with cairn up and with

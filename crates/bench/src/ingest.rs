@@ -1,4 +1,4 @@
-//! `cairn bench ingest`: N operations in batches through cairn's HTTP capture path, timed until
+//! `cairn-bench ingest`: N operations in batches through cairn's HTTP capture path, timed until
 //! all are in Neo4j, next to a baseline of the same rows written straight to Neo4j with a
 //! plain `UNWIND` by the same number of concurrent writers.
 

@@ -1,4 +1,4 @@
-//! `cairn bench load`: many concurrent clients on loopback against a `cairn serve` child
+//! `cairn-bench load`: many concurrent clients on loopback against a `cairn serve` child
 //! process, mixing capture (70 %), context (20 %) and search (10 %) for a fixed time. Reports
 //! throughput, p50/p99 per route, errors, and the server's peak RSS (VmHWM). The baseline is
 //! `GET /healthz` under the same concurrency, measured first in the same run: the cost of the

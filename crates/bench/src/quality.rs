@@ -1,4 +1,4 @@
-//! `cairn bench recall-quality`: how much of what answers a question does cairn hand back?
+//! `cairn-bench recall-quality`: how much of what answers a question does cairn hand back?
 //!
 //! A public data set of long multi-session conversations with annotated evidence turns (by
 //! default the LoCoMo extract in `tests/fixtures/locomo`, see its `SOURCE`) is captured through

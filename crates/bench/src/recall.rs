@@ -1,4 +1,4 @@
-//! `cairn bench recall`: seeds a project of configurable size straight into Neo4j (UNWIND
+//! `cairn-bench recall`: seeds a project of configurable size straight into Neo4j (UNWIND
 //! batches, no capture path), then starts cairn in-process on a free port and measures the
 //! read path through the real HTTP API: reconstruction of a 1000-operation session, context
 //! with an 8k budget, the sliding window, and turn search (`POST /v1/search`, hybrid). Prints
@@ -6,7 +6,7 @@
 //!
 //! Vectors are seeded straight into Neo4j too (embedding a million operations with a real
 //! model takes hours on small machines): each operation with a search text gets the vector of
-//! the bench's stub model (hashed words, `bench::search::stub_vector`), recorded under the
+//! the bench's stub model (hashed words, `search::stub_vector`), recorded under the
 //! stub's model name, and cairn runs with that stub as its embeddings endpoint — so the
 //! timed turn searches are hybrid over a full vector index, and a query's embedding costs
 //! next to nothing (add the real model's time for one short text).

@@ -1,4 +1,4 @@
-//! `cairn bench search`: a seeded generator of labelled synthetic histories (topics whose
+//! `cairn-bench search`: a seeded generator of labelled synthetic histories (topics whose
 //! sessions are described with canonical words, queried either with the same words or with
 //! paraphrases, plus noise sessions), written straight into a throwaway project, indexed by
 //! the real indexer, embedded through the real embeddings client against a deterministic
