@@ -208,7 +208,7 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
     for s in &baseline_sessions {
         store
             .run(
-                neo4rs::query("MERGE (x:Session {id: $id}) SET x.project = $project")
+                graph::statement(include_str!("../cypher/bench_baseline_session.cypher"))
                     .param("id", s.as_str())
                     .param("project", base_project.as_str()),
             )
