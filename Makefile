@@ -18,12 +18,8 @@ run: neo4j-start embed-model
 	@echo "(or serve without keys, loopback only: CAIRN_INSECURE_NO_AUTH=true make run)"
 	./target/release/cairn serve
 
-# The model directory is absolute: each crate's tests run in the crate's own directory, and
-# the `cairn serve` children the bench tests start look for the model from there.
 test: neo4j-start embed-model .venv-test/bin/python
-	CAIRN_TEST_PYTHON=$(CURDIR)/.venv-test/bin/python \
-	CAIRN_EMBED_MODEL_DIR=$${CAIRN_EMBED_MODEL_DIR:-$(CURDIR)/.cairn/models/all-MiniLM-L6-v2} \
-	$(CARGO) test --workspace --all-targets --no-fail-fast
+	CAIRN_TEST_PYTHON=$(CURDIR)/.venv-test/bin/python $(CARGO) test --workspace --all-targets --no-fail-fast
 
 # The official MCP Python SDK, for the MCP tests (tests/mcp/client.py).
 .venv-test/bin/python:

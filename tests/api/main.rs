@@ -3,10 +3,12 @@
 
 mod auth;
 mod beliefs;
+mod bench_ingest;
 mod decisions;
 mod durability;
 mod embed;
 mod extraction;
+mod faults;
 mod health;
 mod helpers;
 mod hooks;

@@ -4,6 +4,7 @@
 //! serve` child ([`CairnBin`]); the fault proxy, the LLM stub and the child come from
 //! `cairn-testkit`, the statements only benchmarks run from `crates/bench/cypher/`.
 //!
+//! - [`cli`] — the `cairn-bench` command line, a subcommand per benchmark.
 //! - [`ingest`], [`growth`], [`load`] — capture throughput and latency, at growing size,
 //!   under mixed load; [`disk`] times the spool's disk alone.
 //! - [`recall`], [`quality`], [`search`] — recall latency, evidence recall on LoCoMo, search
@@ -12,6 +13,7 @@
 //! - [`embed`] — the embedded embedding model's throughput and memory.
 //! - [`faults`] — capture through faults, each ending with an exactly-once check.
 
+pub mod cli;
 pub mod disk;
 pub mod embed;
 pub mod faults;

@@ -13,7 +13,7 @@ struct Args {
 
 #[tokio::test]
 async fn a_small_ingest_lands_every_operation_and_reports_the_spool() {
-    let uri = cairn_testkit::app::neo4j_uri();
+    let uri = crate::helpers::neo4j_uri();
     let args = Args::parse_from([
         "test",
         "--operations",

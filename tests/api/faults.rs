@@ -30,6 +30,8 @@ async fn spool_full_refuses_stores_nothing_refused_and_loses_nothing_acknowledge
         "16384",
         "--child-log",
         "error",
+        "--cairn-bin",
+        env!("CARGO_BIN_EXE_cairn"),
     ])
     .faults;
     let reports = faults::run(args).await.expect("the scenario runs");
