@@ -38,13 +38,7 @@ pub fn cairn_exe(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
         return Ok(path.to_path_buf());
     }
     let me = std::env::current_exe().context("cannot find the current executable")?;
-    let mut dir = me
-        .parent()
-        .context("the current executable has no directory")?;
-    if dir.ends_with("deps") {
-        dir = dir.parent().unwrap_or(dir);
-    }
-    let cairn = dir.join(format!("cairn{}", std::env::consts::EXE_SUFFIX));
+    let cairn = beside(&me);
     anyhow::ensure!(
         cairn.is_file(),
         "no cairn binary at {}: build it (`cargo build --bin cairn`, with `--release` for a \
@@ -52,6 +46,16 @@ pub fn cairn_exe(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
         cairn.display()
     );
     Ok(cairn)
+}
+
+/// Where `cairn` is when `exe` was built into the same target directory (a test binary sits
+/// one level down, in `deps/`).
+fn beside(exe: &Path) -> PathBuf {
+    let mut dir = exe.parent().unwrap_or(Path::new("."));
+    if dir.ends_with("deps") {
+        dir = dir.parent().unwrap_or(dir);
+    }
+    dir.join(format!("cairn{}", std::env::consts::EXE_SUFFIX))
 }
 
 impl ServeOptions {
@@ -207,4 +211,24 @@ fn command(o: &ServeOptions) -> anyhow::Result<tokio::process::Child> {
         cmd.env("CAIRN_LOG_FORMAT", "json").stderr(file);
     }
     cmd.spawn().context("could not start cairn serve")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cairn_is_found_beside_the_bench_or_a_test_binary() {
+        let cairn = format!("cairn{}", std::env::consts::EXE_SUFFIX);
+        assert_eq!(
+            beside(Path::new("/t/release/cairn-bench")),
+            Path::new("/t/release").join(&cairn)
+        );
+        assert_eq!(
+            beside(Path::new("/t/debug/deps/api-0123abcd")),
+            Path::new("/t/debug").join(&cairn)
+        );
+        let named = Path::new("/opt/cairn/bin/cairn");
+        assert_eq!(cairn_exe(Some(named)).unwrap(), named);
+    }
 }
