@@ -9,7 +9,9 @@ COPY Cargo.toml Cargo.lock ./
 COPY src ./src
 COPY cypher ./cypher
 COPY prompts ./prompts
-RUN cargo build --release --locked && strip target/release/cairn
+# The workspace's other crates (test kit, benchmarks) are named by Cargo.toml; only `cairn` is built.
+COPY crates ./crates
+RUN cargo build --release --locked --bin cairn && strip target/release/cairn
 
 FROM debian:bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl git \

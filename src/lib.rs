@@ -6,7 +6,14 @@
 //! Data flows one way: `api` / `cli` → `capture` / `recall` → `graph` → Neo4j. `domain`
 //! depends on nothing; nothing below `api` knows about HTTP.
 //!
+//! This crate holds what `cairn` and its commands run, nothing else. Beside it in the
+//! workspace: `crates/testkit` (test apps built with `TestApp::builder`, the Neo4j fault
+//! proxy, LLM and embedding stubs, `cairn serve` children; a dev-dependency) and
+//! `crates/bench` (the `cairn-bench` binary: every benchmark, with its own statements).
+//!
 //! - [`config`] — settings from flags and `CAIRN_*` variables; secrets never print.
+//! - [`allocator`] — what a binary with mimalloc as allocator asks of the library: the idle
+//!   embedding thread hands its freed memory back.
 //! - [`telemetry`] — tracing (text or JSON) and the Prometheus recorder.
 //! - [`error`] — the one error table: stable code, HTTP status, what to do.
 //! - [`app`] — `Application::build` → `port()` → `run_until_stopped()`; shutdown and
@@ -24,10 +31,6 @@
 //!   session never split); the writer runs on a thread of its own at lower CPU priority with
 //!   its own connections, and new operations lean on the unique id constraint, not a lookup.
 //!   `summary` sums up a session that ends without a summary (close, idle sweep).
-//! - [`bench`] — `cairn bench …`: ingest, recall, search, load, growth, the Claude Code hook (a
-//!   process per event) and embed (the embedded model's throughput and memory) against the real
-//!   Neo4j with same-run baselines; `faults` (outage, SIGKILL, full spool, LLM failures, slow
-//!   Neo4j, each ending with an exactly-once check) through the Neo4j `proxy` tests use too.
 //! - [`knowledge`] — the CI report: what is known about a set of files, as JSON and Markdown.
 //! - [`recall`] — the read path: session reconstruction (narrative, unfinished work),
 //!   token-budgeted context with long-term memory, the sliding window, hybrid session search
@@ -53,10 +56,10 @@
 //!   candle on the CPU, its own thread, length-sorted batches; the default) and an
 //!   OpenAI-compatible endpoint (`remote`); `model()` names what made each vector.
 
+pub mod allocator;
 pub mod api;
 pub mod app;
 pub mod auth;
-pub mod bench;
 pub mod capture;
 pub mod claude;
 pub mod cli;

@@ -1,6 +1,5 @@
 //! The `cairn` command line: one subcommand per file, each with `run`.
 
-pub mod bench;
 pub mod ci;
 pub mod client;
 pub mod context;
@@ -50,8 +49,6 @@ pub enum Command {
     Keys(keys::KeysArgs),
     /// Write cairn's hook and MCP entries into the project's Claude Code settings.
     Setup(setup::SetupArgs),
-    /// Benchmarks against the real Neo4j, each next to a same-run baseline.
-    Bench(bench::BenchArgs),
 }
 
 /// Runs the parsed command; returns the process exit code.
@@ -72,7 +69,6 @@ pub async fn run(cli: Cli) -> anyhow::Result<i32> {
             std::io::Write::write_all(&mut std::io::stdout().lock(), &out)?;
             code
         }
-        Command::Bench(args) => bench::run(args).await,
     }
 }
 

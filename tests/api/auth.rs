@@ -3,11 +3,11 @@
 
 use serde_json::json;
 
-use crate::helpers::{client_with_key, spawn_app, split};
+use crate::helpers::{client_with_key, split, TestApp};
 
 #[tokio::test]
 async fn missing_malformed_and_revoked_keys_get_401() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let anon = client_with_key("");
     let r = anon
         .get(app.url(&format!("/v1/decisions?project={}", app.project)))
@@ -45,7 +45,7 @@ async fn missing_malformed_and_revoked_keys_get_401() {
 
 #[tokio::test]
 async fn scopes_are_enforced() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let reader = app.client_for(&app.project, "read").await;
     let r = reader
         .post(app.url("/v1/sessions"))
@@ -75,7 +75,7 @@ async fn scopes_are_enforced() {
 
 #[tokio::test]
 async fn a_key_of_project_a_cannot_touch_project_b() {
-    let app = spawn_app().await; // app.client holds an admin key of project B = app.project
+    let app = TestApp::spawn().await; // app.client holds an admin key of project B = app.project
     let b = app.project.clone();
     let sid = app.session().await;
     app.ops_sync(
@@ -205,11 +205,13 @@ async fn a_key_of_project_a_cannot_touch_project_b() {
 
 #[tokio::test]
 async fn rate_limited_keys_get_429_with_retry_after() {
-    let app = crate::helpers::spawn_app_with(|s| {
-        s.rate_limit_per_sec = 2;
-        s.rate_limit_burst = 2;
-    })
-    .await;
+    let app = TestApp::builder()
+        .with(|s| {
+            s.rate_limit_per_sec = 2;
+            s.rate_limit_burst = 2;
+        })
+        .spawn()
+        .await;
     // Sent at once, so a slow answer cannot give the bucket time to refill.
     let url = app.url(&format!("/v1/beliefs?project={}", app.project));
     let answers = futures::future::join_all((0..10).map(|_| app.client.get(&url).send())).await;
@@ -230,7 +232,7 @@ async fn rate_limited_keys_get_429_with_retry_after() {
 
 #[tokio::test]
 async fn admin_actions_leave_an_audit_trail() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let (s, _) = app.delete(&format!("/v1/projects/{}", app.project)).await;
     assert_eq!(s, 200);
     let trail = cairn::graph::keys::audit_trail(&crate::helpers::store(), &app.project, 10)

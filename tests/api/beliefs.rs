@@ -1,10 +1,10 @@
 use serde_json::json;
 
-use crate::helpers::{count, spawn_app};
+use crate::helpers::{count, TestApp};
 
 #[tokio::test]
 async fn beliefs_list_by_status_with_prior_conviction() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     for (content, status) in [("a", "active"), ("b", "proposed")] {
         let (s, b) = app
             .post("/v1/beliefs", &json!({"project": app.project, "content": content, "status": status, "conviction": 0.9}))
@@ -33,7 +33,7 @@ async fn beliefs_list_by_status_with_prior_conviction() {
 
 #[tokio::test]
 async fn memories_are_asserted_in_their_session() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sid = app.session().await;
     let (s, b) = app
         .post("/v1/memories", &json!({"project": app.project, "session_id": sid, "kind": "lesson", "content": "run migrations before tests", "confidence": 0.9}))

@@ -1,8 +1,8 @@
-//! `cairn bench ingest` end to end at a small size: every operation reaches Neo4j, and the
+//! `cairn-bench ingest` end to end at a small size: every operation reaches Neo4j, and the
 //! server-side figures the report prints come from the server's own metrics, next to the
 //! spool's disk timed alone.
 
-use cairn::bench::ingest::{self, IngestArgs};
+use cairn_bench::ingest::{self, IngestArgs};
 use clap::Parser;
 
 #[derive(Parser)]

@@ -1,10 +1,10 @@
 use serde_json::json;
 
-use crate::helpers::{count, spawn_app};
+use crate::helpers::{count, TestApp};
 
 #[tokio::test]
 async fn decisions_supersede_by_subject_and_keep_alternatives() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sid = app.session().await;
     let first = json!({
         "project": app.project, "session_id": sid, "subject": "Database engine",
@@ -68,7 +68,7 @@ async fn decisions_supersede_by_subject_and_keep_alternatives() {
 
 #[tokio::test]
 async fn decisions_inform_beliefs_and_validate_input() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let (_, b) = app
         .post(
             "/v1/beliefs",

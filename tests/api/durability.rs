@@ -6,8 +6,7 @@ use std::{collections::HashSet, process::Stdio, time::Duration};
 use serde_json::{json, Value};
 
 use crate::helpers::{
-    client_with_key, count, eventually, mint_key, neo4j_proxy, spawn_behind, spawn_with, split,
-    store, Neo4jProxy, TestApp,
+    client_with_key, count, eventually, mint_key, neo4j_proxy, split, store, Neo4jProxy, TestApp,
 };
 
 /// Sends batches until `stop` is set; returns the ids of every batch answered 202.
@@ -109,7 +108,11 @@ async fn assert_exactly_once(session: &str, acked: &[String]) {
 async fn neo4j_outage_mid_ingest_loses_nothing() {
     let proxy = neo4j_proxy().await;
     let dir = tempfile::tempdir().unwrap();
-    let app = spawn_with(&dir.path().join("spool"), Some(proxy.uri())).await;
+    let app = TestApp::builder()
+        .spool_dir(&dir.path().join("spool"))
+        .behind(&proxy)
+        .spawn()
+        .await;
     let sid = app.session().await;
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let task = tokio::spawn(ingest(
@@ -143,7 +146,11 @@ async fn neo4j_outage_mid_ingest_loses_nothing() {
 /// An app on a spool in `dir`, behind a proxy, with one session started; then Neo4j is cut.
 async fn cut_off(dir: &std::path::Path) -> (Neo4jProxy, TestApp, String) {
     let proxy = neo4j_proxy().await;
-    let app = spawn_with(&dir.join("spool"), Some(proxy.uri())).await;
+    let app = TestApp::builder()
+        .spool_dir(&dir.join("spool"))
+        .behind(&proxy)
+        .spawn()
+        .await;
     let sid = app.session().await;
     proxy.cut();
     (proxy, app, sid)
@@ -183,7 +190,11 @@ async fn spool_written_while_neo4j_is_down_is_replayed_after_restart() {
     );
 
     proxy.restore();
-    let app = spawn_with(&spool, Some(proxy.uri())).await;
+    let app = TestApp::builder()
+        .spool_dir(&spool)
+        .behind(&proxy)
+        .spawn()
+        .await;
     eventually(60, "spool replayed", || {
         let sid = sid.clone();
         async move { stored_ids(&sid).await.0.len() >= 50 }
@@ -336,7 +347,11 @@ async fn after_a_restart_spooled_sessions_and_operations_are_known_before_neo4j_
     app.stop().await;
 
     proxy.restore();
-    let app = spawn_with(&spool, Some(proxy.uri())).await;
+    let app = TestApp::builder()
+        .spool_dir(&spool)
+        .behind(&proxy)
+        .spawn()
+        .await;
     // While the writer replays the backlog, the late session and its operation are known.
     let second = format!("{late}-second");
     follow_up(&app, &client, &late, &first, &second).await;
@@ -355,7 +370,11 @@ async fn after_a_restart_spooled_sessions_and_operations_are_known_before_neo4j_
 #[tokio::test]
 async fn a_known_key_keeps_capturing_while_neo4j_is_away_past_its_recheck_time() {
     let proxy = neo4j_proxy().await;
-    let app = spawn_behind(&proxy, |s| s.key_recheck_secs = 1).await;
+    let app = TestApp::builder()
+        .behind(&proxy)
+        .with(|s| s.key_recheck_secs = 1)
+        .spawn()
+        .await;
     let sid = app.session().await;
     proxy.cut();
     tokio::time::sleep(Duration::from_millis(1500)).await;
@@ -417,7 +436,7 @@ async fn neo4j_refusals_are_rejections_and_a_slow_neo4j_is_not() {
     }
 
     let proxy = crate::helpers::neo4j_proxy().await;
-    let mut settings = crate::helpers::settings(&std::env::temp_dir(), Some(proxy.uri())).neo4j;
+    let mut settings = TestApp::builder().behind(&proxy).settings().neo4j.clone();
     settings.timeout_ms = 2000;
     let slow = cairn::graph::Store::connect(&settings).unwrap();
     slow.run(neo4rs::query("RETURN 1")).await.unwrap();
@@ -491,7 +510,11 @@ async fn writer_state(app: &TestApp) -> String {
 async fn writes_do_not_wait_for_a_neo4j_the_writer_cannot_reach() {
     let proxy = neo4j_proxy().await;
     // Without the writer's state, every write below would wait the whole ten minutes.
-    let app = spawn_behind(&proxy, |s| s.sync_wait_ms = 600_000).await;
+    let app = TestApp::builder()
+        .behind(&proxy)
+        .with(|s| s.sync_wait_ms = 600_000)
+        .spawn()
+        .await;
     let sid = app.session().await;
     assert_eq!(writer_state(&app).await, "writing");
     proxy.cut();
@@ -589,7 +612,7 @@ async fn a_spool_of_plain_json_records_left_by_an_earlier_version_is_replayed() 
             spool.append(text).await.unwrap();
         }
     }
-    let app = spawn_with(&spool_dir, None).await;
+    let app = TestApp::builder().spool_dir(&spool_dir).spawn().await;
     let client = client_with_key(&mint_key(&project, "write").await);
     let new = format!("{session}-new");
     follow_up(&app, &client, &session, &old, &new).await;

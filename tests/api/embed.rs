@@ -9,7 +9,7 @@ use cairn::config::{EmbedSettings, EmbedSwitch};
 use cairn::embed::{Embedder, Status};
 use serde_json::{json, Value};
 
-use crate::helpers::{settle, spawn_app_with};
+use crate::helpers::{settle, TestApp};
 
 /// The fetched model: `CAIRN_EMBED_MODEL_DIR`, else the repository's default.
 fn model_dir() -> PathBuf {
@@ -127,11 +127,13 @@ async fn embed_local_finds_meaning_beyond_words() {
 async fn missing_weights_mean_keyword_only_not_a_crash() {
     let empty = tempfile::tempdir().expect("tempdir");
     let dir = empty.path().to_path_buf();
-    let app = spawn_app_with(move |s| {
-        s.embed.switch = EmbedSwitch::On;
-        s.embed.model_dir = Some(dir);
-    })
-    .await;
+    let app = TestApp::builder()
+        .with(move |s| {
+            s.embed.switch = EmbedSwitch::On;
+            s.embed.model_dir = Some(dir);
+        })
+        .spawn()
+        .await;
     // Ready all the same; the embeddings field says keyword-only, why, and what to run.
     let ready = app
         .get_when("/readyz", |b| b["embeddings"]["status"] != "loading")

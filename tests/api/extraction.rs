@@ -9,7 +9,7 @@ use wiremock::{
     Mock, MockServer, ResponseTemplate,
 };
 
-use crate::helpers::{count, settle, spawn_app_with, TestApp};
+use crate::helpers::{count, settle, TestApp};
 
 /// An OpenAI chat-completion response whose message is `content`.
 fn completion(content: &str) -> ResponseTemplate {
@@ -44,12 +44,14 @@ fn pattern(
 
 async fn llm_app(server: &MockServer) -> TestApp {
     let uri = server.uri();
-    spawn_app_with(move |s| {
-        s.extract.llm_base_url = Some(uri);
-        s.extract.llm_timeout_secs = 10;
-        s.extract.llm_max_retries = 2;
-    })
-    .await
+    TestApp::builder()
+        .with(move |s| {
+            s.extract.llm_base_url = Some(uri);
+            s.extract.llm_timeout_secs = 10;
+            s.extract.llm_max_retries = 2;
+        })
+        .spawn()
+        .await
 }
 
 async fn answer_with(server: &MockServer, content: &str) {
@@ -345,12 +347,14 @@ async fn rate_limit_is_retried_after_the_servers_delay() {
 async fn a_request_that_times_out_is_sent_again() {
     let server = MockServer::start().await;
     let uri = server.uri();
-    let app = spawn_app_with(move |s| {
-        s.extract.llm_base_url = Some(uri);
-        s.extract.llm_timeout_secs = 1;
-        s.extract.llm_max_retries = 2;
-    })
-    .await;
+    let app = TestApp::builder()
+        .with(move |s| {
+            s.extract.llm_base_url = Some(uri);
+            s.extract.llm_timeout_secs = 1;
+            s.extract.llm_max_retries = 2;
+        })
+        .spawn()
+        .await;
     let (_, ids) = closed_session(&app, "a", None).await;
     let good = answer(vec![pattern(&[&ids[1]], BELIEF, None, None)]);
     Mock::given(method("POST"))
@@ -578,7 +582,10 @@ async fn dry_run_prints_prompts_and_writes_nothing() {
 
 #[tokio::test]
 async fn without_an_llm_mining_runs_alone_and_stores_candidates() {
-    let app = spawn_app_with(|s| s.extract.llm_base_url = None).await;
+    let app = TestApp::builder()
+        .with(|s| s.extract.llm_base_url = None)
+        .spawn()
+        .await;
     let (_, a) = closed_session(&app, "a", None).await;
     let (_, b) = closed_session(&app, "b", None).await;
 
@@ -669,11 +676,13 @@ async fn approval_workflow_and_rejected_beliefs_are_not_proposed_again() {
 async fn auto_approval_above_the_threshold() {
     let server = MockServer::start().await;
     let uri = server.uri();
-    let app = spawn_app_with(move |s| {
-        s.extract.llm_base_url = Some(uri);
-        s.extract.auto_approve_conviction = Some(0.6);
-    })
-    .await;
+    let app = TestApp::builder()
+        .with(move |s| {
+            s.extract.llm_base_url = Some(uri);
+            s.extract.auto_approve_conviction = Some(0.6);
+        })
+        .spawn()
+        .await;
     let (_, a) = closed_session(&app, "a", None).await;
     answer_with(
         &server,

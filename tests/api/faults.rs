@@ -1,7 +1,7 @@
-//! `cairn bench faults` against the real Neo4j and a real `cairn serve`: the cheapest
+//! `cairn-bench faults` against the real Neo4j and a real `cairn serve`: the cheapest
 //! scenario, a tiny spool quota filled while Neo4j is cut, end to end.
 
-use cairn::bench::faults::{self, FaultsArgs};
+use cairn_bench::faults::{self, FaultsArgs};
 use clap::Parser;
 
 #[derive(Parser)]

@@ -1,10 +1,10 @@
 use serde_json::json;
 
-use crate::helpers::spawn_app;
+use crate::helpers::TestApp;
 
 #[tokio::test]
 async fn healthz_and_readyz_answer() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let (s, b) = app.get("/healthz").await;
     assert_eq!((s, b["status"].as_str()), (200, Some("ok")));
     let (s, b) = app.get("/readyz").await;
@@ -15,7 +15,7 @@ async fn healthz_and_readyz_answer() {
 
 #[tokio::test]
 async fn metrics_count_requests_by_route_template() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sid = app.session().await;
     app.ops_sync(
         &sid,
@@ -43,7 +43,7 @@ async fn metrics_count_requests_by_route_template() {
 
 #[tokio::test]
 async fn unknown_route_is_json_404() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let (s, b) = app.get("/v1/nope").await;
     assert_eq!(s, 404);
     assert_eq!(b["error"]["code"], "route_not_found");
@@ -51,7 +51,7 @@ async fn unknown_route_is_json_404() {
 
 #[tokio::test]
 async fn malformed_json_is_400_with_code() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let r = app
         .client
         .post(app.url("/v1/sessions"))
@@ -67,7 +67,7 @@ async fn malformed_json_is_400_with_code() {
 
 #[tokio::test]
 async fn wrong_field_type_names_the_field() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let (s, b) = app
         .post("/v1/sessions", &json!({"project": {"nested": true}}))
         .await;
@@ -78,7 +78,7 @@ async fn wrong_field_type_names_the_field() {
 
 #[tokio::test]
 async fn oversize_body_is_413_and_writes_nothing() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sid = app.session().await;
     let big = "x".repeat(5 * 1024 * 1024);
     let (s, b) = app
@@ -101,7 +101,11 @@ async fn oversize_body_is_413_and_writes_nothing() {
 async fn readyz_turns_503_when_neo4j_goes_and_recovers_without_restart() {
     let proxy = crate::helpers::neo4j_proxy().await;
     let dir = tempfile::tempdir().unwrap();
-    let app = crate::helpers::spawn_with(&dir.path().join("spool"), Some(proxy.uri())).await;
+    let app = TestApp::builder()
+        .spool_dir(&dir.path().join("spool"))
+        .behind(&proxy)
+        .spawn()
+        .await;
     crate::helpers::eventually(60, "ready", || async { app.get("/readyz").await.0 == 200 }).await;
     proxy.cut();
     let started = std::time::Instant::now();

@@ -8,7 +8,7 @@ use clap::Parser;
 
 use serde_json::{json, Value};
 
-use crate::helpers::{eventually, settle, spawn_app, store, TestApp};
+use crate::helpers::{eventually, settle, store, TestApp};
 
 const FIXTURES: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -83,7 +83,7 @@ async fn stored_text(app: &TestApp, session: &str) -> String {
 
 #[tokio::test]
 async fn every_event_shape_is_captured_through_the_http_hook() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let session = format!("cc-{}", uuid::Uuid::new_v4());
     for (name, event) in fixture_events(&session) {
         let (status, body) = app.post("/v1/hooks/claude-code", &event).await;
@@ -179,7 +179,7 @@ async fn every_event_shape_is_captured_through_the_http_hook() {
 
 #[tokio::test]
 async fn secrets_and_private_spans_never_reach_neo4j_and_responses_are_bounded() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let session = format!("cc-{}", uuid::Uuid::new_v4());
     for (name, event) in fixture_events(&session) {
         if name.contains("prompt") || name.contains("bash") || name.contains("post-tool-use-read") {
@@ -210,7 +210,7 @@ async fn secrets_and_private_spans_never_reach_neo4j_and_responses_are_bounded()
 
 #[tokio::test]
 async fn bad_hook_input_is_a_clear_4xx() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let (status, body) = app
         .post(
             "/v1/hooks/claude-code",
@@ -242,7 +242,7 @@ async fn bad_hook_input_is_a_clear_4xx() {
 
 #[tokio::test]
 async fn session_start_answers_with_the_last_sessions_handover_within_budget() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let previous = app.session().await;
     app.ops_sync(
         &previous,
@@ -408,7 +408,7 @@ fn prompt(session: &str, text: &str) -> Vec<u8> {
 
 #[tokio::test]
 async fn command_hook_spools_while_cairn_is_down_and_sends_exactly_once_in_order() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let key = crate::helpers::mint_key(&app.project, "write").await;
     let dir = tempfile::tempdir().unwrap();
     let spool = dir.path().join("hook-spool");
@@ -470,7 +470,7 @@ async fn command_hook_spools_while_cairn_is_down_and_sends_exactly_once_in_order
 
 #[tokio::test]
 async fn command_hook_prints_the_session_start_context_and_flush_reports_what_is_left() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let key = crate::helpers::mint_key(&app.project, "write").await;
     let dir = tempfile::tempdir().unwrap();
     let spool = dir.path().join("hook-spool");
@@ -715,7 +715,7 @@ async fn setup_merges_into_an_existing_settings_file_and_print_writes_nothing() 
 /// stored text inside the fence, verbatim.
 #[tokio::test]
 async fn wake_up_hands_over_the_last_sessions_todos_and_decisions_through_the_command_hook() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let key = crate::helpers::mint_key(&app.project, "write").await;
     let dir = tempfile::tempdir().unwrap();
     let spool = dir.path().join("hook-spool");
@@ -934,7 +934,7 @@ async fn wake_up_hands_over_the_last_sessions_todos_and_decisions_through_the_co
 /// because Z" — fenced, once per file per session; other tools and unknown files get `{}`.
 #[tokio::test]
 async fn pre_tool_use_names_the_files_standing_decisions_once_per_session() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let (status, body) = app
         .post(
             "/v1/decisions",
@@ -994,7 +994,7 @@ async fn pre_tool_use_names_the_files_standing_decisions_once_per_session() {
 /// stored; a wrong key fails at its step with the fix.
 #[tokio::test]
 async fn setup_check_proves_the_chain_step_by_step() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let key = crate::helpers::mint_key(&app.project, "write").await;
     let dir = tempfile::tempdir().unwrap();
     let project_dir = dir.path().display().to_string();
@@ -1052,7 +1052,7 @@ async fn setup_check_proves_the_chain_step_by_step() {
 /// and a detached `cairn hook flush` sends everything in order after the hook has exited.
 #[tokio::test]
 async fn a_backlog_never_stands_in_front_of_the_answer() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let key = crate::helpers::mint_key(&app.project, "write").await;
     let previous = app.session().await;
     app.post(
@@ -1126,7 +1126,7 @@ async fn a_backlog_never_stands_in_front_of_the_answer() {
 
 #[tokio::test]
 async fn a_prompt_recalls_relevant_memory_fenced_within_budget_and_never_its_own_session() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let key = crate::helpers::mint_key(&app.project, "write").await;
     let dir = tempfile::tempdir().unwrap();
     let spool = dir.path().join("hook-spool");

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use clap::Parser;
 
-use crate::helpers::{eventually, mint_key, spawn_app, store};
+use crate::helpers::{eventually, mint_key, store, TestApp};
 
 const FIXTURES: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -98,7 +98,7 @@ async fn operations(project: &str, session: &str) -> Vec<(String, String, i64, S
 
 #[tokio::test]
 async fn a_multi_session_transcript_is_rebuilt_and_reimport_is_idempotent() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let key = mint_key(&app.project, "write").await;
     let dir = tempfile::tempdir().unwrap();
     let ids: Vec<(&str, String)> = ["SESSION_A", "SESSION_B", "SESSION_C"]
@@ -175,7 +175,7 @@ async fn a_multi_session_transcript_is_rebuilt_and_reimport_is_idempotent() {
 
 #[tokio::test]
 async fn import_of_a_missing_path_fails_clearly() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let cli = cairn::cli::Cli::try_parse_from([
         "cairn",
         "import",
@@ -197,7 +197,7 @@ async fn import_of_a_missing_path_fails_clearly() {
 
 #[tokio::test]
 async fn session_ids_that_are_not_url_safe_are_imported() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let key = mint_key(&app.project, "write").await;
     let sid = format!("{} a/b?c=d#e f%20", app.project);
     let lines = [
@@ -349,7 +349,7 @@ async fn import_real(
 
 #[tokio::test]
 async fn a_1_0_transcript_keeps_inline_sidechains_in_child_sessions() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let key = mint_key(&app.project, "write").await;
     let original = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7";
     let (report, sid, dir) = import_real(&app, &key, "v1.0-inline-sidechains", original).await;
@@ -402,7 +402,7 @@ async fn a_1_0_transcript_keeps_inline_sidechains_in_child_sessions() {
 
 #[tokio::test]
 async fn a_2_1_session_with_subagents_and_a_compaction() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let key = mint_key(&app.project, "write").await;
     let original = "258c7280-ae70-4798-800f-63464d01a85d";
     let (report, sid, dir) = import_real(&app, &key, "v2.1-subagents-compaction", original).await;

@@ -4,7 +4,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::json;
 
-use crate::helpers::{mint_key, spawn_app};
+use crate::helpers::{mint_key, TestApp};
 
 async fn seed(app: &crate::helpers::TestApp) -> (String, String) {
     let sid = app.session().await;
@@ -40,7 +40,7 @@ async fn seed(app: &crate::helpers::TestApp) -> (String, String) {
 
 #[tokio::test]
 async fn knowledge_reports_decisions_beliefs_sessions_and_todos_per_file() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let (sid, belief) = seed(&app).await;
     let (s, r) = app
         .get(&format!(
@@ -145,7 +145,7 @@ fn git(dir: &std::path::Path, args: &[&str]) -> String {
 
 #[tokio::test]
 async fn cairn_ci_prints_the_report_and_flags_contradictions() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     seed(&app).await;
     let key = mint_key(&app.project, "read").await;
     let here = std::env::temp_dir();

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use crate::helpers::{count, eventually, spawn_app};
+use crate::helpers::{count, eventually, TestApp};
 
 fn python() -> String {
     if let Ok(p) = std::env::var("CAIRN_TEST_PYTHON") {
@@ -19,7 +19,7 @@ fn python() -> String {
 
 #[tokio::test]
 async fn an_mcp_client_lists_and_calls_the_tools_with_the_api_key() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let key = crate::helpers::mint_key(&app.project, "write").await;
     let session = app.session().await;
     let out = tokio::process::Command::new(python())
@@ -153,7 +153,7 @@ async fn an_mcp_client_lists_and_calls_the_tools_with_the_api_key() {
 
 #[tokio::test]
 async fn mcp_needs_an_api_key() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let r = reqwest::Client::new()
         .post(app.url("/mcp"))
         .header("content-type", "application/json")

@@ -1,11 +1,11 @@
 //! The OpenAPI spec is snapshotted so an accidental API change shows up in review.
 //! Regenerate with `UPDATE_SNAPSHOTS=1 cargo test openapi`.
 
-use crate::helpers::spawn_app;
+use crate::helpers::TestApp;
 
 #[tokio::test]
 async fn spec_matches_snapshot() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let spec = app
         .client
         .get(app.url("/openapi.json"))
@@ -40,7 +40,7 @@ async fn spec_matches_snapshot() {
 
 #[tokio::test]
 async fn swagger_ui_is_served() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let r = app.client.get(app.url("/docs")).send().await.unwrap();
     assert_eq!(r.status().as_u16(), 200);
     let html = r.text().await.unwrap();

@@ -1,6 +1,6 @@
 use serde_json::{json, Value};
 
-use crate::helpers::{count, spawn_app, store};
+use crate::helpers::{count, store, TestApp};
 
 async fn seqs(session: &str) -> Vec<i64> {
     let rows = store()
@@ -53,7 +53,7 @@ async fn assert_single_chain(session: &str, expected: i64) {
 
 #[tokio::test]
 async fn every_type_is_stored_with_seq_chain_files_and_tokens() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sid = app.session().await;
     let id = |s: &str| format!("{}-{s}", app.project);
     let ops = json!([
@@ -116,7 +116,7 @@ async fn every_type_is_stored_with_seq_chain_files_and_tokens() {
 
 #[tokio::test]
 async fn resent_ids_store_one_node() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sid = app.session().await;
     let id = |s: &str| format!("{}-{s}", app.project);
     let batch = json!([{"id": id("dup-1"), "type": "read", "summary": "a"}, {"id": id("dup-2"), "type": "read", "summary": "b"}]);
@@ -129,7 +129,7 @@ async fn resent_ids_store_one_node() {
 
 #[tokio::test]
 async fn a_rejected_batch_writes_nothing_and_names_the_field() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sid = app.session().await;
     let path = format!("/v1/sessions/{sid}/operations");
     let cases = [
@@ -216,7 +216,7 @@ async fn a_rejected_batch_writes_nothing_and_names_the_field() {
 
 #[tokio::test]
 async fn triggered_by_may_name_an_operation_still_in_the_spool() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sid = app.session().await;
     let path = format!("/v1/sessions/{sid}/operations");
     let (cause, effect) = (
@@ -240,7 +240,7 @@ async fn triggered_by_may_name_an_operation_still_in_the_spool() {
 
 #[tokio::test]
 async fn an_operation_id_is_a_global_idempotency_key() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let a = app.session().await;
     let b = app.session().await;
     let id = format!("{}-shared", app.project);
@@ -267,7 +267,7 @@ async fn an_operation_id_is_a_global_idempotency_key() {
 
 #[tokio::test]
 async fn operations_inform_beliefs_with_effect_and_weight() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sid = app.session().await;
     let (s, b) = app.post("/v1/beliefs", &json!({"project": app.project, "content": "tests run faster with nextest", "category": "tooling", "conviction": 0.6})).await;
     assert_eq!(s, 200, "{b}");
@@ -293,7 +293,7 @@ async fn operations_inform_beliefs_with_effect_and_weight() {
 
 #[tokio::test]
 async fn three_concurrent_writers_get_gap_free_seq_and_one_chain() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sid = app.session().await;
     let mut tasks = Vec::new();
     for w in 0..3 {

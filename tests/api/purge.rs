@@ -1,6 +1,6 @@
 use serde_json::json;
 
-use crate::helpers::{count, spawn_app};
+use crate::helpers::{count, TestApp};
 
 /// Every node a project owns, label by label (index-backed, unlike a label-less scan).
 const OWNED: &str = "CALL {
@@ -41,7 +41,7 @@ async fn fill(app: &crate::helpers::TestApp, sid: &str) {
 
 #[tokio::test]
 async fn deleting_a_session_leaves_no_orphans_and_spares_the_rest() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let keep = app.session().await;
     let gone = app.session().await;
     fill(&app, &keep).await;
@@ -72,7 +72,7 @@ async fn deleting_a_session_leaves_no_orphans_and_spares_the_rest() {
 
 #[tokio::test]
 async fn deleting_a_project_removes_every_node_it_owns() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sid = app.session().await;
     fill(&app, &sid).await;
     let (_, b) = app

@@ -12,7 +12,7 @@ use proptest::{
 };
 use serde_json::{json, Value};
 
-use crate::helpers::{eventually, spawn_app, store, TestApp};
+use crate::helpers::{eventually, store, TestApp};
 
 /// Starts a session with `task`, continuing `continues`; returns its id.
 pub async fn start(app: &TestApp, task: &str, continues: Option<&str>) -> String {
@@ -65,7 +65,7 @@ fn texts(ops: &Value) -> Vec<String> {
 
 #[tokio::test]
 async fn reconstruction_filters_cuts_and_narrates() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sid = app.session().await;
     let (_, belief) = app
         .post(
@@ -220,7 +220,7 @@ async fn reconstruction_filters_cuts_and_narrates() {
 
 #[tokio::test]
 async fn unfinished_uses_only_the_last_todo_list_and_next_steps() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sid = app.session().await;
     app.ops_sync(
         &sid,
@@ -255,7 +255,7 @@ async fn unfinished_uses_only_the_last_todo_list_and_next_steps() {
 
 #[tokio::test]
 async fn window_keeps_the_newest_turns_that_fit_oldest_first() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sid = app.session().await;
     let mut ops = Vec::new();
     for i in 0..10 {
@@ -343,7 +343,7 @@ async fn chain(app: &TestApp) -> (String, String, String) {
 
 #[tokio::test]
 async fn context_selects_newest_first_and_presents_chronologically() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let (a, b, c) = chain(&app).await;
 
     // A roomy budget: all three sessions, oldest first, each session's ops in seq order.
@@ -437,7 +437,7 @@ async fn context_selects_newest_first_and_presents_chronologically() {
 
 #[tokio::test]
 async fn context_for_a_task_finds_related_sessions_and_long_term_memory() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let (a, _b, c) = chain(&app).await;
     let unrelated = start(&app, "write the release notes", None).await;
     app.ops_sync(
@@ -565,7 +565,7 @@ fn filler(sid: &str, day: &str, hour: u32, count: usize) -> Vec<Value> {
 
 #[tokio::test]
 async fn context_for_a_task_holds_the_relevant_turns_of_old_sessions() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     // An old session: the answer comes first, then long unrelated talk buries it.
     let old = app.session().await;
     let mut ops = vec![
@@ -658,7 +658,7 @@ async fn context_for_a_task_holds_the_relevant_turns_of_old_sessions() {
 
 #[tokio::test]
 async fn context_rejects_bad_input_with_the_field() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sid = app.session().await;
     let p = &app.project;
     for (body, field, code) in [
@@ -808,7 +808,7 @@ async fn context_never_overflows_over_random_graphs_and_budgets() {
             .new_tree(&mut runner)
             .expect("graph")
             .current();
-        let app = spawn_app().await;
+        let app = TestApp::spawn().await;
         let ids = seed(&app, &g).await;
         for _ in 0..25 {
             let (budget, cl100k, content, files) =

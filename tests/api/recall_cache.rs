@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use crate::helpers::{spawn_app, TestApp};
+use crate::helpers::TestApp;
 use crate::recall::start;
 
 async fn reconstruct(app: &TestApp, sid: &str) -> Value {
@@ -36,7 +36,7 @@ fn summaries(r: &Value) -> Vec<String> {
 
 #[tokio::test]
 async fn a_cached_log_follows_appends_and_never_outlives_a_purge() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sid = start(&app, "cache me", None).await;
     app.ops_sync(
         &sid,
@@ -93,7 +93,7 @@ async fn a_cached_log_follows_appends_and_never_outlives_a_purge() {
 /// the second context is built from them alone.
 #[tokio::test]
 async fn context_from_cached_logs_is_context_from_the_graph() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let older = start(&app, "parser groundwork", None).await;
     app.ops_sync(
         &older,
@@ -145,7 +145,7 @@ async fn context_from_cached_logs_is_context_from_the_graph() {
 /// session in scope, or from an operation elsewhere that touched one of the scope's files.
 #[tokio::test]
 async fn context_links_beliefs_through_sessions_and_files() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let belief = |content: &'static str| {
         let app = &app;
         async move {

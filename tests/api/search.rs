@@ -9,77 +9,7 @@ use std::sync::{
 use serde_json::{json, Value};
 use wiremock::{matchers, Mock, MockServer, Request, ResponseTemplate};
 
-use crate::helpers::{count, eventually, settle, spawn_app, spawn_app_with, TestApp};
-
-const DIM: usize = 384;
-
-/// Words that mean the same thing share a dimension: a tiny stand-in for a semantic model.
-fn concept(word: &str) -> &str {
-    match word {
-        "login" | "signin" | "authentication" | "auth" | "credentials" => "auth",
-        "slow" | "latency" | "performance" | "sluggish" => "perf",
-        "database" | "postgres" | "sql" => "db",
-        other => other,
-    }
-}
-
-/// A deterministic unit vector: hashed concepts of the words.
-pub fn fake_vector(text: &str) -> Vec<f32> {
-    let mut v = vec![0.0f32; DIM];
-    for word in text
-        .to_lowercase()
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.len() > 2)
-    {
-        let h = concept(word).bytes().fold(1469598103934665603u64, |h, b| {
-            (h ^ b as u64).wrapping_mul(1099511628211)
-        });
-        v[(h % DIM as u64) as usize] += 1.0;
-    }
-    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
-    v.iter().map(|x| x / norm).collect()
-}
-
-pub fn embeddings_answer(req: &Request) -> ResponseTemplate {
-    let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
-    let inputs: Vec<String> = match &body["input"] {
-        Value::String(s) => vec![s.clone()],
-        Value::Array(items) => items
-            .iter()
-            .map(|i| i.as_str().unwrap_or_default().to_string())
-            .collect(),
-        _ => vec![],
-    };
-    let data: Vec<Value> = inputs
-        .iter()
-        .enumerate()
-        .map(|(i, t)| json!({"object": "embedding", "index": i, "embedding": fake_vector(t)}))
-        .collect();
-    ResponseTemplate::new(200).set_body_json(json!({
-        "object": "list", "model": "fake", "data": data,
-        "usage": {"prompt_tokens": 1, "total_tokens": 1}
-    }))
-}
-
-/// Apps with an embeddings endpoint run one at a time: the indexers work one queue for the
-/// whole database, so two such apps would embed (or fail) each other's sessions.
-static EMBEDDING_APPS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
-/// An app with the fake embeddings endpoint, and the turn it holds until the guard drops.
-pub async fn app_with_embeddings(
-    server: &MockServer,
-) -> (TestApp, tokio::sync::MutexGuard<'static, ()>) {
-    let turn = EMBEDDING_APPS.lock().await;
-    let base = format!("{}/v1", server.uri());
-    let app = spawn_app_with(move |s| {
-        s.embed.base_url = Some(base);
-        s.embed.switch = cairn::config::EmbedSwitch::On;
-        s.embed.model = "fake".into();
-        s.search.index_every_ms = 100;
-    })
-    .await;
-    (app, turn)
-}
+use crate::helpers::{app_with_embeddings, count, embeddings_answer, eventually, settle, TestApp};
 
 /// A closed session with a task, a write and a summary.
 async fn worked(app: &TestApp, task: &str, summary: &str, file: &str) -> String {
@@ -161,7 +91,7 @@ async fn until_first_where(
 
 #[tokio::test]
 async fn fulltext_finds_sessions_by_their_words() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let login = worked(
         &app,
         "Fix the login redirect loop",
@@ -199,7 +129,7 @@ async fn fulltext_finds_sessions_by_their_words() {
 
 #[tokio::test]
 async fn the_document_follows_the_session_as_it_changes() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sid = app.session().await;
     let (status, _) = search(&app, "memoization").await;
     assert_eq!(status, 200);
@@ -223,7 +153,7 @@ async fn the_document_follows_the_session_as_it_changes() {
 
 #[tokio::test]
 async fn lucene_syntax_in_a_query_never_errors() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sid = worked(&app, "parser work", "fixed the AND/OR parser", "src/p.rs").await;
     until_first(&app, "parser", &sid).await;
     for q in [
@@ -248,7 +178,7 @@ async fn lucene_syntax_in_a_query_never_errors() {
 
 #[tokio::test]
 async fn search_stays_in_its_project() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let other = format!("{}-other", app.project);
     let mine = worked(
         &app,
@@ -283,7 +213,7 @@ async fn search_stays_in_its_project() {
 
 #[tokio::test]
 async fn bad_search_input_names_the_field() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let cases = [
         (
             json!({"project": app.project, "query": "  "}),
@@ -416,7 +346,7 @@ async fn handover(app: &TestApp, query: &str) -> (u16, Value) {
 
 #[tokio::test]
 async fn handover_brings_the_last_session_related_work_patterns_and_next_steps() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let mut related = Vec::new();
     for (i, task) in [
         "Fix login cookie refresh",
@@ -572,7 +502,7 @@ async fn handover_brings_the_last_session_related_work_patterns_and_next_steps()
 
 #[tokio::test]
 async fn handover_of_an_empty_project_is_empty_not_an_error() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let (status, body) = handover(&app, "").await;
     assert_eq!(status, 200, "{body}");
     assert!(body["last_session"].is_null());

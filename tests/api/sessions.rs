@@ -1,10 +1,10 @@
 use serde_json::json;
 
-use crate::helpers::{count, spawn_app, split};
+use crate::helpers::{count, split, TestApp};
 
 #[tokio::test]
 async fn start_is_idempotent_and_close_records_summary() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let body = json!({"project": app.project, "session_id": "s-idem", "agent": "claude-code", "task": "fix the parser"});
     let body = {
         let mut b = body;
@@ -36,7 +36,7 @@ async fn start_is_idempotent_and_close_records_summary() {
 
 #[tokio::test]
 async fn continues_links_sessions_of_the_same_project() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let first = app.session().await;
     let (s, b) = app
         .post(
@@ -63,7 +63,7 @@ async fn continues_links_sessions_of_the_same_project() {
 
 #[tokio::test]
 async fn a_session_id_of_another_project_is_refused_without_saying_whose() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sid = app.session().await;
     let other = format!("{}-other", app.project);
     let theirs = app.client_for(&other, "admin").await;
@@ -102,7 +102,7 @@ async fn a_session_id_of_another_project_is_refused_without_saying_whose() {
 
 #[tokio::test]
 async fn bad_session_input_gets_field_errors() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     // A key only ever names its own project; anything else is forbidden, malformed or not.
     let (s, b) = app
         .post("/v1/sessions", &json!({"project": "bad project!"}))
@@ -125,7 +125,7 @@ async fn bad_session_input_gets_field_errors() {
 
 #[tokio::test]
 async fn idle_sessions_are_marked_abandoned() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sid = app.session().await;
     let store = crate::helpers::store();
     store
@@ -147,7 +147,7 @@ async fn idle_sessions_are_marked_abandoned() {
 /// that launched it, whichever arrives first; never to a session of another project.
 #[tokio::test]
 async fn child_sessions_link_to_parent_and_launching_operation_in_any_order() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let p = &app.project;
     let edges = |rel: &'static str| {
         let cypher = format!(

@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use crate::helpers::{spawn_app, store, TestApp};
+use crate::helpers::{store, TestApp};
 
 const ENC: cairn::config::Encoding = cairn::config::Encoding::O200kBase;
 
@@ -65,7 +65,7 @@ fn assert_last_turn_and_todos(summary: &str) {
 
 #[tokio::test]
 async fn a_close_without_a_summary_derives_one_and_a_sent_one_is_kept() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sid = worked_session(&app).await;
     let (status, body) = app
         .post(&format!("/v1/sessions/{sid}/close"), &json!({}))
@@ -89,7 +89,7 @@ async fn a_close_without_a_summary_derives_one_and_a_sent_one_is_kept() {
 
 #[tokio::test]
 async fn the_compaction_summary_comes_before_the_last_turn() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sid = worked_session(&app).await;
     let (status, body) = app
         .post(
@@ -114,7 +114,7 @@ async fn the_compaction_summary_comes_before_the_last_turn() {
 
 #[tokio::test]
 async fn session_end_from_the_hook_closes_with_a_derived_summary() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sid = format!("cc-{}", uuid::Uuid::new_v4());
     let event = |name: &str, extra: serde_json::Value| {
         let mut e = json!({"hook_event_name": name, "session_id": sid, "cwd": "/home/dev/shop",
@@ -147,7 +147,7 @@ async fn session_end_from_the_hook_closes_with_a_derived_summary() {
 
 #[tokio::test]
 async fn the_idle_sweep_sums_up_what_it_abandons() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sid = worked_session(&app).await;
     let kept = worked_session(&app).await;
     app.post(

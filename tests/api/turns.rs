@@ -11,8 +11,8 @@ use clap::Parser;
 use serde_json::{json, Value};
 use wiremock::{matchers, Mock, MockServer, Request, ResponseTemplate};
 
-use crate::helpers::{count, settle, spawn_app, TestApp};
-use crate::search::{app_with_embeddings, embeddings_answer};
+use crate::helpers::{app_with_embeddings, embeddings_answer};
+use crate::helpers::{count, settle, TestApp};
 
 pub async fn turn_search(app: &TestApp, body: Value) -> (u16, Value) {
     app.post("/v1/search", &body).await
@@ -93,7 +93,7 @@ fn kinds(ops: &[Value]) -> Vec<&str> {
 
 #[tokio::test]
 async fn turns_decisions_memories_and_summaries_are_found_by_their_words() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sid = conversation(&app).await;
     let answer = search_until(
         &app,
@@ -157,7 +157,7 @@ async fn turns_decisions_memories_and_summaries_are_found_by_their_words() {
 
 #[tokio::test]
 async fn another_projects_turns_stay_hidden_and_lucene_syntax_is_text() {
-    let a = spawn_app().await;
+    let a = TestApp::spawn().await;
     let sid = a.session().await;
     a.ops_sync(
         &sid,
@@ -180,7 +180,7 @@ async fn another_projects_turns_stay_hidden_and_lucene_syntax_is_text() {
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["operations"].as_array().unwrap().len(), 1, "{body}");
 
-    let b = spawn_app().await;
+    let b = TestApp::spawn().await;
     let (status, body) = turn_search(
         &b,
         json!({"project": b.project, "query": "zanzibar quokka"}),
@@ -195,7 +195,7 @@ async fn another_projects_turns_stay_hidden_and_lucene_syntax_is_text() {
 
 #[tokio::test]
 async fn bad_turn_searches_answer_400_with_stable_codes() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     for (body, code, field) in [
         (
             json!({"project": app.project, "query": "x", "limit": 0}),
@@ -378,7 +378,7 @@ async fn vectors_find_by_meaning_and_never_mix_models() {
 
 #[tokio::test]
 async fn cairn_search_prints_the_turns_found() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sid = conversation(&app).await;
     search_until(
         &app,

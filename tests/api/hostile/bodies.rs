@@ -8,7 +8,7 @@ use reqwest::{header::CONTENT_TYPE, Body, Method};
 use serde_json::{json, Value};
 
 use super::{assert_alive, assert_error, labels};
-use crate::helpers::{spawn_app, spawn_app_with, split, TestApp};
+use crate::helpers::{split, TestApp};
 
 /// Every route that takes a JSON body, with a body it accepts.
 fn json_routes(app: &TestApp, sid: &str) -> Vec<(String, Value)> {
@@ -101,7 +101,7 @@ fn nested(depth: usize, inner: &str) -> String {
 
 #[tokio::test]
 async fn deep_nesting_is_a_clean_400_everywhere() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sid = app.session().await;
     let deep = 100_000;
     let bodies = [
@@ -132,7 +132,7 @@ async fn deep_nesting_is_a_clean_400_everywhere() {
 
 #[tokio::test]
 async fn nesting_just_inside_the_parser_limit_is_stored_or_refused_cleanly() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sid = app.session().await;
     let deep: Value = serde_json::from_str(&nested(120, "\"leaf\"")).unwrap();
     let (s, b) = app
@@ -168,7 +168,7 @@ async fn nesting_just_inside_the_parser_limit_is_stored_or_refused_cleanly() {
 
 #[tokio::test]
 async fn invalid_utf8_is_400_malformed_json_everywhere() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sid = app.session().await;
     let bodies: [&[u8]; 6] = [
         b"{\"project\": \"\xff\xfe\"}",
@@ -186,7 +186,10 @@ async fn invalid_utf8_is_400_malformed_json_everywhere() {
 #[tokio::test]
 async fn oversize_bodies_are_413_on_every_write_route() {
     let limit = 16 * 1024;
-    let app = spawn_app_with(|s| s.max_body_bytes = limit).await;
+    let app = TestApp::builder()
+        .with(|s| s.max_body_bytes = limit)
+        .spawn()
+        .await;
     let sid = app.session().await;
     let before = labels(&app.project).await;
     let big = serde_json::to_vec(&json!({"project": app.project, "x": "y".repeat(limit)})).unwrap();
@@ -220,7 +223,7 @@ async fn oversize_bodies_are_413_on_every_write_route() {
 
 #[tokio::test]
 async fn other_content_types_are_415_everywhere() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sid = app.session().await;
     let before = labels(&app.project).await;
     let types = [

@@ -10,7 +10,7 @@ use cairn::domain::paths::normalize;
 use serde_json::{json, Value};
 
 use super::{assert_error, assert_no_escape, labels, query, seg, Sentinel, PAYLOADS};
-use crate::helpers::{eventually, spawn_app, store, TestApp};
+use crate::helpers::{eventually, store, TestApp};
 
 const N: i64 = PAYLOADS.len() as i64;
 
@@ -100,7 +100,7 @@ async fn property(id: &str, key: &str) -> Option<String> {
 
 #[tokio::test]
 async fn session_fields_round_trip_verbatim() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sentinel = Sentinel::plant(&app).await;
     let mut previous: Option<String> = None;
     for (i, p) in PAYLOADS.iter().enumerate() {
@@ -143,7 +143,7 @@ async fn session_fields_round_trip_verbatim() {
 
 #[tokio::test]
 async fn operation_fields_round_trip_verbatim() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sentinel = Sentinel::plant(&app).await;
     let cwd = "/repo";
     let sid = start(&app, json!({"cwd": cwd})).await;
@@ -246,7 +246,7 @@ async fn operation_fields_round_trip_verbatim() {
 
 #[tokio::test]
 async fn decision_belief_and_memory_fields_round_trip_verbatim() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sentinel = Sentinel::plant(&app).await;
     let sid = format!("{} {}", app.project, PAYLOADS[0]);
     assert_eq!(start(&app, json!({"session_id": sid})).await, sid);
@@ -371,7 +371,7 @@ async fn decision_belief_and_memory_fields_round_trip_verbatim() {
 
 #[tokio::test]
 async fn hook_events_round_trip_verbatim() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sentinel = Sentinel::plant(&app).await;
     let cwd = "/repo";
     let mut files = BTreeSet::new();
@@ -440,7 +440,7 @@ async fn hook_events_round_trip_verbatim() {
 
 #[tokio::test]
 async fn read_routes_take_hostile_queries() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sentinel = Sentinel::plant(&app).await;
     app.session().await;
     for p in PAYLOADS {
@@ -485,7 +485,7 @@ async fn read_routes_take_hostile_queries() {
 
 #[tokio::test]
 async fn padded_session_ids_address_the_session_they_name() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sid = format!("{}-padded", app.project);
     let padded = format!("  {sid}\t");
     assert_eq!(start(&app, json!({"session_id": padded})).await, sid);
@@ -523,7 +523,7 @@ async fn padded_session_ids_address_the_session_they_name() {
 
 #[tokio::test]
 async fn hostile_values_in_checked_fields_are_refused_and_write_nothing() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sid = app.session().await;
     let before = labels(&app.project).await;
     let ops = format!("/v1/sessions/{}/operations?sync=true", seg(&sid));
@@ -616,7 +616,7 @@ async fn hostile_values_in_checked_fields_are_refused_and_write_nothing() {
 
 #[tokio::test]
 async fn control_characters_are_kept_in_text_and_refused_in_ids_and_paths() {
-    let app = spawn_app().await;
+    let app = TestApp::spawn().await;
     let sid = app.session().await;
     let text = "nul\0 bell\u{7} escape\u{1b}[31m del\u{7f} line\r\nbreak";
     let id = format!("{}-ctl", app.project);

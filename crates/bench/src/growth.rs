@@ -1,4 +1,4 @@
-//! `cairn bench growth`: grows a project through a `cairn serve` child in steps (10k → 100k →
+//! `cairn-bench growth`: grows a project through a `cairn serve` child in steps (10k → 100k →
 //! 1M operations by default) and reports, at each step, ingest throughput next to a plain
 //! `UNWIND` baseline writing as many rows in the same run, recall latency (reconstruction of a
 //! full session, context with an 8k budget, the window) and the server's memory.
@@ -10,9 +10,10 @@ use clap::Args;
 use serde_json::{json, Value};
 use tokio::sync::Mutex;
 
-use super::{child::ServeChild, ms, quantile};
-use crate::config::Neo4jSettings;
-use crate::graph::{self, statement, Store};
+use super::{ms, quantile};
+use cairn::config::Neo4jSettings;
+use cairn::graph::{self, statement, Store};
+use cairn_testkit::child::ServeChild;
 
 #[derive(Args, Debug, Clone)]
 pub struct GrowthArgs {
@@ -33,6 +34,8 @@ pub struct GrowthArgs {
     pub iterations: usize,
     #[command(flatten)]
     pub neo4j: Neo4jSettings,
+    #[command(flatten)]
+    pub cairn: crate::CairnBin,
 }
 
 #[derive(Debug, serde::Serialize)]
@@ -83,7 +86,7 @@ pub async fn run(args: GrowthArgs) -> anyhow::Result<()> {
         .pool_max_idle_per_host(args.clients)
         .timeout(Duration::from_secs(120))
         .build()?;
-    let server = ServeChild::start(&args.neo4j, &http).await?;
+    let server = ServeChild::start(&args.cairn.path()?, &args.neo4j, &http).await?;
     let run_id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
     let project = format!("bench-growth-{run_id}");
     let base_project = format!("bench-growth-base-{run_id}");

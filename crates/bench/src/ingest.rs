@@ -1,4 +1,4 @@
-//! `cairn bench ingest`: N operations in batches through cairn's HTTP capture path, timed until
+//! `cairn-bench ingest`: N operations in batches through cairn's HTTP capture path, timed until
 //! all are in Neo4j, next to a baseline of the same rows written straight to Neo4j with a
 //! plain `UNWIND` by the same number of concurrent writers.
 
@@ -9,9 +9,9 @@ use clap::Args;
 use serde_json::json;
 
 use super::{ms, quantile};
-use crate::app::Application;
-use crate::config::Settings;
-use crate::graph::{self, Store};
+use cairn::app::Application;
+use cairn::config::Settings;
+use cairn::graph::{self, Store};
 
 #[derive(Args, Debug, Clone)]
 pub struct IngestArgs {
@@ -208,7 +208,7 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
     for s in &baseline_sessions {
         store
             .run(
-                neo4rs::query("MERGE (x:Session {id: $id}) SET x.project = $project")
+                graph::statement(include_str!("../cypher/bench_baseline_session.cypher"))
                     .param("id", s.as_str())
                     .param("project", base_project.as_str()),
             )
@@ -282,7 +282,7 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
     let (mut disk_idle, mut disk_base, mut disk_cairn) = (Vec::new(), Vec::new(), Vec::new());
     let disk_probe = |on: bool| on.then(|| super::disk::Background::start(dir.clone()));
     let mut written = 0i64;
-    let model = crate::embed::Embedder::from_settings(
+    let model = cairn::embed::Embedder::from_settings(
         &args.settings.embed,
         args.settings.neo4j.embed_dimensions,
     )
@@ -390,7 +390,7 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
     }
     let base_ops = super::stored_operations(&store, &base_project).await?;
     let expected = written;
-    let metrics = crate::telemetry::metrics_handle().render();
+    let metrics = cairn::telemetry::metrics_handle().render();
     let stage = |s: &str| {
         super::histogram_mean_ms(
             &metrics,

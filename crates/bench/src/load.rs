@@ -1,4 +1,4 @@
-//! `cairn bench load`: many concurrent clients on loopback against a `cairn serve` child
+//! `cairn-bench load`: many concurrent clients on loopback against a `cairn serve` child
 //! process, mixing capture (70 %), context (20 %) and search (10 %) for a fixed time. Reports
 //! throughput, p50/p99 per route, errors, and the server's peak RSS (VmHWM). The baseline is
 //! `GET /healthz` under the same concurrency, measured first in the same run: the cost of the
@@ -15,8 +15,9 @@ use clap::Args;
 use serde_json::json;
 use tokio::sync::Mutex;
 
-use super::{child::ServeChild, ms, quantile};
-use crate::config::Neo4jSettings;
+use super::{ms, quantile};
+use cairn::config::Neo4jSettings;
+use cairn_testkit::child::ServeChild;
 
 #[derive(Args, Debug, Clone)]
 pub struct LoadArgs {
@@ -34,6 +35,8 @@ pub struct LoadArgs {
     pub batch: usize,
     #[command(flatten)]
     pub neo4j: Neo4jSettings,
+    #[command(flatten)]
+    pub cairn: crate::CairnBin,
 }
 
 type Samples = Arc<Mutex<HashMap<&'static str, (Vec<Duration>, u64)>>>;
@@ -52,7 +55,7 @@ pub async fn run(args: LoadArgs) -> anyhow::Result<()> {
         .pool_max_idle_per_host(args.clients)
         .timeout(Duration::from_secs(30))
         .build()?;
-    let server = ServeChild::start(&args.neo4j, &http).await?;
+    let server = ServeChild::start(&args.cairn.path()?, &args.neo4j, &http).await?;
     let base = server.base.clone();
     let project = format!(
         "bench-load-{}",

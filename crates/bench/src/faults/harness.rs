@@ -15,9 +15,9 @@ use super::clients::{Ledger, Load, LoadPlan};
 use super::probe::{Probe, Samples};
 use super::verify::{self, Check};
 use super::{millis, FaultsArgs, Report, Scenario};
-use crate::bench::child::{ServeChild, ServeOptions};
-use crate::bench::proxy::Neo4jProxy;
-use crate::graph::Store;
+use cairn::graph::Store;
+use cairn_testkit::child::{ServeChild, ServeOptions};
+use cairn_testkit::proxy::Neo4jProxy;
 
 /// How long the spool may take to drain once the load has stopped and the fault is lifted.
 const DRAIN_LIMIT: Duration = Duration::from_secs(600);
@@ -61,10 +61,10 @@ async fn client_with_key(
     project: &str,
     clients: usize,
 ) -> anyhow::Result<(reqwest::Client, String)> {
-    let key = crate::auth::mint();
-    crate::graph::keys::create(
+    let key = cairn::auth::mint();
+    cairn::graph::keys::create(
         store,
-        &crate::graph::keys::NewKey {
+        &cairn::graph::keys::NewKey {
             id: &key.id,
             project,
             scope: "admin",
@@ -107,10 +107,7 @@ impl Harness {
         if let Some(p) = &proxy {
             neo4j.uri = p.uri().to_string();
         }
-        let mut options = ServeOptions::new(&dir.join("spool"), &neo4j)?;
-        if let Some(exe) = &args.cairn_bin {
-            options.exe = exe.clone();
-        }
+        let mut options = ServeOptions::new(&args.cairn.path()?, &dir.join("spool"), &neo4j)?;
         options.insecure = false;
         options.args = serve_args;
         options.log_level = args.child_log.clone();
@@ -222,7 +219,7 @@ impl Harness {
     pub async fn written(&self, ops: u64) -> Option<Duration> {
         let started = Instant::now();
         while started.elapsed() < DRAIN_LIMIT {
-            if crate::bench::written_operations(&self.store, &self.project)
+            if crate::written_operations(&self.store, &self.project)
                 .await
                 .is_ok_and(|n| n as u64 >= ops)
             {
@@ -302,7 +299,7 @@ impl Harness {
         report.add("ack_p50_ms", millis(p50));
         report.add("ack_p99_ms", millis(p99));
         let mut all: Vec<Duration> = l.acks.iter().map(|a| a.latency).collect();
-        report.add("ack_max_ms", millis(crate::bench::quantile(&mut all, 1.0)));
+        report.add("ack_max_ms", millis(crate::quantile(&mut all, 1.0)));
         report.add("resent_requests", l.resent);
         report.add("answers", json!(l.answers));
         report.add("acked_ops", c.acked_ops);
@@ -345,7 +342,7 @@ impl Harness {
                 eprintln!("  could not purge project {}: {err:#}", self.project);
             }
             let revoked =
-                crate::graph::keys::revoke(&self.store, &self.project, &self.key_id, "bench").await;
+                cairn::graph::keys::revoke(&self.store, &self.project, &self.key_id, "bench").await;
             if let Err(err) = revoked {
                 eprintln!(
                     "  could not revoke the bench's API key {}: {err}",

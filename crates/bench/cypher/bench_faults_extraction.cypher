@@ -1,5 +1,5 @@
 // Per session: whether an extraction run claimed it, and how many patterns name it, for the
-// no-half-written-results check of `cairn bench faults`.
+// no-half-written-results check of `cairn-bench faults`.
 UNWIND $sessions AS sid
 MATCH (s:Session {id: sid, project: $project})
 RETURN sid AS session_id,

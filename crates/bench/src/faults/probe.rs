@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio::{sync::watch, task::JoinHandle};
 
-use crate::bench::quantile;
+use crate::quantile;
 
 const HEALTHZ_EVERY: Duration = Duration::from_millis(100);
 const READYZ_EVERY: Duration = Duration::from_millis(200);

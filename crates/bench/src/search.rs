@@ -1,4 +1,4 @@
-//! `cairn bench search`: a seeded generator of labelled synthetic histories (topics whose
+//! `cairn-bench search`: a seeded generator of labelled synthetic histories (topics whose
 //! sessions are described with canonical words, queried either with the same words or with
 //! paraphrases, plus noise sessions), written straight into a throwaway project, indexed by
 //! the real indexer, embedded through the real embeddings client against a deterministic
@@ -17,10 +17,10 @@ use poem::{handler, web::Json, Route};
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::config::{EmbedSettings, Neo4jSettings};
-use crate::embed::Embedder;
-use crate::graph::{param, statement, Store};
-use crate::recall::{index, search};
+use cairn::config::{EmbedSettings, Neo4jSettings};
+use cairn::embed::Embedder;
+use cairn::graph::{param, statement, Store};
+use cairn::recall::{index, search};
 
 #[derive(Args, Debug)]
 pub struct SearchBench {
@@ -341,7 +341,7 @@ pub async fn serve_stub(dim: usize) -> anyhow::Result<String> {
     let app = Route::new()
         .at("/v1/embeddings", poem::post(embeddings))
         .data(dim);
-    Ok(format!("{}/v1", super::stub::serve(app).await?))
+    Ok(format!("{}/v1", cairn_testkit::stub::serve(app).await?))
 }
 
 #[derive(Default, Serialize)]
@@ -374,14 +374,14 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
 
 pub async fn run(args: SearchBench) -> anyhow::Result<()> {
     let store = Store::connect(&args.neo4j).context("invalid Neo4j settings")?;
-    crate::graph::schema::apply(&store, args.neo4j.embed_dimensions)
+    cairn::graph::schema::apply(&store, args.neo4j.embed_dimensions)
         .await
         .context("could not apply the schema; is Neo4j running?")?;
     let project = format!("bench-search-{}", uuid::Uuid::new_v4().simple());
     let generated = generate(args.sessions, args.queries, args.seed);
     let outcome = measure(&store, &args, &project, &generated).await;
     if !args.keep {
-        crate::graph::purge::project_now(&store, &project).await?;
+        cairn::graph::purge::project_now(&store, &project).await?;
     }
     let report = outcome?;
     println!("{}", serde_json::to_string_pretty(&report)?);
@@ -401,7 +401,7 @@ async fn measure(
         summary: String,
         at: i64,
     }
-    let now = crate::graph::now_ms();
+    let now = cairn::graph::now_ms();
     let mut labels: HashMap<String, Option<Label>> = HashMap::new();
     let rows: Vec<Row> = generated
         .sessions
@@ -422,7 +422,7 @@ async fn measure(
     for chunk in rows.chunks(1_000) {
         store
             .run(
-                statement(include_str!("../../cypher/bench_search_seed.cypher"))
+                statement(include_str!("../cypher/bench_search_seed.cypher"))
                     .param("project", project)
                     .param("now", now)
                     .param("rows", param(chunk)?),
@@ -459,7 +459,7 @@ async fn measure(
         }
         let docs: Vec<Doc> = store
             .fetch(
-                statement(include_str!("../../cypher/bench_search_docs.cypher"))
+                statement(include_str!("../cypher/bench_search_docs.cypher"))
                     .param("project", project)
                     .param("limit", 1_000_i64),
             )

@@ -1,10 +1,14 @@
-//! `cairn bench …`: measurements against the real Neo4j, each with its same-run baseline.
+//! The `cairn-bench` command line: a subcommand per benchmark (`cairn bench …` before the
+//! benchmarks left the product binary; same subcommands, same flags).
 
-use clap::{Args, Subcommand};
+use clap::{Parser, Subcommand};
 
-use crate::bench;
-
-#[derive(Args, Debug)]
+#[derive(Parser, Debug)]
+#[command(
+    name = "cairn-bench",
+    version,
+    about = "cairn's benchmarks against the real Neo4j, each next to a same-run baseline."
+)]
 pub struct BenchArgs {
     #[command(subcommand)]
     pub which: BenchCommand,
@@ -13,60 +17,71 @@ pub struct BenchArgs {
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
     /// Capture throughput and ack latency vs. a plain UNWIND baseline.
-    Ingest(Box<bench::ingest::IngestArgs>),
+    Ingest(Box<crate::ingest::IngestArgs>),
     /// Seed a graph and measure reconstruction, context and window latency over HTTP.
-    Recall(Box<bench::recall::RecallBench>),
+    Recall(Box<crate::recall::RecallBench>),
     /// Evidence recall of task context at 500/1000/2000 tokens, session recall@5, MRR and
     /// latency on long multi-session conversations (LoCoMo), for fulltext, vectors and hybrid.
-    RecallQuality(Box<bench::quality::QualityBench>),
+    RecallQuality(Box<crate::quality::QualityBench>),
     /// Labelled synthetic histories: recall@5 and MRR of fulltext-only and hybrid search
     /// (with a local embedding stub over HTTP), and search latency.
-    Search(Box<bench::search::SearchBench>),
+    Search(Box<crate::search::SearchBench>),
     /// The embedded embedding model: texts/s and batch latency for short and long texts,
     /// length-sorted vs arrival-order batches, peak RSS, `cairn serve` idle RSS.
-    Embed(Box<bench::embed::EmbedBench>),
+    Embed(Box<crate::embed::EmbedBench>),
     /// Many concurrent clients mixing capture, context and search against a `cairn serve`
     /// child process; per-route latency, errors and peak RSS, next to a /healthz baseline.
-    Load(Box<bench::load::LoadArgs>),
+    Load(Box<crate::load::LoadArgs>),
     /// Grow a project in steps (10k → 100k → 1M operations) through a `cairn serve` child:
     /// ingest throughput vs. a plain UNWIND baseline, recall latency and memory at each step.
-    Growth(Box<bench::growth::GrowthArgs>),
+    Growth(Box<crate::growth::GrowthArgs>),
     /// Capture load against a `cairn serve` child through faults (Neo4j outage, SIGKILL, full
     /// spool, LLM failures, slow Neo4j); each ends with an exactly-once check in Neo4j.
     /// Exits 1 when something did not hold.
-    Faults(Box<bench::faults::FaultsArgs>),
+    Faults(Box<crate::faults::FaultsArgs>),
     /// The Claude Code command hook as Claude Code runs it (one process per event) against a
     /// `cairn serve` child with 1,000 sessions: p50/p99 per event type with cairn up and down,
     /// and the share of SessionStarts answered with context under the default deadline while
     /// every core is busy.
-    Hooks(Box<bench::hooks::HooksArgs>),
+    Hooks(Box<crate::hooks::HooksArgs>),
 }
 
+/// Runs the parsed benchmark; returns the process exit code.
 pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
     match args.which {
         BenchCommand::Ingest(a) => {
-            let report = bench::ingest::run(*a).await?;
-            bench::ingest::print(&report);
+            let report = crate::ingest::run(*a).await?;
+            crate::ingest::print(&report);
         }
-        BenchCommand::Recall(b) => bench::recall::run(*b).await?,
-        BenchCommand::Search(b) => bench::search::run(*b).await?,
-        BenchCommand::RecallQuality(b) => bench::quality::run(*b).await?,
-        BenchCommand::Load(b) => bench::load::run(*b).await?,
-        BenchCommand::Embed(b) => bench::embed::run(*b).await?,
-        BenchCommand::Growth(b) => bench::growth::run(*b).await?,
+        BenchCommand::Recall(b) => crate::recall::run(*b).await?,
+        BenchCommand::Search(b) => crate::search::run(*b).await?,
+        BenchCommand::RecallQuality(b) => crate::quality::run(*b).await?,
+        BenchCommand::Load(b) => crate::load::run(*b).await?,
+        BenchCommand::Embed(b) => crate::embed::run(*b).await?,
+        BenchCommand::Growth(b) => crate::growth::run(*b).await?,
         BenchCommand::Hooks(b) => {
-            let report = bench::hooks::run(*b).await?;
-            bench::hooks::print(&report);
+            let report = crate::hooks::run(*b).await?;
+            crate::hooks::print(&report);
             if report.loaded_answered < report.loaded_runs {
                 return Ok(1);
             }
         }
         BenchCommand::Faults(b) => {
-            let reports = bench::faults::run(*b).await?;
+            let reports = crate::faults::run(*b).await?;
             if reports.iter().any(|r| !r.passed()) {
                 return Ok(1);
             }
         }
     }
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_well_formed() {
+        super::BenchArgs::command().debug_assert();
+    }
 }

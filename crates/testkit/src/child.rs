@@ -1,7 +1,7 @@
-//! A real `cairn serve` child process for benchmarks that measure the server from outside, or
-//! kill and restart it: started from a given executable (the current one by default) on its
-//! own port and spool, without rate limits and (unless told otherwise) without API keys; its
-//! memory read from `/proc`.
+//! A real `cairn serve` child process for benchmarks and tests that measure the server from
+//! outside, or kill and restart it: started from a given `cairn` binary ([`cairn_exe`] finds
+//! one) on its own port and spool, without rate limits and (unless told otherwise) without
+//! API keys; its memory read from `/proc`.
 
 use std::{
     path::{Path, PathBuf},
@@ -11,7 +11,7 @@ use std::{
 
 use anyhow::Context as _;
 
-use crate::config::Neo4jSettings;
+use cairn::config::Neo4jSettings;
 
 /// How to start the child; kept so that it can be restarted identically.
 #[derive(Clone, Debug)]
@@ -30,11 +30,39 @@ pub struct ServeOptions {
     pub log_file: Option<PathBuf>,
 }
 
+/// The `cairn` binary to run: `explicit` when given, else `cairn` in the directory of the
+/// current executable (a target directory's `debug/` or `release/`, from `cairn-bench` there
+/// or from a test binary in its `deps/`).
+pub fn cairn_exe(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
+    if let Some(path) = explicit {
+        return Ok(path.to_path_buf());
+    }
+    let me = std::env::current_exe().context("cannot find the current executable")?;
+    let cairn = beside(&me);
+    anyhow::ensure!(
+        cairn.is_file(),
+        "no cairn binary at {}: build it (`cargo build --bin cairn`, with `--release` for a \
+         release target) or name one with --cairn-bin",
+        cairn.display()
+    );
+    Ok(cairn)
+}
+
+/// Where `cairn` is when `exe` was built into the same target directory (a test binary sits
+/// one level down, in `deps/`).
+fn beside(exe: &Path) -> PathBuf {
+    let mut dir = exe.parent().unwrap_or(Path::new("."));
+    if dir.ends_with("deps") {
+        dir = dir.parent().unwrap_or(dir);
+    }
+    dir.join(format!("cairn{}", std::env::consts::EXE_SUFFIX))
+}
+
 impl ServeOptions {
-    /// Options for the current executable on a free port.
-    pub fn new(spool_dir: &Path, neo4j: &Neo4jSettings) -> anyhow::Result<Self> {
+    /// Options for the `cairn` binary `exe` on a free port.
+    pub fn new(exe: &Path, spool_dir: &Path, neo4j: &Neo4jSettings) -> anyhow::Result<Self> {
         Ok(Self {
-            exe: std::env::current_exe().context("cannot find the cairn binary")?,
+            exe: exe.to_path_buf(),
             port: std::net::TcpListener::bind("127.0.0.1:0")?
                 .local_addr()?
                 .port(),
@@ -55,12 +83,16 @@ pub struct ServeChild {
 }
 
 impl ServeChild {
-    /// Starts `cairn serve` from the current executable with a spool of its own, without API
-    /// keys, and waits until `/readyz` answers 200.
-    pub async fn start(neo4j: &Neo4jSettings, http: &reqwest::Client) -> anyhow::Result<Self> {
+    /// Starts `exe serve` with a spool of its own, without API keys, and waits until
+    /// `/readyz` answers 200.
+    pub async fn start(
+        exe: &Path,
+        neo4j: &Neo4jSettings,
+        http: &reqwest::Client,
+    ) -> anyhow::Result<Self> {
         let spool =
             std::env::temp_dir().join(format!("cairn-bench-{}", uuid::Uuid::new_v4().simple()));
-        let me = Self::spawn(ServeOptions::new(&spool, neo4j)?)?;
+        let me = Self::spawn(ServeOptions::new(exe, &spool, neo4j)?)?;
         me.wait_ready(http, Duration::from_secs(60)).await?;
         Ok(me)
     }
@@ -133,8 +165,20 @@ impl ServeChild {
 
     fn proc_status_kb(&self, key: &str) -> Option<u64> {
         let pid = self.child.id()?;
-        super::proc_status_kb(&format!("/proc/{pid}/status"), key)
+        proc_status_kb(&format!("/proc/{pid}/status"), key)
     }
+}
+
+/// A `kB` figure (`VmRSS:`, `VmHWM:`…) of a `/proc/<pid>/status` file.
+pub fn proc_status_kb(status_file: &str, key: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(status_file).ok()?;
+    status
+        .lines()
+        .find(|l| l.starts_with(key))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
 }
 
 fn command(o: &ServeOptions) -> anyhow::Result<tokio::process::Child> {
@@ -167,4 +211,24 @@ fn command(o: &ServeOptions) -> anyhow::Result<tokio::process::Child> {
         cmd.env("CAIRN_LOG_FORMAT", "json").stderr(file);
     }
     cmd.spawn().context("could not start cairn serve")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cairn_is_found_beside_the_bench_or_a_test_binary() {
+        let cairn = format!("cairn{}", std::env::consts::EXE_SUFFIX);
+        assert_eq!(
+            beside(Path::new("/t/release/cairn-bench")),
+            Path::new("/t/release").join(&cairn)
+        );
+        assert_eq!(
+            beside(Path::new("/t/debug/deps/api-0123abcd")),
+            Path::new("/t/debug").join(&cairn)
+        );
+        let named = Path::new("/opt/cairn/bin/cairn");
+        assert_eq!(cairn_exe(Some(named)).unwrap(), named);
+    }
 }

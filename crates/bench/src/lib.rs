@@ -1,7 +1,19 @@
-//! Benchmarks run with `cairn bench …` against the real Neo4j. Each reports its figures next
-//! to a baseline measured in the same run, never against a fixed threshold.
+//! cairn's benchmarks, run with `cairn-bench …` against the real Neo4j. Each reports its
+//! figures next to a baseline measured in the same run, never against a fixed threshold.
+//! They drive cairn through its library (an `Application` in this process) or a `cairn
+//! serve` child ([`CairnBin`]); the fault proxy, the LLM stub and the child come from
+//! `cairn-testkit`, the statements only benchmarks run from `crates/bench/cypher/`.
+//!
+//! - [`cli`] — the `cairn-bench` command line, a subcommand per benchmark.
+//! - [`ingest`], [`growth`], [`load`] — capture throughput and latency, at growing size,
+//!   under mixed load; [`disk`] times the spool's disk alone.
+//! - [`recall`], [`quality`], [`search`] — recall latency, evidence recall on LoCoMo, search
+//!   quality on labelled synthetic histories.
+//! - [`hooks`] — the Claude Code command hook, a process per event.
+//! - [`embed`] — the embedded embedding model's throughput and memory.
+//! - [`faults`] — capture through faults, each ending with an exactly-once check.
 
-pub mod child;
+pub mod cli;
 pub mod disk;
 pub mod embed;
 pub mod faults;
@@ -9,19 +21,31 @@ pub mod growth;
 pub mod hooks;
 pub mod ingest;
 pub mod load;
-pub mod proxy;
 pub mod quality;
 pub mod recall;
 pub mod search;
-pub mod stub;
 
-use std::time::Duration;
+use std::{path::PathBuf, time::Duration};
+
+/// The `cairn` binary a benchmark starts as its server (and, for `hooks`, as the hook).
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct CairnBin {
+    /// The cairn binary to run (default: `cairn` beside this executable).
+    #[arg(long = "cairn-bin", env = "CAIRN_BIN")]
+    pub cairn_bin: Option<PathBuf>,
+}
+
+impl CairnBin {
+    pub fn path(&self) -> anyhow::Result<PathBuf> {
+        cairn_testkit::child::cairn_exe(self.cairn_bin.as_deref())
+    }
+}
 
 /// Operations stored for `project`.
-pub async fn stored_operations(store: &crate::graph::Store, project: &str) -> anyhow::Result<i64> {
+pub async fn stored_operations(store: &cairn::graph::Store, project: &str) -> anyhow::Result<i64> {
     project_count(
         store,
-        include_str!("../../cypher/bench_count_operations.cypher"),
+        include_str!("../cypher/bench_count_operations.cypher"),
         project,
     )
     .await
@@ -30,10 +54,10 @@ pub async fn stored_operations(store: &crate::graph::Store, project: &str) -> an
 /// Operations of `project` written so far, from the sessions' counters: what a bench polls
 /// while waiting for the writer (counting the operations themselves would load Neo4j with
 /// work the baseline never does). Confirm the end with [`stored_operations`].
-pub async fn written_operations(store: &crate::graph::Store, project: &str) -> anyhow::Result<i64> {
+pub async fn written_operations(store: &cairn::graph::Store, project: &str) -> anyhow::Result<i64> {
     project_count(
         store,
-        include_str!("../../cypher/bench_written_operations.cypher"),
+        include_str!("../cypher/bench_written_operations.cypher"),
         project,
     )
     .await
@@ -41,7 +65,7 @@ pub async fn written_operations(store: &crate::graph::Store, project: &str) -> a
 
 /// The `n` a counting statement returns for `project`.
 async fn project_count(
-    store: &crate::graph::Store,
+    store: &cairn::graph::Store,
     cypher: &'static str,
     project: &str,
 ) -> anyhow::Result<i64> {
@@ -50,7 +74,7 @@ async fn project_count(
         n: i64,
     }
     Ok(store
-        .fetch_one::<N>(crate::graph::statement(cypher).param("project", project))
+        .fetch_one::<N>(cairn::graph::statement(cypher).param("project", project))
         .await?
         .map_or(0, |r| r.n))
 }
@@ -59,7 +83,7 @@ async fn project_count(
 /// at most `limit`), then confirms it by counting the operations. Returns the time the
 /// counters took to reach `expected`, or `None` past `limit`.
 pub async fn wait_written(
-    store: &crate::graph::Store,
+    store: &cairn::graph::Store,
     project: &str,
     expected: i64,
     every: Duration,
@@ -92,7 +116,7 @@ pub async fn wait_written(
 /// The ingest baseline: `rows` written straight to Neo4j with one plain `UNWIND`, numbered
 /// from `first_seq`, no service in between.
 pub async fn baseline_insert(
-    store: &crate::graph::Store,
+    store: &cairn::graph::Store,
     project: &str,
     session_id: &str,
     mut rows: Vec<serde_json::Value>,
@@ -100,29 +124,17 @@ pub async fn baseline_insert(
 ) -> anyhow::Result<()> {
     for (i, row) in rows.iter_mut().enumerate() {
         row["seq"] = serde_json::json!(first_seq + i as i64);
-        row["at"] = serde_json::json!(crate::graph::now_ms());
+        row["at"] = serde_json::json!(cairn::graph::now_ms());
     }
     store
         .run(
-            crate::graph::statement(include_str!("../../cypher/bench_baseline_insert.cypher"))
+            cairn::graph::statement(include_str!("../cypher/bench_baseline_insert.cypher"))
                 .param("session_id", session_id)
                 .param("project", project)
-                .param("rows", crate::graph::param(&rows)?),
+                .param("rows", cairn::graph::param(&rows)?),
         )
         .await?;
     Ok(())
-}
-
-/// A `kB` figure (`VmRSS:`, `VmHWM:`…) of a `/proc/<pid>/status` file.
-pub fn proc_status_kb(status_file: &str, key: &str) -> Option<u64> {
-    let status = std::fs::read_to_string(status_file).ok()?;
-    status
-        .lines()
-        .find(|l| l.starts_with(key))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
 }
 
 /// The `q`-quantile (0..=1) of `samples` (sorted in place), nearest-rank.

@@ -11,9 +11,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::harness::Harness;
-use super::llm_stub::{Behaviour, LlmStub};
 use super::{millis, FaultsArgs, Report, Scenario};
-use crate::graph::{param, statement};
+use cairn::graph::{param, statement};
+use cairn_testkit::llm_stub::{Behaviour, LlmStub};
 
 /// How long the run may take.
 const RUN_LIMIT: Duration = Duration::from_secs(300);
@@ -76,11 +76,9 @@ pub async fn llm_faults(args: &FaultsArgs) -> anyhow::Result<Report> {
     let outcomes: Vec<Outcome> = h
         .store
         .fetch(
-            statement(include_str!(
-                "../../../cypher/bench_faults_extraction.cypher"
-            ))
-            .param("project", h.project.as_str())
-            .param("sessions", param(&ids)?),
+            statement(include_str!("../../cypher/bench_faults_extraction.cypher"))
+                .param("project", h.project.as_str())
+                .param("sessions", param(&ids)?),
         )
         .await?;
     let extracted = |sid: &str| outcomes.iter().any(|o| o.session_id == sid && o.extracted);

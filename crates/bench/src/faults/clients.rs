@@ -15,7 +15,7 @@ use std::{
 use serde_json::{json, Value};
 use tokio::{sync::watch, task::JoinHandle};
 
-use crate::bench::quantile;
+use crate::quantile;
 
 /// Pause before re-sending a batch that got no answer.
 const RETRY_PAUSE: Duration = Duration::from_millis(100);

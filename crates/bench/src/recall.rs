@@ -1,4 +1,4 @@
-//! `cairn bench recall`: seeds a project of configurable size straight into Neo4j (UNWIND
+//! `cairn-bench recall`: seeds a project of configurable size straight into Neo4j (UNWIND
 //! batches, no capture path), then starts cairn in-process on a free port and measures the
 //! read path through the real HTTP API: reconstruction of a 1000-operation session, context
 //! with an 8k budget, the sliding window, and turn search (`POST /v1/search`, hybrid). Prints
@@ -6,7 +6,7 @@
 //!
 //! Vectors are seeded straight into Neo4j too (embedding a million operations with a real
 //! model takes hours on small machines): each operation with a search text gets the vector of
-//! the bench's stub model (hashed words, `bench::search::stub_vector`), recorded under the
+//! the bench's stub model (hashed words, `search::stub_vector`), recorded under the
 //! stub's model name, and cairn runs with that stub as its embeddings endpoint — so the
 //! timed turn searches are hybrid over a full vector index, and a query's embedding costs
 //! next to nothing (add the real model's time for one short text).
@@ -19,11 +19,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::{ms, quantile};
-use crate::app::Application;
-use crate::config::Settings;
-use crate::domain::operation::{render_line, OpType};
-use crate::domain::tokens;
-use crate::graph::{self, param, statement, Store};
+use cairn::app::Application;
+use cairn::config::Settings;
+use cairn::domain::operation::{render_line, OpType};
+use cairn::domain::tokens;
+use cairn::graph::{self, param, statement, Store};
 
 #[derive(Args, Debug)]
 pub struct RecallBench {
@@ -75,9 +75,9 @@ async fn seed_vectors(store: &Store, project: &str, dim: usize) -> anyhow::Resul
     let started = Instant::now();
     let mut vectors = 0usize;
     loop {
-        let work: Vec<crate::graph::turns::WorkSession> = store
+        let work: Vec<cairn::graph::turns::WorkSession> = store
             .fetch(
-                statement(include_str!("../../cypher/bench_vector_sessions.cypher"))
+                statement(include_str!("../cypher/bench_vector_sessions.cypher"))
                     .param("project", project)
                     .param("model", STUB_MODEL)
                     .param("limit", VECTOR_SESSIONS as i64),
@@ -94,7 +94,7 @@ async fn seed_vectors(store: &Store, project: &str, dim: usize) -> anyhow::Resul
                 let text = op
                     .search_text
                     .clone()
-                    .or_else(|| crate::recall::turn_index::text_of(op))?;
+                    .or_else(|| cairn::recall::turn_index::text_of(op))?;
                 Some(VectorRow {
                     id: op.id.clone(),
                     vector: super::search::stub_vector(&text, dim),
@@ -111,7 +111,7 @@ async fn seed_vectors(store: &Store, project: &str, dim: usize) -> anyhow::Resul
             .collect();
         store
             .run(
-                statement(include_str!("../../cypher/bench_vector_seed.cypher"))
+                statement(include_str!("../cypher/bench_vector_seed.cypher"))
                     .param("project", project)
                     .param("model", STUB_MODEL)
                     .param("dim", dim as i64)
@@ -149,7 +149,7 @@ async fn indexers_idle(store: &Store, project: &str) -> anyhow::Result<()> {
     loop {
         let busy = store
             .fetch_one::<Busy>(
-                statement(include_str!("../../cypher/bench_index_busy.cypher"))
+                statement(include_str!("../cypher/bench_index_busy.cypher"))
                     .param("project", project),
             )
             .await?
@@ -292,7 +292,7 @@ fn session_row(n: usize, ops: usize, base: i64, rng: &mut Rng, project: &str) ->
                     seq: i as i64 + 1,
                     kind: kind.as_str(),
                     target,
-                    tokens: tokens::count(crate::config::Encoding::O200kBase, &line) as i64,
+                    tokens: tokens::count(cairn::config::Encoding::O200kBase, &line) as i64,
                     summary,
                     tool: (kind == OpType::ToolCall).then_some("Bash"),
                     files_read,
@@ -329,7 +329,7 @@ async fn seed(store: &Store, b: &RecallBench, project: &str) -> anyhow::Result<S
     let big_id = format!("{project}-s{:06}", b.sessions - 1);
     let size = store
         .fetch_one::<Size>(
-            statement(include_str!("../../cypher/bench_project_size.cypher"))
+            statement(include_str!("../cypher/bench_project_size.cypher"))
                 .param("project", project),
         )
         .await?;
@@ -377,7 +377,7 @@ async fn seed(store: &Store, b: &RecallBench, project: &str) -> anyhow::Result<S
         if batch_ops >= 20_000 || n == b.sessions - 1 {
             store
                 .run(
-                    statement(include_str!("../../cypher/bench_seed_sessions.cypher"))
+                    statement(include_str!("../cypher/bench_seed_sessions.cypher"))
                         .param("project", project)
                         .param("now", graph::now_ms())
                         .param("sessions", param(&batch)?),
@@ -396,7 +396,7 @@ async fn seed(store: &Store, b: &RecallBench, project: &str) -> anyhow::Result<S
     for chunk in links.chunks(5_000) {
         store
             .run(
-                statement(include_str!("../../cypher/bench_seed_links.cypher"))
+                statement(include_str!("../cypher/bench_seed_links.cypher"))
                     .param("project", project)
                     .param("links", param(chunk)?),
             )
@@ -410,7 +410,7 @@ async fn seed(store: &Store, b: &RecallBench, project: &str) -> anyhow::Result<S
             );
             json!({"id": format!("{project}-m{i}"), "session_id": format!("{project}-s{:06}", i * 7 % b.sessions),
                    "content": content, "confidence": 0.5 + (i % 5) as f64 / 10.0,
-                   "tokens": tokens::count(crate::config::Encoding::O200kBase, &format!("- (lesson) {content}")),
+                   "tokens": tokens::count(cairn::config::Encoding::O200kBase, &format!("- (lesson) {content}")),
                    "at": base + i as i64})
         })
         .collect();
@@ -419,7 +419,7 @@ async fn seed(store: &Store, b: &RecallBench, project: &str) -> anyhow::Result<S
         .collect();
     store
         .run(
-            statement(include_str!("../../cypher/bench_seed_memory.cypher"))
+            statement(include_str!("../cypher/bench_seed_memory.cypher"))
                 .param("project", project)
                 .param("memories", param(&memories)?)
                 .param("beliefs", param(&beliefs)?),
@@ -462,7 +462,7 @@ pub async fn run(mut b: RecallBench) -> anyhow::Result<()> {
     let port = app.port();
     let stopper = app.stopper();
     let server = tokio::spawn(app.run_until_stopped());
-    let key = crate::auth::mint();
+    let key = cairn::auth::mint();
     graph::keys::create(
         &store,
         &graph::keys::NewKey {

@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 
 use super::clients::Ledger;
-use crate::graph::{param, statement, Store};
+use cairn::graph::{param, statement, Store};
 
 #[derive(Debug, Default, Clone, Serialize)]
 pub struct Check {
@@ -69,11 +69,9 @@ pub async fn exactly_once(
 ) -> anyhow::Result<Check> {
     let rows: Vec<Stored> = store
         .fetch(
-            statement(include_str!(
-                "../../../cypher/bench_faults_operations.cypher"
-            ))
-            .param("project", project)
-            .param("sessions", param(sessions)?),
+            statement(include_str!("../../cypher/bench_faults_operations.cypher"))
+                .param("project", project)
+                .param("sessions", param(sessions)?),
         )
         .await?;
     Ok(compare(&rows, sessions.len(), ledger))

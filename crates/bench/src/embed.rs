@@ -1,4 +1,4 @@
-//! `cairn bench embed`: the embedded model's throughput on this machine, through the same
+//! `cairn-bench embed`: the embedded model's throughput on this machine, through the same
 //! [`Embedder`] the server uses (its own thread, length-sorted batches). Short texts (~20
 //! tokens, a typical operation) and long ones (~200 tokens) in requests of `--batch` texts:
 //! texts/s and p50/p95 request latency. A mixed stream (4 short : 1 long, shuffled) is
@@ -17,13 +17,15 @@ use clap::Args;
 use rand::{rngs::StdRng, seq::SliceRandom, Rng, SeedableRng};
 
 use super::{ms, quantile};
-use crate::config::{EmbedSettings, Neo4jSettings};
-use crate::embed::{local, Embedder, Status};
+use cairn::config::{EmbedSettings, Neo4jSettings};
+use cairn::embed::{local, Embedder, Status};
 
 #[derive(Args, Debug)]
 pub struct EmbedBench {
     #[command(flatten)]
     pub neo4j: Neo4jSettings,
+    #[command(flatten)]
+    pub cairn: crate::CairnBin,
     /// Directory of the model files (default: `.cairn/models/all-MiniLM-L6-v2`).
     #[arg(long, env = "CAIRN_EMBED_MODEL_DIR")]
     pub model_dir: Option<PathBuf>,
@@ -188,7 +190,7 @@ fn cpu_seconds() -> f64 {
 }
 
 fn peak_rss_mb() -> Option<f64> {
-    super::proc_status_kb("/proc/self/status", "VmHWM:").map(|kb| kb as f64 / 1024.0)
+    cairn_testkit::child::proc_status_kb("/proc/self/status", "VmHWM:").map(|kb| kb as f64 / 1024.0)
 }
 
 /// Mean token count of `texts` under the model's tokenizer ([CLS] and [SEP] included).
@@ -325,7 +327,7 @@ pub async fn run(b: EmbedBench) -> anyhow::Result<()> {
 /// (a real database's pending sessions would keep the indexer busy), and read once the
 /// model has loaded and start-up has settled.
 async fn serve_rss(b: &EmbedBench, dir: &std::path::Path) -> anyhow::Result<(f64, f64)> {
-    use super::child::{ServeChild, ServeOptions};
+    use cairn_testkit::child::{ServeChild, ServeOptions};
     let http = reqwest::Client::new();
     let dir = std::fs::canonicalize(dir).context("model directory")?;
     let closed = std::net::TcpListener::bind("127.0.0.1:0")?
@@ -337,7 +339,7 @@ async fn serve_rss(b: &EmbedBench, dir: &std::path::Path) -> anyhow::Result<(f64
     for on in [true, false] {
         let spool =
             std::env::temp_dir().join(format!("cairn-bench-{}", uuid::Uuid::new_v4().simple()));
-        let mut options = ServeOptions::new(&spool, &neo4j)?;
+        let mut options = ServeOptions::new(&b.cairn.path()?, &spool, &neo4j)?;
         options.args = vec![
             "--embed".into(),
             if on { "on" } else { "off" }.into(),

@@ -1,4 +1,4 @@
-//! `cairn bench hooks`: the Claude Code command hook as Claude Code runs it — one `cairn hook
+//! `cairn-bench hooks`: the Claude Code command hook as Claude Code runs it — one `cairn hook
 //! claude-code` process per event, timed from spawn to exit — against a `cairn serve` child
 //! whose project holds `--sessions` closed sessions (1,000 by default) with summaries, todos
 //! and decisions. Reports, per event type, p50/p99 of the whole process with cairn up and with
@@ -22,9 +22,9 @@ use futures::StreamExt;
 use serde_json::{json, Value};
 use tokio::io::AsyncWriteExt;
 
-use super::child::ServeChild;
 use super::{ms, quantile};
-use crate::config::Neo4jSettings;
+use cairn::config::Neo4jSettings;
+use cairn_testkit::child::ServeChild;
 
 #[derive(Args, Debug, Clone)]
 pub struct HooksArgs {
@@ -42,6 +42,8 @@ pub struct HooksArgs {
     pub load_per_core: usize,
     #[command(flatten)]
     pub neo4j: Neo4jSettings,
+    #[command(flatten)]
+    pub cairn: crate::CairnBin,
 }
 
 /// One event type's timings.
@@ -206,11 +208,11 @@ async fn seed(http: &reqwest::Client, base: &str, project: &str, n: usize) -> an
 }
 
 pub async fn run(args: HooksArgs) -> anyhow::Result<HooksReport> {
-    let exe = std::env::current_exe().context("cannot find the cairn binary")?;
+    let exe = args.cairn.path()?;
     let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(30))
         .build()?;
-    let server = ServeChild::start(&args.neo4j, &http).await?;
+    let server = ServeChild::start(&exe, &args.neo4j, &http).await?;
     let base = server.base.clone();
     let project = format!(
         "bench-hooks-{}",

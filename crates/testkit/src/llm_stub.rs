@@ -85,7 +85,7 @@ impl LlmStub {
             .at("/v1/chat/completions", poem::post(chat))
             .data(state.clone());
         Ok(Self {
-            base: format!("{}/v1", crate::bench::stub::serve(app).await?),
+            base: format!("{}/v1", crate::stub::serve(app).await?),
             state,
         })
     }

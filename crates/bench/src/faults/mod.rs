@@ -1,10 +1,10 @@
-//! `cairn bench faults`: what holds under faults, with figures. Each scenario runs capture load
+//! `cairn-bench faults`: what holds under faults, with figures. Each scenario runs capture load
 //! (concurrent clients posting operation batches to a real `cairn serve` child process),
 //! injects one fault, lifts it, lets the spool drain, and ends with the exactly-once check
 //! against Neo4j: every acknowledged operation stored once, nothing refused stored, each
 //! session's `seq`/`FOLLOWS` chain gap-free.
 //!
-//! - `neo4j-outage`: Neo4j unreachable (through [`crate::bench::proxy`]) for a while.
+//! - `neo4j-outage`: Neo4j unreachable (through [`cairn_testkit::proxy`]) for a while.
 //! - `sigkill`: the server SIGKILLed under load and restarted on the same spool.
 //! - `spool-full`: Neo4j unreachable with a small spool quota: `503 spool_full`.
 //! - `llm-faults`: an extraction run against an LLM stub that fails, rate-limits and hangs.
@@ -12,22 +12,21 @@
 //!
 //! Layout: [`clients`] (load and its ledger), [`probe`] (`/healthz`, `/readyz` sampling),
 //! [`verify`] (the check), [`harness`] (set-up and tear-down), [`scenarios`] and [`llm`] (the
-//! faults), [`llm_stub`] (the misbehaving LLM).
+//! faults); the misbehaving LLM is the test kit's [`cairn_testkit::llm_stub`].
 
 pub mod clients;
 pub mod harness;
 pub mod llm;
-pub mod llm_stub;
 pub mod probe;
 pub mod scenarios;
 pub mod verify;
 
-use std::{path::PathBuf, time::Duration};
+use std::time::Duration;
 
 use clap::Args;
 use serde_json::{json, Value};
 
-use crate::config::Neo4jSettings;
+use cairn::config::Neo4jSettings;
 
 #[derive(Args, Debug, Clone)]
 pub struct FaultsArgs {
@@ -76,9 +75,8 @@ pub struct FaultsArgs {
     /// Keep projects and scenario directories (always kept when a scenario fails).
     #[arg(long)]
     pub keep: bool,
-    /// The cairn binary to run as the server (default: this executable).
-    #[arg(long, hide = true)]
-    pub cairn_bin: Option<PathBuf>,
+    #[command(flatten)]
+    pub cairn: crate::CairnBin,
     #[command(flatten)]
     pub neo4j: Neo4jSettings,
 }

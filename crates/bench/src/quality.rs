@@ -1,4 +1,4 @@
-//! `cairn bench recall-quality`: how much of what answers a question does cairn hand back?
+//! `cairn-bench recall-quality`: how much of what answers a question does cairn hand back?
 //!
 //! A public data set of long multi-session conversations with annotated evidence turns (by
 //! default the LoCoMo extract in `tests/fixtures/locomo`, see its `SOURCE`) is captured through
@@ -24,17 +24,17 @@ use clap::{Args, Parser};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::app::{AppState, Application};
-use crate::config::Settings;
-use crate::domain::budget::Allocation;
-use crate::recall::context::{self, Finder};
-use crate::recall::search::{self, Lists, Weights};
-use crate::recall::turns;
+use cairn::app::{AppState, Application};
+use cairn::config::Settings;
+use cairn::domain::budget::Allocation;
+use cairn::recall::context::{self, Finder};
+use cairn::recall::search::{self, Lists, Weights};
+use cairn::recall::turns;
 
-/// The LoCoMo extract shipped with the sources.
+/// The LoCoMo extract shipped with the sources (the repository's `tests/fixtures`).
 const DEFAULT_DATA: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/tests/fixtures/locomo/locomo10.json"
+    "/../../tests/fixtures/locomo/locomo10.json"
 );
 /// Context budgets evidence recall is measured at.
 const BUDGETS: [usize; 3] = [500, 1_000, 2_000];
@@ -261,7 +261,7 @@ async fn forget_prompts(store: &crate::graph::Store, l: &Loaded) -> anyhow::Resu
 /// Runs the indexers until a pass finds nothing left to do.
 async fn index_everything(state: &AppState) -> anyhow::Result<()> {
     loop {
-        let o = crate::recall::index::run_once(&state.store, state.embedder.as_deref()).await?;
+        let o = cairn::recall::index::run_once(&state.store, state.embedder.as_deref()).await?;
         if o.rebuilt == 0 && o.embedded.stored == 0 && o.embedded.failed == 0 {
             return Ok(());
         }
@@ -457,11 +457,11 @@ async fn prompts(
                 "--flush",
                 "off",
             ];
-            let cli = crate::cli::Cli::try_parse_from(argv).context("hook arguments")?;
-            let crate::cli::Command::Hook(hook) = cli.command else {
+            let cli = cairn::cli::Cli::try_parse_from(argv).context("hook arguments")?;
+            let cairn::cli::Command::Hook(hook) = cli.command else {
                 anyhow::bail!("not a hook command");
             };
-            if let crate::cli::hook::HookCommand::ClaudeCode {
+            if let cairn::cli::hook::HookCommand::ClaudeCode {
                 prompt_deadline_ms, ..
             } = &hook.command
             {
@@ -472,7 +472,7 @@ async fn prompts(
                                "cwd": "/tmp", "prompt": q.question});
             let mut out = Vec::new();
             let t = Instant::now();
-            crate::cli::hook::invoke(hook, event.to_string().as_bytes(), &mut out).await?;
+            cairn::cli::hook::invoke(hook, event.to_string().as_bytes(), &mut out).await?;
             let elapsed = t.elapsed();
             took.push(elapsed);
             asked += 1;
@@ -547,7 +547,7 @@ pub async fn run(mut b: QualityBench) -> anyhow::Result<()> {
     } else {
         for conv in &data.conversations {
             let project = format!("bench-quality-{run}-{}", conv.id);
-            crate::graph::purge::project_now(&state.store, &project).await?;
+            cairn::graph::purge::project_now(&state.store, &project).await?;
         }
     }
     stopper.send_replace(true);

@@ -1,0 +1,80 @@
+//! A fake OpenAI-compatible `/embeddings` endpoint (served by wiremock) whose vectors know a
+//! few synonyms, and test apps that use it.
+
+use serde_json::{json, Value};
+use wiremock::{MockServer, Request, ResponseTemplate};
+
+use crate::app::TestApp;
+
+const DIM: usize = 384;
+
+/// Words that mean the same thing share a dimension: a tiny stand-in for a semantic model.
+fn concept(word: &str) -> &str {
+    match word {
+        "login" | "signin" | "authentication" | "auth" | "credentials" => "auth",
+        "slow" | "latency" | "performance" | "sluggish" => "perf",
+        "database" | "postgres" | "sql" => "db",
+        other => other,
+    }
+}
+
+/// A deterministic unit vector: hashed concepts of the words.
+pub fn fake_vector(text: &str) -> Vec<f32> {
+    let mut v = vec![0.0f32; DIM];
+    for word in text
+        .to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.len() > 2)
+    {
+        let h = concept(word).bytes().fold(1469598103934665603u64, |h, b| {
+            (h ^ b as u64).wrapping_mul(1099511628211)
+        });
+        v[(h % DIM as u64) as usize] += 1.0;
+    }
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
+    v.iter().map(|x| x / norm).collect()
+}
+
+/// The endpoint's answer to `req`: a [`fake_vector`] per input.
+pub fn embeddings_answer(req: &Request) -> ResponseTemplate {
+    let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
+    let inputs: Vec<String> = match &body["input"] {
+        Value::String(s) => vec![s.clone()],
+        Value::Array(items) => items
+            .iter()
+            .map(|i| i.as_str().unwrap_or_default().to_string())
+            .collect(),
+        _ => vec![],
+    };
+    let data: Vec<Value> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, t)| json!({"object": "embedding", "index": i, "embedding": fake_vector(t)}))
+        .collect();
+    ResponseTemplate::new(200).set_body_json(json!({
+        "object": "list", "model": "fake", "data": data,
+        "usage": {"prompt_tokens": 1, "total_tokens": 1}
+    }))
+}
+
+/// Apps with an embeddings endpoint run one at a time: the indexers work one queue for the
+/// whole database, so two such apps would embed (or fail) each other's sessions.
+static EMBEDDING_APPS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// An app with the fake embeddings endpoint, and the turn it holds until the guard drops.
+pub async fn app_with_embeddings(
+    server: &MockServer,
+) -> (TestApp, tokio::sync::MutexGuard<'static, ()>) {
+    let turn = EMBEDDING_APPS.lock().await;
+    let base = format!("{}/v1", server.uri());
+    let app = TestApp::builder()
+        .with(move |s| {
+            s.embed.base_url = Some(base);
+            s.embed.switch = cairn::config::EmbedSwitch::On;
+            s.embed.model = "fake".into();
+            s.search.index_every_ms = 100;
+        })
+        .spawn()
+        .await;
+    (app, turn)
+}
