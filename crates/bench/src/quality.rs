@@ -245,11 +245,11 @@ async fn turns_indexed(
 }
 
 /// Removes the sessions the prompt phase captured in `l`'s project.
-async fn forget_prompts(store: &crate::graph::Store, l: &Loaded) -> anyhow::Result<()> {
+async fn forget_prompts(store: &cairn::graph::Store, l: &Loaded) -> anyhow::Result<()> {
     store
         .run(
-            crate::graph::statement(include_str!(
-                "../../cypher/bench_quality_forget_prompts.cypher"
+            cairn::graph::statement(include_str!(
+                "../cypher/bench_quality_forget_prompts.cypher"
             ))
             .param("project", l.project.as_str())
             .param("prefix", format!("{}-prompt-", l.project)),
@@ -425,7 +425,7 @@ async fn ask(
 /// the UserPromptSubmit deadline, how many recalled something, how much of the evidence the
 /// recalled memory held, and the hook's latency.
 async fn prompts(
-    store: &crate::graph::Store,
+    store: &cairn::graph::Store,
     base: &str,
     run: &str,
     data: &[Conversation],
