@@ -12,7 +12,8 @@
 //! - [`app`] — `Application::build` → `port()` → `run_until_stopped()`; shutdown and
 //!   background tasks (schema, idle-session sweep).
 //! - [`auth`] — API keys (hashed), scopes, per-key rate limits; the `/v1` and `/mcp` guard.
-//! - [`api`] — one `#[OpenApi]` struct per resource, JSON errors, request metrics; request
+//! - [`api`] — one `#[OpenApi]` struct per resource, JSON errors whose statuses each route
+//!   declares, request ids, spans and metrics (`api::trace`); request
 //!   bodies decoded in one serde pass (`api::body`).
 //! - [`cli`] — one file per `cairn` subcommand.
 //! - [`domain`] — operations, decisions, memories; validation (field paths named lazily,

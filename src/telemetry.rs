@@ -39,3 +39,18 @@ pub fn metrics_handle() -> &'static PrometheusHandle {
         handle
     })
 }
+
+tokio::task_local! {
+    /// The id of the request being served on this task (`X-Request-Id`).
+    static REQUEST_ID: String;
+}
+
+/// The id of the request this task serves, if it serves one.
+pub fn current_request_id() -> Option<String> {
+    REQUEST_ID.try_with(Clone::clone).ok()
+}
+
+/// Runs `fut` as the request `id`: error bodies built inside it carry the id.
+pub async fn with_request_id<F: std::future::Future>(id: String, fut: F) -> F::Output {
+    REQUEST_ID.scope(id, fut).await
+}

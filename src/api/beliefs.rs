@@ -10,12 +10,12 @@ use poem_openapi::{
 };
 
 use super::body::JsonBody;
-use super::error::Handled;
+use super::error::{Body, Conflicts, Guarded, Handled, Missing};
 use super::{scoped_project, ApiTags};
 use crate::app::AppState;
 use crate::auth::{Principal, Scope};
 use crate::domain::{limits::MAX_RATIONALE_CHARS, validate};
-use crate::error::ApiError;
+use crate::error::{ApiError, Code};
 use crate::graph::beliefs::{self, BeliefView, NewBelief};
 
 pub struct BeliefsApi(pub Arc<AppState>);
@@ -62,7 +62,7 @@ impl BeliefsApi {
         &self,
         auth: Data<&Principal>,
         body: JsonBody<BeliefInput>,
-    ) -> Handled<Json<BeliefCreated>> {
+    ) -> Handled<Json<BeliefCreated>, (Guarded, Body)> {
         auth.require(body.0.project.trim(), Scope::Write)?;
         let b = body.0;
         let project = validate::project("project", &b.project)?;
@@ -72,7 +72,7 @@ impl BeliefsApi {
         let status = b.status.as_deref().unwrap_or("active");
         if !matches!(status, "active" | "proposed") {
             return Err(ApiError::invalid(
-                "invalid_status",
+                Code::InvalidStatus,
                 "status",
                 "a new belief is `active` or `proposed`",
             )
@@ -103,13 +103,13 @@ impl BeliefsApi {
         /// `proposed`, `active` or `rejected`.
         status: Query<Option<String>>,
         limit: Query<Option<i64>>,
-    ) -> Handled<Json<BeliefList>> {
+    ) -> Handled<Json<BeliefList>, Guarded> {
         auth.require(project.0.trim(), Scope::Read)?;
         let project = validate::project("project", &project.0)?;
         if let Some(s) = status.0.as_deref() {
             if !STATUSES.contains(&s) {
                 return Err(ApiError::invalid(
-                    "invalid_status",
+                    Code::InvalidStatus,
                     "status",
                     "status is `proposed`, `active` or `rejected`",
                 )
@@ -135,7 +135,7 @@ impl BeliefsApi {
         auth: Data<&Principal>,
         id: Path<String>,
         project: Query<Option<String>>,
-    ) -> Handled<Json<BeliefReviewed>> {
+    ) -> Handled<Json<BeliefReviewed>, (Guarded, Missing, Conflicts)> {
         self.review(&auth, &id.0, project.0.as_deref(), &["proposed"], "active")
             .await
     }
@@ -148,7 +148,7 @@ impl BeliefsApi {
         auth: Data<&Principal>,
         id: Path<String>,
         project: Query<Option<String>>,
-    ) -> Handled<Json<BeliefReviewed>> {
+    ) -> Handled<Json<BeliefReviewed>, (Guarded, Missing, Conflicts)> {
         self.review(
             &auth,
             &id.0,
@@ -168,19 +168,19 @@ impl BeliefsApi {
         project: Option<&str>,
         from: &[&str],
         to: &str,
-    ) -> Handled<Json<BeliefReviewed>> {
+    ) -> Handled<Json<BeliefReviewed>, (Guarded, Missing, Conflicts)> {
         let project = scoped_project(auth, project, Scope::Write)?
             .ok_or_else(|| ApiError::missing("project"))?;
         let id = validate::id("id", id)?;
         let r = beliefs::set_status(&self.0.store, &project, &id, from, to, &auth.actor())
             .await?
-            .ok_or_else(|| ApiError::not_found("belief", "id"))?;
+            .ok_or_else(|| ApiError::not_found(Code::BeliefNotFound, "id"))?;
         if r.status != to {
-            return Err(ApiError::Conflict {
-                code: "invalid_transition",
-                message: format!("a {} belief cannot become {to}", r.previous),
-                field: Some("id".into()),
-            }
+            return Err(ApiError::invalid(
+                Code::InvalidTransition,
+                "id",
+                format!("a {} belief cannot become {to}", r.previous),
+            )
             .into());
         }
         Ok(Json(BeliefReviewed {

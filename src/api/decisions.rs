@@ -6,7 +6,7 @@ use poem::web::Data;
 use poem_openapi::{param::Query, payload::Json, ApiResponse, Object, OpenApi};
 
 use super::body::JsonBody;
-use super::error::Handled;
+use super::error::{Body, Guarded, Handled, Missing, Unknown};
 use super::ApiTags;
 use crate::app::AppState;
 use crate::auth::{Principal, Scope};
@@ -48,7 +48,7 @@ impl DecisionsApi {
         &self,
         auth: Data<&Principal>,
         body: JsonBody<DecisionInput>,
-    ) -> Handled<DecisionWritten> {
+    ) -> Handled<DecisionWritten, (Guarded, Body, Missing, Unknown)> {
         auth.require(body.0.project.trim(), Scope::Write)?;
         let (id, applied) = self.0.capture.record_decision(&body.0).await?;
         if applied == Applied::Queued {
@@ -91,7 +91,7 @@ impl DecisionsApi {
         file: Query<Option<String>>,
         /// At most this many (default 100, max 1000).
         limit: Query<Option<i64>>,
-    ) -> Handled<Json<DecisionList>> {
+    ) -> Handled<Json<DecisionList>, Guarded> {
         auth.require(project.0.trim(), Scope::Read)?;
         let project = validate::project("project", &project.0)?;
         let key = subject.0.as_deref().map(subject_key);

@@ -12,12 +12,12 @@ use poem_openapi::{
 };
 
 use super::body::JsonBody;
-use super::error::Handled;
+use super::error::{Body, Conflicts, Guarded, Handled, Missing};
 use super::{scoped_project, ApiTags};
 use crate::app::AppState;
 use crate::auth::{Principal, Scope};
 use crate::domain::validate;
-use crate::error::ApiError;
+use crate::error::{ApiError, Code};
 use crate::extract::{self, Job, RunRequest};
 use crate::graph::extraction::{self as g, RunStats, RunView};
 use crate::graph::now_ms;
@@ -107,7 +107,11 @@ impl ExtractionApi {
     /// with `dry_run`, 200 with each prompt and its token count. 409 `extraction_running`
     /// while another run of the project is in progress.
     #[oai(path = "/extraction/runs", method = "post")]
-    async fn start(&self, auth: Data<&Principal>, body: JsonBody<RunInput>) -> Handled<RunAnswer> {
+    async fn start(
+        &self,
+        auth: Data<&Principal>,
+        body: JsonBody<RunInput>,
+    ) -> Handled<RunAnswer, (Guarded, Body, Conflicts)> {
         auth.require(body.0.project.trim(), Scope::Write)?;
         let b = body.0;
         let project = validate::project("project", &b.project)?;
@@ -119,7 +123,7 @@ impl ExtractionApi {
                 now_ms()
                     - extract::parse_since(s).ok_or_else(|| {
                         ApiError::invalid(
-                            "invalid_since",
+                            Code::InvalidSince,
                             "since",
                             "`since` is a number and a unit: 24h, 7d, 30m",
                         )
@@ -130,7 +134,7 @@ impl ExtractionApi {
         let max_sessions = b.max_sessions.unwrap_or(500);
         if !(1..=MAX_SESSIONS_PER_RUN).contains(&max_sessions) {
             return Err(ApiError::invalid(
-                "invalid_max_sessions",
+                Code::InvalidMaxSessions,
                 "max_sessions",
                 format!("`max_sessions` is between 1 and {MAX_SESSIONS_PER_RUN}"),
             )
@@ -144,11 +148,12 @@ impl ExtractionApi {
             settings.belief_half_life_ms(),
         )
         .map_err(ApiError::internal)?;
-        let guard = RunningGuard::take(&project).ok_or_else(|| ApiError::Conflict {
-            code: "extraction_running",
-            message: "an extraction run of this project is in progress; wait for it to finish"
-                .into(),
-            field: Some("project".into()),
+        let guard = RunningGuard::take(&project).ok_or_else(|| {
+            ApiError::invalid(
+                Code::ExtractionRunning,
+                "project",
+                "an extraction run of this project is in progress; wait for it to finish",
+            )
         })?;
         let mut req = RunRequest {
             project: Some(project.clone()),
@@ -219,13 +224,13 @@ impl ExtractionApi {
         auth: Data<&Principal>,
         id: Path<String>,
         project: Query<Option<String>>,
-    ) -> Handled<Json<RunView>> {
+    ) -> Handled<Json<RunView>, (Guarded, Missing)> {
         let project = scoped_project(&auth, project.0.as_deref(), Scope::Read)?;
         let id = validate::id("id", &id.0)?;
         let run = g::run_get(&self.0.store, &id)
             .await?
             .filter(|r| project.as_deref().is_none_or(|p| p == r.project))
-            .ok_or_else(|| ApiError::not_found("extraction run", "id"))?;
+            .ok_or_else(|| ApiError::not_found(Code::ExtractionRunNotFound, "id"))?;
         Ok(Json(run))
     }
 }

@@ -11,7 +11,7 @@ use poem::web::Data;
 use poem_openapi::{param::Query, payload::Json, Object, OpenApi};
 
 use super::body::JsonBody;
-use super::error::Handled;
+use super::error::{Body, Conflicts, Guarded, Handled, Missing, TimedOut, Unknown};
 use super::ApiTags;
 use crate::app::AppState;
 use crate::auth::{Principal, Scope};
@@ -64,7 +64,7 @@ impl HooksApi {
         /// the events spooled before it).
         answer_only: Query<Option<bool>>,
         body: JsonBody<serde_json::Value>,
-    ) -> Handled<Json<HookReply>> {
+    ) -> Handled<Json<HookReply>, (Guarded, Body, Missing, Conflicts, Unknown, TimedOut)> {
         let event = mapping::parse(body.0)?;
         let project = project
             .0

@@ -9,12 +9,12 @@ use poem_openapi::{
     ApiResponse, OpenApi, ResponseContent,
 };
 
-use super::error::Handled;
+use super::error::{Guarded, Handled};
 use super::ApiTags;
 use crate::app::AppState;
 use crate::auth::{Principal, Scope};
 use crate::domain::{limits::MAX_FILES_PER_OPERATION, limits::MAX_PATH_CHARS, paths, validate};
-use crate::error::ApiError;
+use crate::error::{ApiError, Code};
 use crate::knowledge::{self, KnowledgeReport};
 
 pub struct KnowledgeApi(pub Arc<AppState>);
@@ -47,7 +47,7 @@ impl KnowledgeApi {
         files: Query<String>,
         format: Query<Option<String>>,
         budget_tokens: Query<Option<u32>>,
-    ) -> Handled<KnowledgeResponse> {
+    ) -> Handled<KnowledgeResponse, Guarded> {
         let project = validate::project("project", &project.0)?;
         auth.require(&project, Scope::Read)?;
         let mut list: Vec<String> = Vec::new();
@@ -71,7 +71,7 @@ impl KnowledgeApi {
         let budget = budget_tokens.0.unwrap_or(2000);
         if !(16..=32_000).contains(&budget) {
             return Err(ApiError::invalid(
-                "out_of_range",
+                Code::OutOfRange,
                 "budget_tokens",
                 "budget_tokens is between 16 and 32000",
             )
@@ -82,7 +82,7 @@ impl KnowledgeApi {
             Some("markdown") => true,
             Some(_) => {
                 return Err(ApiError::invalid(
-                    "invalid_format",
+                    Code::InvalidFormat,
                     "format",
                     "format is `json` or `markdown`",
                 )

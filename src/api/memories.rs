@@ -6,7 +6,7 @@ use poem::web::Data;
 use poem_openapi::{payload::Json, ApiResponse, Object, OpenApi};
 
 use super::body::JsonBody;
-use super::error::Handled;
+use super::error::{Body, Guarded, Handled, Missing};
 use super::ApiTags;
 use crate::app::AppState;
 use crate::auth::{Principal, Scope};
@@ -38,7 +38,7 @@ impl MemoriesApi {
         &self,
         auth: Data<&Principal>,
         body: JsonBody<MemoryInput>,
-    ) -> Handled<MemoryWritten> {
+    ) -> Handled<MemoryWritten, (Guarded, Body, Missing)> {
         auth.require(body.0.project.trim(), Scope::Write)?;
         let (id, applied) = self.0.capture.remember(&body.0).await?;
         Ok(match applied {

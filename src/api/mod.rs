@@ -1,5 +1,5 @@
 //! The HTTP surface: one `#[OpenApi]` struct per resource, the error table's HTTP face
-//! ([`error`]), request metrics, and the route tree with `/openapi.json` and `/docs`.
+//! ([`error`]), request ids, spans and metrics ([`trace`]), and the route tree with `/openapi.json` and `/docs`.
 
 pub mod beliefs;
 pub mod body;
@@ -10,11 +10,11 @@ pub mod health;
 pub mod hooks;
 pub mod knowledge;
 pub mod memories;
-pub mod metrics_mw;
 pub mod projects;
 pub mod recall;
 pub mod search;
 pub mod sessions;
+pub mod trace;
 
 use std::sync::Arc;
 
@@ -120,5 +120,5 @@ pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint {
         .at("/mcp", mcp)
         .with(crate::auth::RequireKey(auth))
         .with(error::JsonErrors { max_body })
-        .with(metrics_mw::RequestMetrics)
+        .with(trace::RequestTrace)
 }

@@ -11,14 +11,14 @@ use poem_openapi::{
 };
 
 use super::body::JsonBody;
-use super::error::Handled;
+use super::error::{Body, Guarded, Handled, Missing};
 use super::{scoped_project, ApiTags};
 use crate::app::AppState;
 use crate::auth::{Principal, Scope};
 use crate::config::Encoding;
 use crate::domain::budget::{self, Allocation};
 use crate::domain::validate;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, Code};
 use crate::recall::{
     self,
     context::{self, Context, MAX_TASK_CHARS},
@@ -77,7 +77,7 @@ impl AllocationInput {
         };
         a.check().map_err(|e| {
             ApiError::invalid(
-                "invalid_allocation",
+                Code::InvalidAllocation,
                 format!("allocation.{}", e.field),
                 e.message,
             )
@@ -92,7 +92,7 @@ fn parse_encoding(value: Option<&str>, default: Encoding) -> ApiResult<Encoding>
         Some("o200k_base") => Ok(Encoding::O200kBase),
         Some("cl100k_base") => Ok(Encoding::Cl100kBase),
         Some(_) => Err(ApiError::invalid(
-            "invalid_encoding",
+            Code::InvalidEncoding,
             "encoding",
             "encoding is `o200k_base` or `cl100k_base`",
         )),
@@ -114,7 +114,7 @@ impl RecallApi {
             None => {
                 crate::graph::sessions::get(&self.0.store, &id)
                     .await?
-                    .ok_or_else(|| ApiError::not_found("session", "id"))?
+                    .ok_or_else(|| ApiError::not_found(Code::SessionNotFound, "id"))?
                     .project
             }
         };
@@ -144,11 +144,11 @@ impl RecallApi {
         include_writes: Query<Option<bool>>,
         /// At most this many operations, 0 to 5000 (default 1000).
         max_operations: Query<Option<i64>>,
-    ) -> Handled<Json<Reconstruction>> {
+    ) -> Handled<Json<Reconstruction>, (Guarded, Missing)> {
         let max = max_operations.0.unwrap_or(1_000);
         if !(0..=MAX_OPERATIONS as i64).contains(&max) {
             return Err(ApiError::invalid(
-                "invalid_max_operations",
+                Code::InvalidMaxOperations,
                 "max_operations",
                 format!("max_operations is between 0 and {MAX_OPERATIONS}"),
             )
@@ -177,10 +177,10 @@ impl RecallApi {
         project: Query<Option<String>>,
         /// Token limit, 1 to 200,000.
         token_limit: Query<i64>,
-    ) -> Handled<Json<Window>> {
+    ) -> Handled<Json<Window>, (Guarded, Missing)> {
         if !(1..=MAX_TOKEN_LIMIT as i64).contains(&token_limit.0) {
             return Err(ApiError::invalid(
-                "invalid_token_limit",
+                Code::InvalidTokenLimit,
                 "token_limit",
                 format!("token_limit is between 1 and {MAX_TOKEN_LIMIT}"),
             )
@@ -210,7 +210,7 @@ impl RecallApi {
         &self,
         auth: Data<&Principal>,
         body: JsonBody<ContextBody>,
-    ) -> Handled<Json<Context>> {
+    ) -> Handled<Json<Context>, (Guarded, Body, Missing)> {
         let b = body.0;
         auth.require(b.project.trim(), Scope::Read)?;
         let project = validate::project("project", &b.project)?;
@@ -222,7 +222,7 @@ impl RecallApi {
         let task = validate::opt_text("task", b.task.as_deref(), MAX_TASK_CHARS)?;
         if session_id.is_none() && task.is_none() {
             return Err(ApiError::invalid(
-                "missing_field",
+                Code::MissingField,
                 "session_id",
                 "give `session_id` (context for a session) or `task` (context for a task)",
             )
@@ -232,7 +232,7 @@ impl RecallApi {
         let hi = budget::MAX_BUDGET_TOKENS as i64;
         if !(lo..=hi).contains(&b.budget_tokens) {
             return Err(ApiError::invalid(
-                "invalid_budget",
+                Code::InvalidBudget,
                 "budget_tokens",
                 format!("budget_tokens is between {lo} and {hi}"),
             )

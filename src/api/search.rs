@@ -7,12 +7,12 @@ use poem::web::Data;
 use poem_openapi::{param::Query, payload::Json, Object, OpenApi};
 
 use super::body::JsonBody;
-use super::error::Handled;
+use super::error::{Body, Guarded, Handled};
 use super::ApiTags;
 use crate::app::AppState;
 use crate::auth::{Principal, Scope};
 use crate::domain::validate;
-use crate::error::ApiError;
+use crate::error::{ApiError, Code};
 use crate::recall::handover::{self, Handover};
 use crate::recall::search::{self, Hit, Mode, Weights};
 use crate::recall::turns::{self, MatchedBy, TurnHit, TurnQuery};
@@ -51,7 +51,7 @@ pub fn search_input(body: &SearchRequest) -> Result<(String, String, usize), Api
         Some(n) if (1..=search::MAX_LIMIT as u32).contains(&n) => n as usize,
         Some(_) => {
             return Err(ApiError::invalid(
-                "invalid_limit",
+                Code::InvalidLimit,
                 "limit",
                 format!("`limit` must be between 1 and {}", search::MAX_LIMIT),
             ))
@@ -170,7 +170,7 @@ pub fn turn_search_input(body: &TurnSearchRequest) -> Result<TurnSearchInput, Ap
         None => None,
         Some(t) if t.len() > turns::MAX_TYPES => {
             return Err(ApiError::invalid(
-                "invalid_types",
+                Code::InvalidTypes,
                 "types",
                 format!("`types` names at most {} kinds", turns::MAX_TYPES),
             ))
@@ -178,7 +178,7 @@ pub fn turn_search_input(body: &TurnSearchRequest) -> Result<TurnSearchInput, Ap
         Some(t) => {
             if let Some(i) = t.iter().position(|k| !TURN_KINDS.contains(&k.as_str())) {
                 return Err(ApiError::invalid(
-                    "invalid_types",
+                    Code::InvalidTypes,
                     format!("types[{i}]"),
                     format!("`types` entries are among: {}", TURN_KINDS.join(", ")),
                 ));
@@ -241,7 +241,7 @@ impl SearchApi {
         &self,
         auth: Data<&Principal>,
         body: JsonBody<SearchRequest>,
-    ) -> Handled<Json<SearchResponse>> {
+    ) -> Handled<Json<SearchResponse>, (Guarded, Body)> {
         let (project, query, limit) = search_input(&body.0)?;
         auth.require(&project, Scope::Read)?;
         let started = std::time::Instant::now();
@@ -273,7 +273,7 @@ impl SearchApi {
         &self,
         auth: Data<&Principal>,
         body: JsonBody<TurnSearchRequest>,
-    ) -> Handled<Json<TurnSearchResponse>> {
+    ) -> Handled<Json<TurnSearchResponse>, (Guarded, Body)> {
         Ok(Json(turn_search(&self.0, &auth, &body.0).await?))
     }
 
@@ -291,7 +291,7 @@ impl SearchApi {
         session_id: Query<Option<String>>,
         /// Token budget of `markdown`: 50 to 20000, default 1500.
         budget_tokens: Query<Option<u32>>,
-    ) -> Handled<Json<Handover>> {
+    ) -> Handled<Json<Handover>, Guarded> {
         let project = validate::project("project", &project.0)?;
         auth.require(&project, Scope::Read)?;
         let session_id = match session_id.0.as_deref() {
@@ -305,7 +305,7 @@ impl SearchApi {
             }
             Some(_) => {
                 return Err(ApiError::invalid(
-                    "invalid_budget",
+                    Code::InvalidBudget,
                     "budget_tokens",
                     format!(
                         "`budget_tokens` must be between {} and {}",

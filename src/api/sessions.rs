@@ -10,7 +10,7 @@ use poem_openapi::{
 };
 
 use super::body::JsonBody;
-use super::error::Handled;
+use super::error::{Body, Conflicts, Guarded, Handled, Missing, TimedOut, Unknown};
 use super::{scoped_project, ApiTags};
 use crate::app::AppState;
 use crate::auth::{Principal, Scope};
@@ -18,7 +18,7 @@ use crate::capture::Applied;
 use crate::domain::{
     operation::OperationInput, record::SessionClose, record::SessionStart, validate,
 };
-use crate::error::ApiError;
+use crate::error::{ApiError, Code};
 use crate::graph::sessions::SessionRow;
 
 pub struct SessionsApi(pub Arc<AppState>);
@@ -95,7 +95,7 @@ impl SessionsApi {
         &self,
         auth: Data<&Principal>,
         body: JsonBody<SessionStart>,
-    ) -> Handled<SessionWritten> {
+    ) -> Handled<SessionWritten, (Guarded, Body, Conflicts, Unknown)> {
         auth.require(body.0.project.trim(), Scope::Write)?;
         let (id, applied) = self.0.capture.start_session(&body.0).await?;
         Ok(SessionWritten::from(id, applied))
@@ -108,13 +108,13 @@ impl SessionsApi {
         auth: Data<&Principal>,
         id: Path<String>,
         project: Query<Option<String>>,
-    ) -> Handled<Json<SessionRow>> {
+    ) -> Handled<Json<SessionRow>, (Guarded, Missing)> {
         let project = Query(scoped_project(&auth, project.0.as_deref(), Scope::Read)?);
         let id = validate::id("id", &id.0)?;
         let row = crate::graph::sessions::get(&self.0.store, &id)
             .await?
             .filter(|s| project.0.as_deref().is_none_or(|p| p == s.project))
-            .ok_or_else(|| ApiError::not_found("session", "id"))?;
+            .ok_or_else(|| ApiError::not_found(Code::SessionNotFound, "id"))?;
         Ok(Json(row))
     }
 
@@ -126,7 +126,7 @@ impl SessionsApi {
         id: Path<String>,
         project: Query<Option<String>>,
         body: JsonBody<SessionClose>,
-    ) -> Handled<SessionWritten> {
+    ) -> Handled<SessionWritten, (Guarded, Body, Missing)> {
         let project = Query(scoped_project(&auth, project.0.as_deref(), Scope::Write)?);
         let id = validate::id("id", &id.0)?;
         let applied = self
@@ -149,7 +149,7 @@ impl SessionsApi {
         /// Wait until the batch is in Neo4j (read-your-writes).
         sync: Query<Option<bool>>,
         body: JsonBody<OperationBatch>,
-    ) -> Handled<OperationsWritten> {
+    ) -> Handled<OperationsWritten, (Guarded, Body, Missing, Unknown, TimedOut)> {
         let project = Query(scoped_project(&auth, project.0.as_deref(), Scope::Write)?);
         let (count, applied) = self
             .0
@@ -179,7 +179,7 @@ impl SessionsApi {
         auth: Data<&Principal>,
         id: Path<String>,
         project: Query<Option<String>>,
-    ) -> Handled<Json<Deleted>> {
+    ) -> Handled<Json<Deleted>, (Guarded, Missing, TimedOut)> {
         let project = Query(scoped_project(&auth, project.0.as_deref(), Scope::Admin)?);
         let applied = self
             .0
@@ -191,7 +191,7 @@ impl SessionsApi {
         }
         match applied {
             Applied::Yes => Ok(Json(Deleted { deleted: true })),
-            Applied::Queued => Err(ApiError::Timeout("deleting the session").into()),
+            Applied::Queued => Err(ApiError::timeout("deleting the session").into()),
         }
     }
 }

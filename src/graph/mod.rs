@@ -118,9 +118,9 @@ pub fn is_unavailable(err: &neo4rs::Error) -> bool {
 impl From<StoreError> for crate::error::ApiError {
     fn from(err: StoreError) -> Self {
         if err.is_unavailable() {
-            Self::Unavailable(err.to_string())
+            Self::unavailable(err)
         } else {
-            Self::Internal(err.to_string())
+            Self::internal(err)
         }
     }
 }

@@ -46,3 +46,43 @@ async fn swagger_ui_is_served() {
     let html = r.text().await.unwrap();
     assert!(html.to_lowercase().contains("swagger"));
 }
+
+/// Each route lists the error statuses it can answer, not every status the server knows.
+#[tokio::test]
+async fn routes_list_only_their_own_error_statuses() {
+    let app = spawn_app().await;
+    let spec: serde_json::Value = app
+        .client
+        .get(app.url("/openapi.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let statuses = |path: &str, method: &str| -> Vec<String> {
+        let responses = spec["paths"][path][method]["responses"]
+            .as_object()
+            .unwrap_or_else(|| panic!("{method} {path} has responses"));
+        responses.keys().cloned().collect()
+    };
+    let listed = statuses("/v1/decisions", "get");
+    assert!(listed.contains(&"401".into()) && listed.contains(&"503".into()));
+    for absent in ["404", "409", "413", "415", "422", "504"] {
+        assert!(
+            !listed.contains(&absent.into()),
+            "GET /v1/decisions lists {absent}"
+        );
+    }
+    let listed = statuses("/v1/sessions/{id}/operations", "post");
+    for present in ["202", "400", "404", "413", "415", "422", "504"] {
+        assert!(
+            listed.contains(&present.into()),
+            "operations lacks {present}"
+        );
+    }
+    assert!(!listed.contains(&"409".into()));
+    let listed = statuses("/v1/sessions/{id}", "get");
+    assert!(listed.contains(&"404".into()));
+    assert!(!listed.contains(&"413".into()));
+}
