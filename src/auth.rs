@@ -349,9 +349,6 @@ impl<E: Endpoint> Endpoint for RequireKeyEndpoint<E> {
                 );
                 return Ok(resp);
             }
-            if let Some(project) = principal.project_scope() {
-                crate::api::trace::record_project(project);
-            }
             req.extensions_mut().insert(principal);
         }
         Ok(self.inner.call(req).await?.into_response())

@@ -4,6 +4,8 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
+use tracing::Instrument;
+
 use poem::web::Data;
 use poem_openapi::{
     param::{Path, Query},
@@ -189,6 +191,7 @@ impl ExtractionApi {
         req.run_id = Some(run_id.clone());
         let mode = job.mode().to_string();
         let store = self.0.store.clone();
+        let span = tracing::info_span!("job", job.name = "extraction", run.id = %run_id, project = %project);
         tokio::spawn(async move {
             let _guard = guard;
             let started = now_ms();
@@ -208,7 +211,7 @@ impl ExtractionApi {
                     tracing::error!(error = %e, "could not record the failed extraction run");
                 }
             }
-        });
+        }.instrument(span));
         Ok(RunAnswer::Started(Json(RunStarted {
             run_id,
             status: "running".into(),

@@ -29,7 +29,7 @@ pub fn accepted_request_id(sent: Option<&HeaderValue>) -> Option<String> {
 
 /// Records the project a request touches on the request's span.
 pub fn record_project(project: &str) {
-    tracing::Span::current().record("project", project);
+    tracing::Span::current().record("project", tracing::field::display(project));
 }
 
 pub struct RequestTrace;
@@ -71,7 +71,7 @@ impl<E: Endpoint> Endpoint for RequestTraceEndpoint<E> {
             .map_or_else(|| "unmatched".to_string(), |p| p.0.to_string());
         let status = resp.status().as_u16();
         let elapsed = started.elapsed().as_secs_f64();
-        span.record("http.route", route.as_str());
+        span.record("http.route", tracing::field::display(&route));
         span.record("http.status", status);
         span.record("duration_ms", elapsed * 1000.0);
         span.in_scope(|| {

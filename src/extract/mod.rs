@@ -164,6 +164,7 @@ impl Job {
     }
 
     /// One run over the pending sessions.
+    #[tracing::instrument(name = "extraction", skip_all, fields(run.id = ?req.run_id, project = ?req.project, mode = self.mode()))]
     pub async fn run_once(
         &self,
         req: &RunRequest,
