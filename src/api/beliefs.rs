@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use poem::web::Data;
 use poem_openapi::{
     param::{Path, Query},
     payload::Json,
@@ -11,6 +10,7 @@ use poem_openapi::{
 
 use super::body::JsonBody;
 use super::error::{Body, Conflicts, Guarded, Handled, Missing};
+use super::key::ApiKey;
 use super::{scoped_project, ApiTags};
 use crate::app::AppState;
 use crate::auth::{Principal, Scope};
@@ -60,7 +60,7 @@ impl BeliefsApi {
     #[oai(path = "/beliefs", method = "post")]
     async fn create(
         &self,
-        auth: Data<&Principal>,
+        auth: ApiKey,
         body: JsonBody<BeliefInput>,
     ) -> Handled<Json<BeliefCreated>, (Guarded, Body)> {
         auth.require(body.0.project.trim(), Scope::Write)?;
@@ -98,7 +98,7 @@ impl BeliefsApi {
     #[oai(path = "/beliefs", method = "get")]
     async fn list(
         &self,
-        auth: Data<&Principal>,
+        auth: ApiKey,
         project: Query<String>,
         /// `proposed`, `active` or `rejected`.
         status: Query<Option<String>>,
@@ -132,7 +132,7 @@ impl BeliefsApi {
     #[oai(path = "/beliefs/:id/approve", method = "post")]
     async fn approve(
         &self,
-        auth: Data<&Principal>,
+        auth: ApiKey,
         id: Path<String>,
         project: Query<Option<String>>,
     ) -> Handled<Json<BeliefReviewed>, (Guarded, Missing, Conflicts)> {
@@ -145,7 +145,7 @@ impl BeliefsApi {
     #[oai(path = "/beliefs/:id/reject", method = "post")]
     async fn reject(
         &self,
-        auth: Data<&Principal>,
+        auth: ApiKey,
         id: Path<String>,
         project: Query<Option<String>>,
     ) -> Handled<Json<BeliefReviewed>, (Guarded, Missing, Conflicts)> {

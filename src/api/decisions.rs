@@ -2,14 +2,14 @@
 
 use std::sync::Arc;
 
-use poem::web::Data;
 use poem_openapi::{param::Query, payload::Json, ApiResponse, Object, OpenApi};
 
 use super::body::JsonBody;
 use super::error::{Body, Guarded, Handled, Missing, Unknown};
+use super::key::ApiKey;
 use super::ApiTags;
 use crate::app::AppState;
-use crate::auth::{Principal, Scope};
+use crate::auth::Scope;
 use crate::capture::Applied;
 use crate::domain::{record::subject_key, record::DecisionInput, validate};
 use crate::graph::decisions::{self, DecisionFilter, DecisionView};
@@ -46,7 +46,7 @@ impl DecisionsApi {
     #[oai(path = "/decisions", method = "post")]
     async fn record(
         &self,
-        auth: Data<&Principal>,
+        auth: ApiKey,
         body: JsonBody<DecisionInput>,
     ) -> Handled<DecisionWritten, (Guarded, Body, Missing, Unknown)> {
         auth.require(body.0.project.trim(), Scope::Write)?;
@@ -85,7 +85,7 @@ impl DecisionsApi {
     #[oai(path = "/decisions", method = "get")]
     async fn list(
         &self,
-        auth: Data<&Principal>,
+        auth: ApiKey,
         project: Query<String>,
         subject: Query<Option<String>>,
         file: Query<Option<String>>,

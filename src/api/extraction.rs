@@ -6,7 +6,6 @@ use std::sync::{Arc, Mutex};
 
 use tracing::Instrument;
 
-use poem::web::Data;
 use poem_openapi::{
     param::{Path, Query},
     payload::Json,
@@ -15,9 +14,10 @@ use poem_openapi::{
 
 use super::body::JsonBody;
 use super::error::{Body, Conflicts, Guarded, Handled, Missing};
+use super::key::ApiKey;
 use super::{scoped_project, ApiTags};
 use crate::app::AppState;
-use crate::auth::{Principal, Scope};
+use crate::auth::Scope;
 use crate::domain::validate;
 use crate::error::{ApiError, Code};
 use crate::extract::{self, Job, RunRequest};
@@ -111,7 +111,7 @@ impl ExtractionApi {
     #[oai(path = "/extraction/runs", method = "post")]
     async fn start(
         &self,
-        auth: Data<&Principal>,
+        auth: ApiKey,
         body: JsonBody<RunInput>,
     ) -> Handled<RunAnswer, (Guarded, Body, Conflicts)> {
         auth.require(body.0.project.trim(), Scope::Write)?;
@@ -224,7 +224,7 @@ impl ExtractionApi {
     #[oai(path = "/extraction/runs/:id", method = "get")]
     async fn get(
         &self,
-        auth: Data<&Principal>,
+        auth: ApiKey,
         id: Path<String>,
         project: Query<Option<String>>,
     ) -> Handled<Json<RunView>, (Guarded, Missing)> {

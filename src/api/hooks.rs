@@ -7,14 +7,14 @@
 
 use std::sync::Arc;
 
-use poem::web::Data;
 use poem_openapi::{param::Query, payload::Json, Object, OpenApi};
 
 use super::body::JsonBody;
 use super::error::{Body, Conflicts, Guarded, Handled, Missing, TimedOut, Unknown};
+use super::key::ApiKey;
 use super::ApiTags;
 use crate::app::AppState;
-use crate::auth::{Principal, Scope};
+use crate::auth::Scope;
 use crate::claude::{self, context, mapping, mapping::Reply};
 use crate::domain::validate;
 use crate::error::ApiError;
@@ -51,7 +51,7 @@ impl HooksApi {
     #[oai(path = "/hooks/claude-code", method = "post")]
     async fn claude_code(
         &self,
-        auth: Data<&Principal>,
+        auth: ApiKey,
         /// The project the event belongs to (default: the key's project, else the git root
         /// name of the event's `cwd`).
         project: Query<Option<String>>,

@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use poem::web::Data;
 use poem_openapi::{
     param::Query,
     payload::{Json, PlainText},
@@ -10,9 +9,10 @@ use poem_openapi::{
 };
 
 use super::error::{Guarded, Handled};
+use super::key::ApiKey;
 use super::ApiTags;
 use crate::app::AppState;
-use crate::auth::{Principal, Scope};
+use crate::auth::Scope;
 use crate::domain::{limits::MAX_FILES_PER_OPERATION, limits::MAX_PATH_CHARS, paths, validate};
 use crate::error::{ApiError, Code};
 use crate::knowledge::{self, KnowledgeReport};
@@ -42,7 +42,7 @@ impl KnowledgeApi {
     #[oai(path = "/knowledge", method = "get")]
     async fn knowledge(
         &self,
-        auth: Data<&Principal>,
+        auth: ApiKey,
         project: Query<String>,
         files: Query<String>,
         format: Query<Option<String>>,

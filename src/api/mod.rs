@@ -8,6 +8,7 @@ pub mod error;
 pub mod extraction;
 pub mod health;
 pub mod hooks;
+pub mod key;
 pub mod knowledge;
 pub mod memories;
 pub mod projects;
@@ -83,8 +84,10 @@ pub fn service(state: Arc<AppState>) -> OpenApiService<Apis, ()> {
         env!("CARGO_PKG_VERSION"),
     )
     .description(
-        "A durable, queryable memory for AI coding agents. Errors are always \
-         `{\"error\": {\"code\", \"message\", \"field\"?}}` with a stable `code`.",
+        "A durable, queryable memory for AI coding agents. Every `/v1` route needs \
+         `Authorization: Bearer <key>`. Errors are always \
+         `{\"error\": {\"code\", \"message\", \"field\"?, \"request_id\"}}` with a stable \
+         `code`; `request_id` is the request's `X-Request-Id` (sent, or made by the server).",
     )
 }
 

@@ -2,14 +2,14 @@
 
 use std::sync::Arc;
 
-use poem::web::Data;
 use poem_openapi::{param::Path, payload::Json, OpenApi};
 
 use super::error::{Guarded, Handled, TimedOut};
+use super::key::ApiKey;
 use super::sessions::Deleted;
 use super::ApiTags;
 use crate::app::AppState;
-use crate::auth::{Principal, Scope};
+use crate::auth::Scope;
 use crate::capture::Applied;
 use crate::error::ApiError;
 
@@ -21,7 +21,7 @@ impl ProjectsApi {
     #[oai(path = "/projects/:id", method = "delete")]
     async fn delete(
         &self,
-        auth: Data<&Principal>,
+        auth: ApiKey,
         id: Path<String>,
     ) -> Handled<Json<Deleted>, (Guarded, TimedOut)> {
         auth.require(id.0.trim(), Scope::Admin)?;

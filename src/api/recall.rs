@@ -3,7 +3,6 @@
 
 use std::sync::Arc;
 
-use poem::web::Data;
 use poem_openapi::{
     param::{Path, Query},
     payload::Json,
@@ -12,6 +11,7 @@ use poem_openapi::{
 
 use super::body::JsonBody;
 use super::error::{Body, Guarded, Handled, Missing};
+use super::key::ApiKey;
 use super::{scoped_project, ApiTags};
 use crate::app::AppState;
 use crate::auth::{Principal, Scope};
@@ -133,7 +133,7 @@ impl RecallApi {
     #[allow(clippy::too_many_arguments)] // one per query parameter of the contract
     async fn reconstruction(
         &self,
-        auth: Data<&Principal>,
+        auth: ApiKey,
         id: Path<String>,
         project: Query<Option<String>>,
         /// Include decision operations and the decisions list (default true).
@@ -172,7 +172,7 @@ impl RecallApi {
     #[oai(path = "/sessions/:id/window", method = "get")]
     async fn window(
         &self,
-        auth: Data<&Principal>,
+        auth: ApiKey,
         id: Path<String>,
         project: Query<Option<String>>,
         /// Token limit, 1 to 200,000.
@@ -208,7 +208,7 @@ impl RecallApi {
     #[oai(path = "/context", method = "post")]
     async fn context(
         &self,
-        auth: Data<&Principal>,
+        auth: ApiKey,
         body: JsonBody<ContextBody>,
     ) -> Handled<Json<Context>, (Guarded, Body, Missing)> {
         let b = body.0;

@@ -3,11 +3,11 @@
 
 use std::sync::Arc;
 
-use poem::web::Data;
 use poem_openapi::{param::Query, payload::Json, Object, OpenApi};
 
 use super::body::JsonBody;
 use super::error::{Body, Guarded, Handled};
+use super::key::ApiKey;
 use super::ApiTags;
 use crate::app::AppState;
 use crate::auth::{Principal, Scope};
@@ -239,7 +239,7 @@ impl SearchApi {
     #[oai(path = "/sessions/search", method = "post")]
     async fn search(
         &self,
-        auth: Data<&Principal>,
+        auth: ApiKey,
         body: JsonBody<SearchRequest>,
     ) -> Handled<Json<SearchResponse>, (Guarded, Body)> {
         let (project, query, limit) = search_input(&body.0)?;
@@ -271,7 +271,7 @@ impl SearchApi {
     #[oai(path = "/search", method = "post")]
     async fn turns(
         &self,
-        auth: Data<&Principal>,
+        auth: ApiKey,
         body: JsonBody<TurnSearchRequest>,
     ) -> Handled<Json<TurnSearchResponse>, (Guarded, Body)> {
         Ok(Json(turn_search(&self.0, &auth, &body.0).await?))
@@ -284,7 +284,7 @@ impl SearchApi {
     #[oai(path = "/handover", method = "get")]
     async fn handover(
         &self,
-        auth: Data<&Principal>,
+        auth: ApiKey,
         /// Project id (at most 128 characters).
         project: Query<String>,
         /// The session waking up (its task says what is related); optional.

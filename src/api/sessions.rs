@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use poem::web::Data;
 use poem_openapi::{
     param::{Path, Query},
     payload::Json,
@@ -11,9 +10,10 @@ use poem_openapi::{
 
 use super::body::JsonBody;
 use super::error::{Body, Conflicts, Guarded, Handled, Missing, TimedOut, Unknown};
+use super::key::ApiKey;
 use super::{scoped_project, ApiTags};
 use crate::app::AppState;
-use crate::auth::{Principal, Scope};
+use crate::auth::Scope;
 use crate::capture::Applied;
 use crate::domain::{
     operation::OperationInput, record::SessionClose, record::SessionStart, validate,
@@ -93,7 +93,7 @@ impl SessionsApi {
     #[oai(path = "/sessions", method = "post")]
     async fn start(
         &self,
-        auth: Data<&Principal>,
+        auth: ApiKey,
         body: JsonBody<SessionStart>,
     ) -> Handled<SessionWritten, (Guarded, Body, Conflicts, Unknown)> {
         auth.require(body.0.project.trim(), Scope::Write)?;
@@ -105,7 +105,7 @@ impl SessionsApi {
     #[oai(path = "/sessions/:id", method = "get")]
     async fn get(
         &self,
-        auth: Data<&Principal>,
+        auth: ApiKey,
         id: Path<String>,
         project: Query<Option<String>>,
     ) -> Handled<Json<SessionRow>, (Guarded, Missing)> {
@@ -122,7 +122,7 @@ impl SessionsApi {
     #[oai(path = "/sessions/:id/close", method = "post")]
     async fn close(
         &self,
-        auth: Data<&Principal>,
+        auth: ApiKey,
         id: Path<String>,
         project: Query<Option<String>>,
         body: JsonBody<SessionClose>,
@@ -143,7 +143,7 @@ impl SessionsApi {
     #[oai(path = "/sessions/:id/operations", method = "post")]
     async fn operations(
         &self,
-        auth: Data<&Principal>,
+        auth: ApiKey,
         id: Path<String>,
         project: Query<Option<String>>,
         /// Wait until the batch is in Neo4j (read-your-writes).
@@ -176,7 +176,7 @@ impl SessionsApi {
     #[oai(path = "/sessions/:id", method = "delete")]
     async fn delete(
         &self,
-        auth: Data<&Principal>,
+        auth: ApiKey,
         id: Path<String>,
         project: Query<Option<String>>,
     ) -> Handled<Json<Deleted>, (Guarded, Missing, TimedOut)> {

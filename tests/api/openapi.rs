@@ -86,3 +86,50 @@ async fn routes_list_only_their_own_error_statuses() {
     assert!(listed.contains(&"404".into()));
     assert!(!listed.contains(&"413".into()));
 }
+
+/// What Swagger UI's Authorize does: read the route's security requirement and the scheme it
+/// names from the spec, and send the key the way the scheme says.
+#[tokio::test]
+async fn a_v1_route_is_called_with_the_scheme_the_spec_declares() {
+    let app = spawn_app().await;
+    let spec: serde_json::Value = reqwest::get(app.url("/openapi.json"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let key = crate::helpers::mint_key(&app.project, "read").await;
+    for (path, item) in spec["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            let needs_key = path.starts_with("/v1/");
+            let security = op["security"].as_array();
+            assert_eq!(
+                security.is_some_and(|s| !s.is_empty()),
+                needs_key,
+                "{method} {path}: security {security:?}"
+            );
+        }
+    }
+    let op = &spec["paths"]["/v1/decisions"]["get"];
+    let name = op["security"][0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap();
+    let scheme = &spec["components"]["securitySchemes"][name];
+    assert_eq!(scheme["type"], "http");
+    assert_eq!(scheme["scheme"], "bearer");
+    // A plain client with no default headers: only what the scheme says is sent.
+    let plain = reqwest::Client::new();
+    let url = app.url(&format!("/v1/decisions?project={}", app.project));
+    let without = plain.get(&url).send().await.unwrap();
+    assert_eq!(without.status().as_u16(), 401);
+    let with = plain
+        .get(&url)
+        .header("Authorization", format!("Bearer {key}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(with.status().as_u16(), 200);
+}
