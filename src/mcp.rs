@@ -414,7 +414,11 @@ impl CairnMcp {
                     project,
                     query: p.query,
                     limit: p.limit,
-                    types: p.types,
+                    types: p.types.map(|t| {
+                        t.into_iter()
+                            .map(crate::api::params::TurnKindParam)
+                            .collect()
+                    }),
                 };
                 let found = crate::api::search::turn_search(&self.state, &who, &body).await?;
                 serde_json::to_value(found).map_err(ApiError::internal)

@@ -11,9 +11,11 @@ use poem_openapi::{
 use super::body::JsonBody;
 use super::error::{Body, Conflicts, Guarded, Handled, Missing};
 use super::key::ApiKey;
+use super::params::{BeliefStatusParam, IdParam, ProjectParam};
 use super::{scoped_project, ApiTags};
 use crate::app::AppState;
 use crate::auth::{Principal, Scope};
+use crate::domain::state::BeliefStatus;
 use crate::domain::{limits::MAX_RATIONALE_CHARS, validate};
 use crate::error::{ApiError, Code};
 use crate::graph::beliefs::{self, BeliefView, NewBelief};
@@ -23,6 +25,7 @@ pub struct BeliefsApi(pub Arc<AppState>);
 /// A belief to hold. `content` ≤ 16384 characters, `category` ≤ 100.
 #[derive(Object, serde::Deserialize)]
 pub struct BeliefInput {
+    #[oai(validator(min_length = 1, max_length = 128, pattern = r"^\s*[A-Za-z0-9._-]+\s*$"))]
     pub project: String,
     pub content: String,
     pub category: Option<String>,
@@ -52,8 +55,6 @@ pub struct BeliefReviewed {
     pub previous: String,
 }
 
-const STATUSES: [&str; 3] = ["proposed", "active", "rejected"];
-
 #[OpenApi(prefix_path = "/v1", tag = "ApiTags::Beliefs")]
 impl BeliefsApi {
     /// Hold a belief explicitly.
@@ -69,8 +70,8 @@ impl BeliefsApi {
         let content = validate::text("content", &b.content, MAX_RATIONALE_CHARS)?;
         let category = validate::opt_text("category", b.category.as_deref(), 100)?;
         let prior = validate::unit("conviction", b.conviction, 0.5)?;
-        let status = b.status.as_deref().unwrap_or("active");
-        if !matches!(status, "active" | "proposed") {
+        let status = b.status.as_deref().unwrap_or(BeliefStatus::Active.as_str());
+        if !BeliefStatus::parse(status).is_some_and(|s| BeliefStatus::INITIAL.contains(&s)) {
             return Err(ApiError::invalid(
                 Code::InvalidStatus,
                 "status",
@@ -99,15 +100,15 @@ impl BeliefsApi {
     async fn list(
         &self,
         auth: ApiKey,
-        project: Query<String>,
+        project: Query<ProjectParam>,
         /// `proposed`, `active` or `rejected`.
-        status: Query<Option<String>>,
+        status: Query<Option<BeliefStatusParam>>,
         limit: Query<Option<i64>>,
     ) -> Handled<Json<BeliefList>, Guarded> {
         auth.require(project.0.trim(), Scope::Read)?;
         let project = validate::project("project", &project.0)?;
         if let Some(s) = status.0.as_deref() {
-            if !STATUSES.contains(&s) {
+            if BeliefStatus::parse(s).is_none() {
                 return Err(ApiError::invalid(
                     Code::InvalidStatus,
                     "status",
@@ -133,10 +134,10 @@ impl BeliefsApi {
     async fn approve(
         &self,
         auth: ApiKey,
-        id: Path<String>,
-        project: Query<Option<String>>,
+        id: Path<IdParam>,
+        project: Query<Option<ProjectParam>>,
     ) -> Handled<Json<BeliefReviewed>, (Guarded, Missing, Conflicts)> {
-        self.review(&auth, &id.0, project.0.as_deref(), &["proposed"], "active")
+        self.review(&auth, &id.0, project.0.as_deref(), BeliefStatus::Active)
             .await
     }
 
@@ -146,17 +147,11 @@ impl BeliefsApi {
     async fn reject(
         &self,
         auth: ApiKey,
-        id: Path<String>,
-        project: Query<Option<String>>,
+        id: Path<IdParam>,
+        project: Query<Option<ProjectParam>>,
     ) -> Handled<Json<BeliefReviewed>, (Guarded, Missing, Conflicts)> {
-        self.review(
-            &auth,
-            &id.0,
-            project.0.as_deref(),
-            &["proposed", "active"],
-            "rejected",
-        )
-        .await
+        self.review(&auth, &id.0, project.0.as_deref(), BeliefStatus::Rejected)
+            .await
     }
 }
 
@@ -166,13 +161,14 @@ impl BeliefsApi {
         auth: &Principal,
         id: &str,
         project: Option<&str>,
-        from: &[&str],
-        to: &str,
+        to: BeliefStatus,
     ) -> Handled<Json<BeliefReviewed>, (Guarded, Missing, Conflicts)> {
         let project = scoped_project(auth, project, Scope::Write)?
             .ok_or_else(|| ApiError::missing("project"))?;
         let id = validate::id("id", id)?;
-        let r = beliefs::set_status(&self.0.store, &project, &id, from, to, &auth.actor())
+        let from: Vec<&str> = to.reachable_from().iter().map(|s| s.as_str()).collect();
+        let (to, actor) = (to.as_str(), auth.actor());
+        let r = beliefs::set_status(&self.0.store, &project, &id, &from, to, &actor)
             .await?
             .ok_or_else(|| ApiError::not_found(Code::BeliefNotFound, "id"))?;
         if r.status != to {

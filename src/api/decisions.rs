@@ -7,6 +7,7 @@ use poem_openapi::{param::Query, payload::Json, ApiResponse, Object, OpenApi};
 use super::body::JsonBody;
 use super::error::{Body, Guarded, Handled, Missing, Unknown};
 use super::key::ApiKey;
+use super::params::ProjectParam;
 use super::ApiTags;
 use crate::app::AppState;
 use crate::auth::Scope;
@@ -86,7 +87,7 @@ impl DecisionsApi {
     async fn list(
         &self,
         auth: ApiKey,
-        project: Query<String>,
+        project: Query<ProjectParam>,
         subject: Query<Option<String>>,
         file: Query<Option<String>>,
         /// At most this many (default 100, max 1000).

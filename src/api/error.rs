@@ -178,6 +178,8 @@ fn body_response(status: StatusCode, body: &ErrorBody) -> Response {
 /// and request bodies past `max_body` are refused with 413 before any handler runs.
 pub struct JsonErrors {
     pub max_body: usize,
+    /// The methods each path serves, for a 405's `Allow` header.
+    pub allow: std::sync::Arc<super::allow::AllowTable>,
 }
 
 impl<E: Endpoint> Middleware<E> for JsonErrors {
@@ -186,6 +188,7 @@ impl<E: Endpoint> Middleware<E> for JsonErrors {
         JsonErrorsEndpoint {
             inner: ep,
             max_body: self.max_body,
+            allow: self.allow.clone(),
         }
     }
 }
@@ -193,6 +196,7 @@ impl<E: Endpoint> Middleware<E> for JsonErrors {
 pub struct JsonErrorsEndpoint<E> {
     inner: E,
     max_body: usize,
+    allow: std::sync::Arc<super::allow::AllowTable>,
 }
 
 impl<E: Endpoint> Endpoint for JsonErrorsEndpoint<E> {
@@ -224,10 +228,21 @@ impl<E: Endpoint> Endpoint for JsonErrorsEndpoint<E> {
                 Err(_) => return Ok(error_response(&ApiError::new(Code::UnreadableBody))),
             }
         }
-        match self.inner.call(req).await {
-            Ok(out) => Ok(out.into_response()),
-            Err(err) => Ok(render(err)),
+        let path = req.uri().path().to_string();
+        let mut resp = match self.inner.call(req).await {
+            Ok(out) => out.into_response(),
+            Err(err) => render(err),
+        };
+        if resp.status() == StatusCode::METHOD_NOT_ALLOWED {
+            if let Some(allow) = self
+                .allow
+                .allow(&path)
+                .and_then(|a| poem::http::HeaderValue::from_str(&a).ok())
+            {
+                resp.headers_mut().insert(poem::http::header::ALLOW, allow);
+            }
         }
+        Ok(resp)
     }
 }
 

@@ -15,10 +15,11 @@ use poem_openapi::{
 use super::body::JsonBody;
 use super::error::{Body, Conflicts, Guarded, Handled, Missing};
 use super::key::ApiKey;
+use super::params::{IdParam, ProjectParam};
 use super::{scoped_project, ApiTags};
 use crate::app::AppState;
 use crate::auth::Scope;
-use crate::domain::validate;
+use crate::domain::{state::RunStatus, validate};
 use crate::error::{ApiError, Code};
 use crate::extract::{self, Job, RunRequest};
 use crate::graph::extraction::{self as g, RunStats, RunView};
@@ -33,9 +34,12 @@ pub const MAX_SESSIONS_PER_RUN: u32 = 10_000;
 /// `max_sessions` 1..=10000 (default 500).
 #[derive(Object, serde::Deserialize)]
 pub struct RunInput {
+    #[oai(validator(min_length = 1, max_length = 128, pattern = r"^\s*[A-Za-z0-9._-]+\s*$"))]
     pub project: String,
     /// Only sessions closed within this long (`24h`, `7d`, `30m`).
+    #[oai(validator(max_length = 32))]
     pub since: Option<String>,
+    #[oai(validator(minimum(value = "1"), maximum(value = "10000")))]
     pub max_sessions: Option<u32>,
     /// Build each prompt and return it with its token count; write nothing, call no LLM.
     pub dry_run: Option<bool>,
@@ -202,7 +206,7 @@ impl ExtractionApi {
                     project: req.project.as_deref().unwrap_or_default(),
                     mode: job.mode(),
                     prompt_version: job.version(),
-                    status: "failed",
+                    status: RunStatus::Failed.as_str(),
                     started_at: started,
                     stats: &RunStats::default(),
                     errors: &[format!("{e:#}")],
@@ -214,7 +218,7 @@ impl ExtractionApi {
         }.instrument(span));
         Ok(RunAnswer::Started(Json(RunStarted {
             run_id,
-            status: "running".into(),
+            status: RunStatus::Running.as_str().into(),
             mode,
         })))
     }
@@ -225,8 +229,8 @@ impl ExtractionApi {
     async fn get(
         &self,
         auth: ApiKey,
-        id: Path<String>,
-        project: Query<Option<String>>,
+        id: Path<IdParam>,
+        project: Query<Option<ProjectParam>>,
     ) -> Handled<Json<RunView>, (Guarded, Missing)> {
         let project = scoped_project(&auth, project.0.as_deref(), Scope::Read)?;
         let id = validate::id("id", &id.0)?;

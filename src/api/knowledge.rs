@@ -10,6 +10,7 @@ use poem_openapi::{
 
 use super::error::{Guarded, Handled};
 use super::key::ApiKey;
+use super::params::{FormatParam, ProjectParam, Ranged};
 use super::ApiTags;
 use crate::app::AppState;
 use crate::auth::Scope;
@@ -43,10 +44,10 @@ impl KnowledgeApi {
     async fn knowledge(
         &self,
         auth: ApiKey,
-        project: Query<String>,
+        project: Query<ProjectParam>,
         files: Query<String>,
-        format: Query<Option<String>>,
-        budget_tokens: Query<Option<u32>>,
+        format: Query<Option<FormatParam>>,
+        budget_tokens: Query<Option<Ranged<u32, 16, 32_000>>>,
     ) -> Handled<KnowledgeResponse, Guarded> {
         let project = validate::project("project", &project.0)?;
         auth.require(&project, Scope::Read)?;
@@ -68,7 +69,7 @@ impl KnowledgeApi {
         if list.len() > MAX_FILES_PER_OPERATION {
             return Err(ApiError::too_long("files", MAX_FILES_PER_OPERATION, "paths").into());
         }
-        let budget = budget_tokens.0.unwrap_or(2000);
+        let budget = budget_tokens.0.map_or(2000, |b| b.0);
         if !(16..=32_000).contains(&budget) {
             return Err(ApiError::invalid(
                 Code::OutOfRange,

@@ -1,6 +1,7 @@
 //! The HTTP surface: one `#[OpenApi]` struct per resource, the error table's HTTP face
 //! ([`error`]), request ids, spans and metrics ([`trace`]), and the route tree with `/openapi.json` and `/docs`.
 
+pub mod allow;
 pub mod beliefs;
 pub mod body;
 pub mod decisions;
@@ -11,6 +12,7 @@ pub mod hooks;
 pub mod key;
 pub mod knowledge;
 pub mod memories;
+pub mod params;
 pub mod projects;
 pub mod recall;
 pub mod search;
@@ -114,6 +116,9 @@ pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint {
     let auth = state.auth.clone();
     let mcp = crate::mcp::McpEndpoint::new(state.clone());
     let api = service(state);
+    let allow = std::sync::Arc::new(allow::AllowTable::from_spec(
+        &serde_json::from_str(&api.spec()).unwrap_or_default(),
+    ));
     let spec = api.spec_endpoint();
     let docs = api.swagger_ui();
     Route::new()
@@ -122,6 +127,6 @@ pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint {
         .nest("/docs", docs)
         .at("/mcp", mcp)
         .with(crate::auth::RequireKey(auth))
-        .with(error::JsonErrors { max_body })
+        .with(error::JsonErrors { max_body, allow })
         .with(trace::RequestTrace)
 }

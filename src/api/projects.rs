@@ -6,6 +6,7 @@ use poem_openapi::{param::Path, payload::Json, OpenApi};
 
 use super::error::{Guarded, Handled, TimedOut};
 use super::key::ApiKey;
+use super::params::IdParam;
 use super::sessions::Deleted;
 use super::ApiTags;
 use crate::app::AppState;
@@ -22,7 +23,7 @@ impl ProjectsApi {
     async fn delete(
         &self,
         auth: ApiKey,
-        id: Path<String>,
+        id: Path<IdParam>,
     ) -> Handled<Json<Deleted>, (Guarded, TimedOut)> {
         auth.require(id.0.trim(), Scope::Admin)?;
         let applied = self.0.capture.purge_project(&id.0).await?;

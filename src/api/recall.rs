@@ -12,6 +12,7 @@ use poem_openapi::{
 use super::body::JsonBody;
 use super::error::{Body, Guarded, Handled, Missing};
 use super::key::ApiKey;
+use super::params::{IdParam, ProjectParam, Ranged};
 use super::{scoped_project, ApiTags};
 use crate::app::AppState;
 use crate::auth::{Principal, Scope};
@@ -52,12 +53,19 @@ pub struct AllocationInput {
 /// (related sessions of the project), or both.
 #[derive(Object, serde::Deserialize)]
 pub struct ContextBody {
+    #[oai(validator(min_length = 1, max_length = 128, pattern = r"^\s*[A-Za-z0-9._-]+\s*$"))]
     pub project: String,
     /// Context for this session (≤ 200 characters).
+    #[oai(validator(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\u0000-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f][^\u0000-\u001f\u007f-\u009f]*$"
+    ))]
     pub session_id: Option<String>,
     /// Context for this task (≤ 4096 characters).
     pub task: Option<String>,
     /// Token budget, 16 to 1,000,000. `tokens_used` never exceeds it.
+    #[oai(validator(minimum(value = "16"), maximum(value = "1000000")))]
     pub budget_tokens: i64,
     /// `o200k_base` or `cl100k_base`; default: the server's tokenizer.
     pub encoding: Option<String>,
@@ -134,8 +142,8 @@ impl RecallApi {
     async fn reconstruction(
         &self,
         auth: ApiKey,
-        id: Path<String>,
-        project: Query<Option<String>>,
+        id: Path<IdParam>,
+        project: Query<Option<ProjectParam>>,
         /// Include decision operations and the decisions list (default true).
         include_decisions: Query<Option<bool>>,
         /// Include `read` operations (default true).
@@ -143,9 +151,9 @@ impl RecallApi {
         /// Include `write` operations (default true).
         include_writes: Query<Option<bool>>,
         /// At most this many operations, 0 to 5000 (default 1000).
-        max_operations: Query<Option<i64>>,
+        max_operations: Query<Option<Ranged<i64, 0, { MAX_OPERATIONS as i64 }>>>,
     ) -> Handled<Json<Reconstruction>, (Guarded, Missing)> {
-        let max = max_operations.0.unwrap_or(1_000);
+        let max = max_operations.0.map_or(1_000, |m| m.0);
         if !(0..=MAX_OPERATIONS as i64).contains(&max) {
             return Err(ApiError::invalid(
                 Code::InvalidMaxOperations,
@@ -173,12 +181,12 @@ impl RecallApi {
     async fn window(
         &self,
         auth: ApiKey,
-        id: Path<String>,
-        project: Query<Option<String>>,
+        id: Path<IdParam>,
+        project: Query<Option<ProjectParam>>,
         /// Token limit, 1 to 200,000.
-        token_limit: Query<i64>,
+        token_limit: Query<Ranged<i64, 1, { MAX_TOKEN_LIMIT as i64 }>>,
     ) -> Handled<Json<Window>, (Guarded, Missing)> {
-        if !(1..=MAX_TOKEN_LIMIT as i64).contains(&token_limit.0) {
+        if !(1..=MAX_TOKEN_LIMIT as i64).contains(&token_limit.0 .0) {
             return Err(ApiError::invalid(
                 Code::InvalidTokenLimit,
                 "token_limit",
@@ -192,7 +200,7 @@ impl RecallApi {
                 &self.0.store,
                 &project,
                 &head.id,
-                token_limit.0 as usize,
+                token_limit.0 .0 as usize,
                 self.0.settings.tokenizer,
             )
             .await?,

@@ -8,6 +8,8 @@ use poem_openapi::{param::Query, payload::Json, Object, OpenApi};
 use super::body::JsonBody;
 use super::error::{Body, Guarded, Handled};
 use super::key::ApiKey;
+use super::params::TurnKindParam;
+use super::params::{IdParam, ProjectParam, Ranged};
 use super::ApiTags;
 use crate::app::AppState;
 use crate::auth::{Principal, Scope};
@@ -23,11 +25,14 @@ pub struct SearchApi(pub Arc<AppState>);
 #[derive(Object, serde::Deserialize)]
 pub struct SearchRequest {
     /// Project id (at most 128 characters).
+    #[oai(validator(min_length = 1, max_length = 128, pattern = r"^\s*[A-Za-z0-9._-]+\s*$"))]
     pub project: String,
     /// What to look for, in any words: at most 1000 characters. Lucene syntax has no
     /// effect; every character is searched as text.
+    #[oai(validator(min_length = 1, max_length = 1000, pattern = r"\S"))]
     pub query: String,
     /// Sessions to return: 1 to 50, default 10.
+    #[oai(validator(minimum(value = "1"), maximum(value = "50")))]
     pub limit: Option<u32>,
 }
 
@@ -64,15 +69,19 @@ pub fn search_input(body: &SearchRequest) -> Result<(String, String, usize), Api
 #[derive(Object, serde::Deserialize)]
 pub struct TurnSearchRequest {
     /// Project id (at most 128 characters).
+    #[oai(validator(min_length = 1, max_length = 128, pattern = r"^\s*[A-Za-z0-9._-]+\s*$"))]
     pub project: String,
     /// What to look for, in any words: at most 1000 characters. Lucene syntax has no
     /// effect; every character is searched as text.
+    #[oai(validator(min_length = 1, max_length = 1000, pattern = r"\S"))]
     pub query: String,
     /// Operations to return: 1 to 50, default 10.
+    #[oai(validator(minimum(value = "1"), maximum(value = "50")))]
     pub limit: Option<u32>,
     /// Kinds to keep (at most 16): `message`, `decision`, `tool_call`, `write`, `read`,
     /// `search`, `todo`, `memory`, `summary`. Absent: every kind.
-    pub types: Option<Vec<String>>,
+    #[oai(validator(max_items = 16))]
+    pub types: Option<Vec<TurnKindParam>>,
 }
 
 /// One turn found.
@@ -176,14 +185,14 @@ pub fn turn_search_input(body: &TurnSearchRequest) -> Result<TurnSearchInput, Ap
             ))
         }
         Some(t) => {
-            if let Some(i) = t.iter().position(|k| !TURN_KINDS.contains(&k.as_str())) {
+            if let Some(i) = t.iter().position(|k| !TURN_KINDS.contains(&&**k)) {
                 return Err(ApiError::invalid(
                     Code::InvalidTypes,
                     format!("types[{i}]"),
                     format!("`types` entries are among: {}", TURN_KINDS.join(", ")),
                 ));
             }
-            Some(t.clone())
+            Some(t.iter().map(|k| k.0.clone()).collect())
         }
     };
     Ok(TurnSearchInput {
@@ -286,11 +295,13 @@ impl SearchApi {
         &self,
         auth: ApiKey,
         /// Project id (at most 128 characters).
-        project: Query<String>,
+        project: Query<ProjectParam>,
         /// The session waking up (its task says what is related); optional.
-        session_id: Query<Option<String>>,
+        session_id: Query<Option<IdParam>>,
         /// Token budget of `markdown`: 50 to 20000, default 1500.
-        budget_tokens: Query<Option<u32>>,
+        budget_tokens: Query<
+            Option<Ranged<u32, { handover::MIN_BUDGET as i64 }, { handover::MAX_BUDGET as i64 }>>,
+        >,
     ) -> Handled<Json<Handover>, Guarded> {
         let project = validate::project("project", &project.0)?;
         auth.require(&project, Scope::Read)?;
@@ -298,7 +309,7 @@ impl SearchApi {
             Some(id) => Some(validate::id("session_id", id)?),
             None => None,
         };
-        let budget = match budget_tokens.0 {
+        let budget = match budget_tokens.0.map(|b| b.0) {
             None => handover::DEFAULT_BUDGET,
             Some(n) if (handover::MIN_BUDGET..=handover::MAX_BUDGET).contains(&(n as usize)) => {
                 n as usize

@@ -11,6 +11,7 @@ use poem_openapi::{
 use super::body::JsonBody;
 use super::error::{Body, Conflicts, Guarded, Handled, Missing, TimedOut, Unknown};
 use super::key::ApiKey;
+use super::params::{IdParam, ProjectParam};
 use super::{scoped_project, ApiTags};
 use crate::app::AppState;
 use crate::auth::Scope;
@@ -59,6 +60,7 @@ impl SessionWritten {
 /// A batch of operations. At most 1000 per request.
 #[derive(Object, serde::Deserialize)]
 pub struct OperationBatch {
+    #[oai(validator(min_items = 1, max_items = 1000))]
     pub operations: Vec<OperationInput>,
 }
 
@@ -106,8 +108,8 @@ impl SessionsApi {
     async fn get(
         &self,
         auth: ApiKey,
-        id: Path<String>,
-        project: Query<Option<String>>,
+        id: Path<IdParam>,
+        project: Query<Option<ProjectParam>>,
     ) -> Handled<Json<SessionRow>, (Guarded, Missing)> {
         let project = Query(scoped_project(&auth, project.0.as_deref(), Scope::Read)?);
         let id = validate::id("id", &id.0)?;
@@ -123,8 +125,8 @@ impl SessionsApi {
     async fn close(
         &self,
         auth: ApiKey,
-        id: Path<String>,
-        project: Query<Option<String>>,
+        id: Path<IdParam>,
+        project: Query<Option<ProjectParam>>,
         body: JsonBody<SessionClose>,
     ) -> Handled<SessionWritten, (Guarded, Body, Missing)> {
         let project = Query(scoped_project(&auth, project.0.as_deref(), Scope::Write)?);
@@ -144,8 +146,8 @@ impl SessionsApi {
     async fn operations(
         &self,
         auth: ApiKey,
-        id: Path<String>,
-        project: Query<Option<String>>,
+        id: Path<IdParam>,
+        project: Query<Option<ProjectParam>>,
         /// Wait until the batch is in Neo4j (read-your-writes).
         sync: Query<Option<bool>>,
         body: JsonBody<OperationBatch>,
@@ -177,8 +179,8 @@ impl SessionsApi {
     async fn delete(
         &self,
         auth: ApiKey,
-        id: Path<String>,
-        project: Query<Option<String>>,
+        id: Path<IdParam>,
+        project: Query<Option<ProjectParam>>,
     ) -> Handled<Json<Deleted>, (Guarded, Missing, TimedOut)> {
         let project = Query(scoped_project(&auth, project.0.as_deref(), Scope::Admin)?);
         let applied = self

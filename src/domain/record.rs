@@ -9,8 +9,14 @@ use super::operation::NewOperation;
 #[derive(Clone, Debug, Serialize, Deserialize, Object)]
 pub struct SessionStart {
     /// Project id: letters, digits, `.`, `_`, `-`; at most 128 characters.
+    #[oai(validator(min_length = 1, max_length = 128, pattern = r"^\s*[A-Za-z0-9._-]+\s*$"))]
     pub project: String,
     /// The client's session id (idempotent); generated when absent.
+    #[oai(validator(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\u0000-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f][^\u0000-\u001f\u007f-\u009f]*$"
+    ))]
     pub session_id: Option<String>,
     /// Which agent runs the session (`claude-code`, …).
     pub agent: Option<String>,
@@ -90,8 +96,14 @@ pub struct BeliefRef {
 /// ≤ 50 alternatives, ≤ 50 beliefs, ≤ 200 files.
 #[derive(Clone, Debug, Serialize, Deserialize, Object)]
 pub struct DecisionInput {
+    #[oai(validator(min_length = 1, max_length = 128, pattern = r"^\s*[A-Za-z0-9._-]+\s*$"))]
     pub project: String,
     /// The session the decision was made in; it is also recorded in that session's chain.
+    #[oai(validator(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\u0000-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f][^\u0000-\u001f\u007f-\u009f]*$"
+    ))]
     pub session_id: Option<String>,
     /// What was decided about; a later decision on the same subject (case and spacing
     /// ignored) supersedes this one.
@@ -137,7 +149,13 @@ pub struct NewBeliefLink {
 /// `POST /v1/memories`.
 #[derive(Clone, Debug, Serialize, Deserialize, Object)]
 pub struct MemoryInput {
+    #[oai(validator(min_length = 1, max_length = 128, pattern = r"^\s*[A-Za-z0-9._-]+\s*$"))]
     pub project: String,
+    #[oai(validator(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\u0000-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f][^\u0000-\u001f\u007f-\u009f]*$"
+    ))]
     pub session_id: Option<String>,
     /// `fact`, `assumption`, `lesson` or `discovery`.
     pub kind: String,

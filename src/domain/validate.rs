@@ -12,6 +12,7 @@ use super::record::{
     subject_key, BeliefRef, DecisionInput, MemoryInput, NewBeliefLink, NewClose, NewDecision,
     NewMemory, NewSession, SessionClose, SessionStart,
 };
+use super::state::SessionStatus;
 use super::tokens;
 
 /// A new server-side id (time-ordered).
@@ -496,8 +497,10 @@ pub fn session_close(
     now: i64,
 ) -> ApiResult<NewClose> {
     let status = match input.status.as_deref().map(str::trim) {
-        None | Some("") | Some("closed") => "closed",
-        Some("abandoned") => "abandoned",
+        None | Some("") => SessionStatus::Closed.as_str(),
+        Some(s) if SessionStatus::parse(s).is_some_and(|s| SessionStatus::ENDINGS.contains(&s)) => {
+            s
+        }
         Some(_) => {
             return Err(ApiError::invalid(
                 Code::InvalidStatus,
