@@ -27,11 +27,15 @@ pub struct BeliefsApi(pub Arc<AppState>);
 pub struct BeliefInput {
     #[oai(validator(min_length = 1, max_length = 128, pattern = r"^\s*[A-Za-z0-9._-]+\s*$"))]
     pub project: String,
+    #[oai(validator(min_length = 1, max_length = 16384, pattern = r"\S"))]
     pub content: String,
+    #[oai(validator(max_length = 100))]
     pub category: Option<String>,
     /// Prior conviction 0..1 (default 0.5).
+    #[oai(validator(minimum(value = "0"), maximum(value = "1")))]
     pub conviction: Option<f64>,
     /// `active` (default) or `proposed`.
+    #[oai(validator(pattern = r"^(active|proposed)$"))]
     pub status: Option<String>,
 }
 

@@ -14,7 +14,7 @@ use poem_openapi::types::Type;
 use super::body::JsonBody;
 use super::error::{Body, Conflicts, Guarded, Handled, Missing, TimedOut, Unknown};
 use super::key::ApiKey;
-use super::params::{ProjectParam, Ranged};
+use super::params::{BlankOrProjectParam, Ranged};
 use super::ApiTags;
 use crate::app::AppState;
 use crate::auth::Scope;
@@ -60,28 +60,10 @@ impl Type for HookEvent {
     fn schema_ref() -> poem_openapi::registry::MetaSchemaRef {
         use poem_openapi::registry::{MetaSchema, MetaSchemaRef};
         let any = MetaSchemaRef::Inline(Box::new(MetaSchema::ANY));
-        let text = || MetaSchemaRef::Inline(Box::new(MetaSchema::new("string")));
-        let mut properties = vec![
-            ("hook_event_name", text()),
-            ("session_id", <super::params::IdParam as Type>::schema_ref()),
-        ];
-        // The other fields the mapping reads as text (see `claude::events`).
-        for name in [
-            "transcript_path",
-            "cwd",
-            "permission_mode",
-            "source",
-            "model",
-            "prompt",
-            "tool_name",
-            "tool_use_id",
-            "agent_id",
-            "agent_type",
-        ] {
-            properties.push((name, text()));
-        }
+        // Other fields are read leniently by `claude::events`; only the session is a must.
+        let properties = vec![("session_id", <super::params::IdParam as Type>::schema_ref())];
         MetaSchemaRef::Inline(Box::new(MetaSchema {
-            required: vec!["hook_event_name", "session_id"],
+            required: vec!["session_id"],
             properties,
             additional_properties: Some(Box::new(any)),
             ..MetaSchema::new("object")
@@ -109,7 +91,7 @@ impl HooksApi {
         auth: ApiKey,
         /// The project the event belongs to (default: the key's project, else the git root
         /// name of the event's `cwd`).
-        project: Query<Option<ProjectParam>>,
+        project: Query<Option<BlankOrProjectParam>>,
         /// Token budget of the SessionStart context (default 1500, at most 32000; 0: none).
         budget_tokens: Query<Option<Ranged<u32, 0, { context::MAX_BUDGET_TOKENS as i64 }>>>,
         /// Token budget of the memory recalled for a UserPromptSubmit's prompt (default 600,

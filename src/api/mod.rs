@@ -17,6 +17,7 @@ pub mod projects;
 pub mod recall;
 pub mod search;
 pub mod sessions;
+pub mod spec;
 pub mod trace;
 
 use std::sync::Arc;
@@ -116,10 +117,9 @@ pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint {
     let auth = state.auth.clone();
     let mcp = crate::mcp::McpEndpoint::new(state.clone());
     let api = service(state);
-    let allow = std::sync::Arc::new(allow::AllowTable::from_spec(
-        &serde_json::from_str(&api.spec()).unwrap_or_default(),
-    ));
-    let spec = api.spec_endpoint();
+    let document = spec::document(&api.spec());
+    let allow = std::sync::Arc::new(allow::AllowTable::from_spec(&document));
+    let spec = poem::endpoint::make_sync(move |_| poem::web::Json(document.clone()));
     let docs = api.swagger_ui();
     Route::new()
         .nest("/", api)

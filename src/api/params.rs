@@ -96,6 +96,11 @@ string_param! {
 }
 
 string_param! {
+    /// A project id that may be left blank (then another rule names the project).
+    BlankOrProjectParam => string_schema(0, MAX_PROJECT_CHARS, r"^\s*[A-Za-z0-9._-]*\s*$")
+}
+
+string_param! {
     /// A belief's status.
     BeliefStatusParam => MetaSchemaRef::Inline(Box::new(MetaSchema {
         enum_items: crate::domain::state::BeliefStatus::ALL

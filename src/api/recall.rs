@@ -68,6 +68,7 @@ pub struct ContextBody {
     #[oai(validator(minimum(value = "16"), maximum(value = "1000000")))]
     pub budget_tokens: i64,
     /// `o200k_base` or `cl100k_base`; default: the server's tokenizer.
+    #[oai(validator(pattern = r"^\s*(o200k_base|cl100k_base)?\s*$"))]
     pub encoding: Option<String>,
     pub allocation: Option<AllocationInput>,
 }

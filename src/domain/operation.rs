@@ -62,9 +62,13 @@ impl OpType {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Object)]
 pub struct Todo {
     /// What is to be done (at most 2000 characters).
+    #[oai(validator(min_length = 1, max_length = 2000, pattern = r"\S"))]
     pub content: String,
     /// `pending`, `in_progress` or `completed`.
-    #[oai(default)]
+    #[oai(
+        default = "default_todo_status",
+        validator(pattern = r"^(pending|in_progress|completed)$")
+    )]
     #[serde(default = "default_todo_status")]
     pub status: String,
     #[oai(skip_serializing_if_is_none)]
@@ -84,7 +88,10 @@ pub struct OperationInput {
     /// The client's idempotency key: the same id sent twice stores one node.
     pub id: Option<String>,
     /// One of `read`, `write`, `tool_call`, `search`, `decision`, `message`, `todo`.
-    #[oai(rename = "type")]
+    #[oai(
+        rename = "type",
+        validator(pattern = r"^(read|write|tool_call|search|decision|message|todo)$")
+    )]
     #[serde(rename = "type")]
     pub kind: String,
     /// What was acted on: a path, a command, a query, a URL.
@@ -103,6 +110,7 @@ pub struct OperationInput {
     /// `supports` (default) or `contradicts`, with `informs_belief`.
     pub effect: Option<String>,
     /// Weight of the evidence in 0..1 (default 1), with `informs_belief`.
+    #[oai(validator(minimum(value = "0"), maximum(value = "1")))]
     pub weight: Option<f64>,
     pub rationale: Option<String>,
     /// `user` or `assistant`, for `message`.

@@ -68,6 +68,7 @@ pub struct SessionClose {
     pub summary: Option<String>,
     pub next_steps: Option<Vec<String>>,
     /// `closed` (default) or `abandoned`.
+    #[oai(validator(pattern = r"^\s*(closed|abandoned)?\s*$"))]
     pub status: Option<String>,
 }
 
@@ -89,6 +90,7 @@ pub struct BeliefRef {
     /// `supports` (default) or `contradicts`.
     pub effect: Option<String>,
     /// 0..1, defaults to the decision's confidence.
+    #[oai(validator(minimum(value = "0"), maximum(value = "1")))]
     pub weight: Option<f64>,
 }
 
@@ -107,12 +109,16 @@ pub struct DecisionInput {
     pub session_id: Option<String>,
     /// What was decided about; a later decision on the same subject (case and spacing
     /// ignored) supersedes this one.
+    #[oai(validator(min_length = 1, max_length = 512, pattern = r"\S"))]
     pub subject: String,
+    #[oai(validator(min_length = 1, max_length = 4096, pattern = r"\S"))]
     pub choice: String,
+    #[oai(validator(min_length = 1, max_length = 16384, pattern = r"\S"))]
     pub rationale: String,
     /// The alternatives considered and rejected.
     pub alternatives: Option<Vec<String>>,
     /// 0..1, default 0.7.
+    #[oai(validator(minimum(value = "0"), maximum(value = "1")))]
     pub confidence: Option<f64>,
     /// Beliefs this decision bears on: belief ids, or `{"id", "effect": "supports" |
     /// "contradicts", "weight": 0..1}` objects.
@@ -158,10 +164,13 @@ pub struct MemoryInput {
     ))]
     pub session_id: Option<String>,
     /// `fact`, `assumption`, `lesson` or `discovery`.
+    #[oai(validator(pattern = r"^\s*(fact|assumption|lesson|discovery)\s*$"))]
     pub kind: String,
     /// At most 16384 characters.
+    #[oai(validator(min_length = 1, max_length = 16384, pattern = r"\S"))]
     pub content: String,
     /// 0..1, default 0.8.
+    #[oai(validator(minimum(value = "0"), maximum(value = "1")))]
     pub confidence: Option<f64>,
 }
 
