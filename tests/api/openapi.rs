@@ -133,3 +133,30 @@ async fn a_v1_route_is_called_with_the_scheme_the_spec_declares() {
         .unwrap();
     assert_eq!(with.status().as_u16(), 200);
 }
+
+/// A method a path does not serve is 405 with the methods it does serve in `Allow` (RFC 9110).
+#[tokio::test]
+async fn an_unserved_method_is_405_with_allow() {
+    let app = spawn_app().await;
+    for (method, path, allow) in [
+        ("PUT", "/v1/decisions", "GET, HEAD, POST"),
+        ("DELETE", "/v1/sessions/s-1/close", "POST"),
+        ("PATCH", "/v1/sessions/s-1", "DELETE, GET, HEAD"),
+        ("POST", "/healthz", "GET, HEAD"),
+    ] {
+        let r = app
+            .client
+            .request(method.parse().unwrap(), app.url(path))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 405, "{method} {path}");
+        assert_eq!(
+            r.headers().get("allow").and_then(|v| v.to_str().ok()),
+            Some(allow),
+            "{method} {path}"
+        );
+        let body: serde_json::Value = r.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "method_not_allowed");
+    }
+}
