@@ -37,7 +37,10 @@ pub struct RunInput {
     #[oai(validator(min_length = 1, max_length = 128, pattern = r"^\s*[A-Za-z0-9._-]+\s*$"))]
     pub project: String,
     /// Only sessions closed within this long (`24h`, `7d`, `30m`).
-    #[oai(validator(max_length = 32))]
+    #[oai(validator(
+        max_length = 32,
+        pattern = r"^\s*(0*[1-9][0-9]{0,5}(\.[0-9]+)?|0*\.[0-9]*[1-9][0-9]*)\s*[smhdw]\s*$"
+    ))]
     pub since: Option<String>,
     #[oai(validator(minimum(value = "1"), maximum(value = "10000")))]
     pub max_sessions: Option<u32>,

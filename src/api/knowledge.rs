@@ -10,7 +10,7 @@ use poem_openapi::{
 
 use super::error::{Guarded, Handled};
 use super::key::ApiKey;
-use super::params::{FormatParam, ProjectParam, Ranged};
+use super::params::{FileListParam, FormatParam, ProjectParam, Ranged};
 use super::ApiTags;
 use crate::app::AppState;
 use crate::auth::Scope;
@@ -45,7 +45,7 @@ impl KnowledgeApi {
         &self,
         auth: ApiKey,
         project: Query<ProjectParam>,
-        files: Query<String>,
+        files: Query<FileListParam>,
         format: Query<Option<FormatParam>>,
         budget_tokens: Query<Option<Ranged<u32, 16, 32_000>>>,
     ) -> Handled<KnowledgeResponse, Guarded> {

@@ -16,10 +16,10 @@ const ID_PATTERN: &str = r"^[^\u0000-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007
 /// Letters, digits, `.`, `_`, `-` (surrounding blanks are trimmed).
 const PROJECT_PATTERN: &str = r"^\s*[A-Za-z0-9._-]+\s*$";
 
-fn string_schema(min: usize, max: usize, pattern: &str) -> MetaSchemaRef {
+fn string_schema(min: usize, max: Option<usize>, pattern: &str) -> MetaSchemaRef {
     MetaSchemaRef::Inline(Box::new(MetaSchema {
         min_length: Some(min),
-        max_length: Some(max),
+        max_length: max,
         pattern: Some(pattern.to_string()),
         ..MetaSchema::new("string")
     }))
@@ -87,17 +87,22 @@ macro_rules! string_param {
 
 string_param! {
     /// A session, belief or run id: not blank, at most 200 characters, no control characters.
-    IdParam => string_schema(1, MAX_ID_CHARS, ID_PATTERN)
+    IdParam => string_schema(1, Some(MAX_ID_CHARS), ID_PATTERN)
 }
 
 string_param! {
     /// A project id: 1 to 128 of `[A-Za-z0-9._-]`.
-    ProjectParam => string_schema(1, MAX_PROJECT_CHARS, PROJECT_PATTERN)
+    ProjectParam => string_schema(1, Some(MAX_PROJECT_CHARS), PROJECT_PATTERN)
 }
 
 string_param! {
     /// A project id that may be left blank (then another rule names the project).
-    BlankOrProjectParam => string_schema(0, MAX_PROJECT_CHARS, r"^\s*[A-Za-z0-9._-]*\s*$")
+    BlankOrProjectParam => string_schema(0, Some(MAX_PROJECT_CHARS), r"^\s*[A-Za-z0-9._-]*\s*$")
+}
+
+string_param! {
+    /// Comma-separated file paths, at least one.
+    FileListParam => string_schema(1, None, r"[^,\s]")
 }
 
 string_param! {

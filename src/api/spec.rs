@@ -13,11 +13,41 @@ pub fn document(generated: &str) -> Value {
         }
         if let Some(op) = schemas.get_mut("OperationInput") {
             op["anyOf"] = operation_kinds();
+            // RFC 3339, or blank for the arrival time (`domain::validate::instant`).
+            op["properties"]["at"] = json!({
+                "type": "string",
+                "nullable": true,
+                "anyOf": [{"format": "date-time"}, {"pattern": "^\\s*$"}]
+            });
+            op["properties"]["context"] =
+                json!({"type": "object", "nullable": true, "additionalProperties": true});
         }
-        if let Some(close) = schemas.get_mut("SessionClose") {
-            // Each next step is text (`domain::validate::session_close`).
-            close["properties"]["next_steps"]["items"] =
-                json!({"type": "string", "minLength": 1, "pattern": "\\S"});
+        if let Some(context) = schemas.get_mut("ContextBody") {
+            // Context for a session, a task, or both (`api::recall::context`).
+            context["anyOf"] = json!([
+                {"required": ["session_id"], "properties": {"session_id": {"type": "string"}}},
+                {"required": ["task"], "properties": {"task": {"type": "string", "pattern": "\\S"}}}
+            ]);
+        }
+        // List items that must be text (`domain::validate`): not blank; paths also free of
+        // control characters.
+        let text = json!({"type": "string", "minLength": 1, "pattern": "\\S"});
+        let path = json!({"type": "string", "minLength": 1, "maxLength": 1024,
+            "pattern": "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$"});
+        for (schema, list, item) in [
+            ("SessionClose", "next_steps", &text),
+            ("DecisionInput", "alternatives", &text),
+            ("DecisionInput", "files", &path),
+            ("OperationInput", "files_read", &path),
+            ("OperationInput", "files_modified", &path),
+        ] {
+            if let Some(property) = schemas
+                .get_mut(schema)
+                .and_then(|s| s.get_mut("properties"))
+                .and_then(|p| p.get_mut(list))
+            {
+                property["items"] = item.clone();
+            }
         }
         if let Some(decision) = schemas.get_mut("DecisionInput") {
             decision["properties"]["affects_beliefs"]["items"] = belief_reference();
@@ -38,14 +68,17 @@ fn operation_kinds() -> Value {
             "type": {"enum": ["message"]},
             "role": {"type": "string", "pattern": "^\\s*(user|assistant)\\s*$"},
             "content": text}},
-        {"required": ["todos"], "properties": {"type": {"enum": ["todo"]}}}
+        {"required": ["todos"], "properties": {
+            "type": {"enum": ["todo"]},
+            "todos": {"type": "array"}}}
     ])
 }
 
 /// A belief a decision bears on: its id, or `{id, effect?, weight?}`
 /// (`domain::validate::belief_refs`).
 fn belief_reference() -> Value {
-    let id = json!({"type": "string", "minLength": 1, "maxLength": 200, "pattern": "\\S"});
+    let id = <super::params::IdParam as poem_openapi::types::Type>::schema_ref();
+    let id = serde_json::to_value(id).unwrap_or_default();
     json!({"anyOf": [id, {
         "type": "object",
         "required": ["id"],
@@ -66,7 +99,7 @@ fn nullable_optionals(schema: &mut Value) {
                 .collect()
         })
         .unwrap_or_default();
-    let Some(properties) = schema["properties"].as_object_mut() else {
+    let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) else {
         return;
     };
     for (name, property) in properties.iter_mut() {

@@ -19,24 +19,43 @@ pub struct SessionStart {
     ))]
     pub session_id: Option<String>,
     /// Which agent runs the session (`claude-code`, …).
+    #[oai(validator(max_length = 100))]
     pub agent: Option<String>,
     /// What the session is for.
+    #[oai(validator(max_length = 4096))]
     pub task: Option<String>,
     /// Id of an earlier session this one continues.
+    #[oai(validator(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\u0000-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f][^\u0000-\u001f\u007f-\u009f]*$"
+    ))]
     pub continues: Option<String>,
     /// The working directory; file paths under it are stored project-relative.
+    #[oai(validator(max_length = 1024))]
     pub cwd: Option<String>,
     /// A child session (a subagent's work): the id of the session that launched it, in the
     /// same project (`CHILD_OF`). The parent may arrive later; the link is made then.
     #[serde(default)]
+    #[oai(validator(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\u0000-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f][^\u0000-\u001f\u007f-\u009f]*$"
+    ))]
     pub parent: Option<String>,
     /// A child session: the id of the operation (the Task/Agent tool call) that launched it
     /// (`SPAWNED_BY`); for Claude Code, `<parent session>/<tool_use_id>`. Linked when that
     /// operation is stored, before or after this start.
     #[serde(default)]
+    #[oai(validator(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\u0000-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f][^\u0000-\u001f\u007f-\u009f]*$"
+    ))]
     pub spawned_by: Option<String>,
     /// A child session: the kind of subagent (`general-purpose`, `Explore`, …).
     #[serde(default)]
+    #[oai(validator(max_length = 100))]
     pub agent_type: Option<String>,
 }
 
