@@ -1,5 +1,6 @@
 //! Logging and metrics set-up. Logs are human-readable by default and JSON with
-//! `CAIRN_LOG_FORMAT=json`; the level comes from `RUST_LOG` (default `info`).
+//! `CAIRN_LOG_FORMAT=json`; the level comes from `RUST_LOG` (default `info`). The id of the
+//! request a task serves lives here too (`current_request_id`), for error bodies.
 
 use std::sync::OnceLock;
 

@@ -160,3 +160,63 @@ async fn an_unserved_method_is_405_with_allow() {
         assert_eq!(body["error"]["code"], "method_not_allowed");
     }
 }
+
+/// The spec states the rules the handlers enforce, and a value it rules out is refused with
+/// the same code as before.
+#[tokio::test]
+async fn the_spec_states_the_rules_the_server_enforces() {
+    let app = spawn_app().await;
+    let spec: serde_json::Value = reqwest::get(app.url("/openapi.json"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let params = spec["paths"]["/v1/handover"]["get"]["parameters"]
+        .as_array()
+        .unwrap();
+    let project = params.iter().find(|p| p["name"] == "project").unwrap();
+    assert_eq!(project["schema"]["minLength"], 1);
+    assert_eq!(project["schema"]["maxLength"], 128);
+    let budget = params
+        .iter()
+        .find(|p| p["name"] == "budget_tokens")
+        .unwrap();
+    assert_eq!(budget["schema"]["minimum"], 50.0);
+    assert_eq!(budget["schema"]["maximum"], 20000.0);
+    let search = &spec["components"]["schemas"]["SearchRequest"]["properties"];
+    assert_eq!(search["project"]["minLength"], 1);
+    assert_eq!(search["limit"]["maximum"], 50.0);
+    let batch = &spec["components"]["schemas"]["OperationBatch"]["properties"]["operations"];
+    assert_eq!(
+        (batch["minItems"].clone(), batch["maxItems"].clone()),
+        (1.into(), 1000.into())
+    );
+    let status = &spec["paths"]["/v1/beliefs"]["get"]["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "status")
+        .unwrap()["schema"]["enum"];
+    assert_eq!(
+        *status,
+        serde_json::json!(["proposed", "active", "rejected"])
+    );
+
+    // What the spec rules out is refused, with today's codes.
+    let (code, body) = app.get("/v1/handover?project=").await;
+    assert_eq!(
+        (code, body["error"]["code"].as_str()),
+        (400, Some("missing_field"))
+    );
+    let (code, body) = app
+        .post(
+            "/v1/sessions/search",
+            &serde_json::json!({"project": app.project, "query": "x", "limit": 51}),
+        )
+        .await;
+    assert_eq!(
+        (code, body["error"]["code"].as_str()),
+        (400, Some("invalid_limit"))
+    );
+}
