@@ -1,7 +1,17 @@
 //! The OpenAPI spec is snapshotted so an accidental API change shows up in review.
 //! Regenerate with `UPDATE_SNAPSHOTS=1 cargo test openapi`.
 
-use crate::helpers::spawn_app;
+use crate::helpers::{spawn_app, TestApp};
+
+/// The document `/openapi.json` serves.
+async fn served_spec(app: &TestApp) -> serde_json::Value {
+    reqwest::get(app.url("/openapi.json"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
 
 #[tokio::test]
 async fn spec_matches_snapshot() {
@@ -51,15 +61,7 @@ async fn swagger_ui_is_served() {
 #[tokio::test]
 async fn routes_list_only_their_own_error_statuses() {
     let app = spawn_app().await;
-    let spec: serde_json::Value = app
-        .client
-        .get(app.url("/openapi.json"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let spec = served_spec(&app).await;
     let statuses = |path: &str, method: &str| -> Vec<String> {
         let responses = spec["paths"][path][method]["responses"]
             .as_object()
@@ -92,12 +94,7 @@ async fn routes_list_only_their_own_error_statuses() {
 #[tokio::test]
 async fn a_v1_route_is_called_with_the_scheme_the_spec_declares() {
     let app = spawn_app().await;
-    let spec: serde_json::Value = reqwest::get(app.url("/openapi.json"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let spec = served_spec(&app).await;
     let key = crate::helpers::mint_key(&app.project, "read").await;
     for (path, item) in spec["paths"].as_object().unwrap() {
         for (method, op) in item.as_object().unwrap() {
@@ -166,12 +163,7 @@ async fn an_unserved_method_is_405_with_allow() {
 #[tokio::test]
 async fn the_spec_states_the_rules_the_server_enforces() {
     let app = spawn_app().await;
-    let spec: serde_json::Value = reqwest::get(app.url("/openapi.json"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let spec = served_spec(&app).await;
     let params = spec["paths"]["/v1/handover"]["get"]["parameters"]
         .as_array()
         .unwrap();
