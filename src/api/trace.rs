@@ -62,7 +62,9 @@ impl<E: Endpoint> Endpoint for RequestTraceEndpoint<E> {
             http.status = tracing::field::Empty,
             duration_ms = tracing::field::Empty,
         );
-        let answered = crate::telemetry::with_request_id(id.clone(), self.inner.call(req))
+        // Boxed: the route tree's future is large, and debug builds run it on small stacks.
+        let inner = Box::pin(self.inner.call(req));
+        let answered = crate::telemetry::with_request_id(id.clone(), inner)
             .instrument(span.clone())
             .await;
         let mut resp = answered?.into_response();
