@@ -7,6 +7,7 @@ use std::{sync::Arc, time::Duration};
 use anyhow::Context;
 use poem::listener::{Acceptor, Listener, TcpListener};
 use tokio::sync::watch;
+use tracing::Instrument;
 
 use crate::auth::Authenticator;
 use crate::capture::{writer::Writer, Capture};
@@ -180,18 +181,24 @@ impl Application {
         let writer_done = writer
             .spawn(stop_tx.subscribe())
             .context("could not start the capture writer's thread")?;
-        let schema_task = tokio::spawn(ensure_schema(state.clone(), stop_tx.subscribe()));
+        let schema_task = tokio::spawn(
+            ensure_schema(state.clone(), stop_tx.subscribe())
+                .instrument(tracing::info_span!("job", job.name = "schema")),
+        );
         let sweep_task = tokio::spawn(abandon_sweep(state.clone(), stop_tx.subscribe()));
-        let index_task = tokio::spawn(crate::recall::index::run(
-            state.store.clone(),
-            state.embedder.clone(),
-            Duration::from_millis(settings.search.index_every_ms.max(10)),
-            {
-                let state = state.clone();
-                Arc::new(move || state.capture.spool().used_bytes() > 0)
-            },
-            stop_tx.subscribe(),
-        ));
+        let index_task = tokio::spawn(
+            crate::recall::index::run(
+                state.store.clone(),
+                state.embedder.clone(),
+                Duration::from_millis(settings.search.index_every_ms.max(10)),
+                {
+                    let state = state.clone();
+                    Arc::new(move || state.capture.spool().used_bytes() > 0)
+                },
+                stop_tx.subscribe(),
+            )
+            .instrument(tracing::info_span!("job", job.name = "index")),
+        );
 
         let mut stop_rx = stop_tx.subscribe();
         let server = poem::Server::new_with_acceptor(acceptor).run_with_graceful_shutdown(
@@ -292,6 +299,7 @@ async fn abandon_sweep(state: Arc<AppState>, mut stop: watch::Receiver<bool>) {
             graph::now_ms() - idle_ms,
             state.settings.tokenizer,
         )
+        .instrument(tracing::info_span!("job", job.name = "abandon_sweep"))
         .await
         {
             Ok(0) => {}

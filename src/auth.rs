@@ -18,11 +18,11 @@ use std::{
 };
 
 use governor::{clock::Clock, DefaultKeyedRateLimiter, Quota, RateLimiter};
-use poem::{http::StatusCode, Endpoint, IntoResponse, Middleware, Request, Response, Result};
+use poem::{Endpoint, IntoResponse, Middleware, Request, Response, Result};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, Code};
 use crate::graph::{keys, Store};
 
 /// What a key may do; each scope includes the ones before it.
@@ -72,19 +72,16 @@ impl Principal {
 
     /// Allows the request when the key belongs to `project` with at least `scope`.
     pub fn require(&self, project: &str, scope: Scope) -> ApiResult<()> {
+        crate::api::trace::record_project(project);
         if self.project.as_deref().is_some_and(|p| p != project) {
             return Err(ApiError::forbidden());
         }
         if self.scope < scope {
-            return Err(ApiError::Invalid {
-                code: "insufficient_scope",
-                message: format!(
-                    "this key has `{}` scope; `{}` is needed",
-                    self.scope.as_str(),
-                    scope.as_str()
-                ),
-                field: None,
-            });
+            return Err(ApiError::new(Code::InsufficientScope).with_message(format!(
+                "this key has `{}` scope; `{}` is needed",
+                self.scope.as_str(),
+                scope.as_str()
+            )));
         }
         Ok(())
     }
@@ -334,13 +331,15 @@ impl<E: Endpoint> Endpoint for RequireKeyEndpoint<E> {
                 .map(str::to_string);
             let principal = match self.auth.authenticate(header.as_deref()).await {
                 Ok(p) => p,
-                Err(err) => return Ok(crate::api::error::ApiFailure::from(err).into_response()),
+                Err(err) => {
+                    err.log("authentication failed");
+                    return Ok(crate::api::error::error_response(&err));
+                }
             };
             if let Some(wait) = self.auth.throttle(&principal) {
                 metrics::counter!("cairn_rate_limited_total").increment(1);
                 let mut resp = crate::api::error::json_error(
-                    StatusCode::TOO_MANY_REQUESTS,
-                    "rate_limited",
+                    Code::RateLimited,
                     &format!("too many requests for this key; retry in {wait} s"),
                     None,
                 );

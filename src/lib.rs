@@ -14,15 +14,19 @@
 //! - [`config`] — settings from flags and `CAIRN_*` variables; secrets never print.
 //! - [`allocator`] — what a binary with mimalloc as allocator asks of the library: the idle
 //!   embedding thread hands its freed memory back.
-//! - [`telemetry`] — tracing (text or JSON) and the Prometheus recorder.
+//! - [`telemetry`] — tracing (text or JSON), the current request's id, the Prometheus recorder.
 //! - [`error`] — the one error table: stable code, HTTP status, what to do.
 //! - [`app`] — `Application::build` → `port()` → `run_until_stopped()`; shutdown and
 //!   background tasks (schema, idle-session sweep).
 //! - [`auth`] — API keys (hashed), scopes, per-key rate limits; the `/v1` and `/mcp` guard.
-//! - [`api`] — one `#[OpenApi]` struct per resource, JSON errors, request metrics; request
+//! - [`api`] — one `#[OpenApi]` struct per resource, JSON errors whose statuses each route
+//!   declares (`api::error`), the bearer scheme (`api::key`), parameter types that state their
+//!   rules in the spec (`api::params`), what the derives cannot say (`api::spec`), 405 with
+//!   `Allow` (`api::allow`), request ids, spans and metrics (`api::trace`); request
 //!   bodies decoded in one serde pass (`api::body`).
 //! - [`cli`] — one file per `cairn` subcommand.
-//! - [`domain`] — operations, decisions, memories; validation (field paths named lazily,
+//! - [`domain`] — operations, decisions, memories; session, belief and run states
+//!   (`domain::state`); validation (field paths named lazily,
 //!   `domain::field`) and size limits; paths;
 //!   token counting (tiktoken); conviction math; context budgets (`domain::budget`); the
 //!   bounded text a turn is searched by (`domain::turn_text`).

@@ -1,3 +1,6 @@
+// The server future nests deeply (request spans around every middleware layer).
+#![recursion_limit = "256"]
+
 use clap::Parser;
 
 #[global_allocator]

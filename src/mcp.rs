@@ -28,7 +28,7 @@ use crate::app::AppState;
 use crate::auth::{Principal, Scope};
 use crate::claude::context;
 use crate::domain::record::{DecisionInput, MemoryInput};
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, Code};
 
 /// The MCP server: one per request (stateless), sharing the application state.
 #[derive(Clone)]
@@ -176,9 +176,7 @@ fn answer(result: ApiResult<serde_json::Value>) -> Result<CallToolResult, ErrorD
             serde_json::to_string_pretty(&v).unwrap_or_default(),
         )]),
         Err(err) => {
-            if let ApiError::Internal(detail) = &err {
-                tracing::error!(error.detail = %detail, "mcp tool failed");
-            }
+            err.log("mcp tool failed");
             let body = err.body();
             CallToolResult::error(vec![ContentBlock::text(format!(
                 "{} ({}{})",
@@ -281,7 +279,7 @@ impl CairnMcp {
                     Some(s @ ("proposed" | "active" | "rejected")) => Some(s.to_string()),
                     Some(_) => {
                         return Err(ApiError::invalid(
-                            "invalid_status",
+                            Code::InvalidStatus,
                             "status",
                             "status is `proposed`, `active` or `rejected`",
                         ))
@@ -416,7 +414,11 @@ impl CairnMcp {
                     project,
                     query: p.query,
                     limit: p.limit,
-                    types: p.types,
+                    types: p.types.map(|t| {
+                        t.into_iter()
+                            .map(crate::api::params::TurnKindParam)
+                            .collect()
+                    }),
                 };
                 let found = crate::api::search::turn_search(&self.state, &who, &body).await?;
                 serde_json::to_value(found).map_err(ApiError::internal)
@@ -450,7 +452,7 @@ impl CairnMcp {
                 )?;
                 if session_id.is_none() && task.is_none() {
                     return Err(ApiError::invalid(
-                        "missing_field",
+                        Code::MissingField,
                         "session_id",
                         "give `session_id` or `task`",
                     ));
@@ -459,7 +461,7 @@ impl CairnMcp {
                 if !(budget::MIN_BUDGET_TOKENS..=budget::MAX_BUDGET_TOKENS).contains(&budget_tokens)
                 {
                     return Err(ApiError::invalid(
-                        "invalid_budget",
+                        Code::InvalidBudget,
                         "budget_tokens",
                         format!(
                             "budget_tokens is between {} and {}",
@@ -507,7 +509,7 @@ impl CairnMcp {
                 let budget = p.budget_tokens.unwrap_or(2_000);
                 if !(16..=32_000).contains(&budget) {
                     return Err(ApiError::invalid(
-                        "out_of_range",
+                        Code::OutOfRange,
                         "budget_tokens",
                         "budget_tokens is between 16 and 32000",
                     ));

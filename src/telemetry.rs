@@ -1,5 +1,6 @@
 //! Logging and metrics set-up. Logs are human-readable by default and JSON with
-//! `CAIRN_LOG_FORMAT=json`; the level comes from `RUST_LOG` (default `info`).
+//! `CAIRN_LOG_FORMAT=json`; the level comes from `RUST_LOG` (default `info`). The id of the
+//! request a task serves lives here too (`current_request_id`), for error bodies.
 
 use std::sync::OnceLock;
 
@@ -38,4 +39,19 @@ pub fn metrics_handle() -> &'static PrometheusHandle {
         }
         handle
     })
+}
+
+tokio::task_local! {
+    /// The id of the request being served on this task (`X-Request-Id`).
+    static REQUEST_ID: String;
+}
+
+/// The id of the request this task serves, if it serves one.
+pub fn current_request_id() -> Option<String> {
+    REQUEST_ID.try_with(Clone::clone).ok()
+}
+
+/// Runs `fut` as the request `id`: error bodies built inside it carry the id.
+pub async fn with_request_id<F: std::future::Future>(id: String, fut: F) -> F::Output {
+    REQUEST_ID.scope(id, fut).await
 }

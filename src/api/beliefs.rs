@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use poem::web::Data;
 use poem_openapi::{
     param::{Path, Query},
     payload::Json,
@@ -10,12 +9,15 @@ use poem_openapi::{
 };
 
 use super::body::JsonBody;
-use super::error::Handled;
+use super::error::{Body, Conflicts, Guarded, Handled, Missing};
+use super::key::ApiKey;
+use super::params::{BeliefStatusParam, IdParam, ProjectParam};
 use super::{scoped_project, ApiTags};
 use crate::app::AppState;
 use crate::auth::{Principal, Scope};
+use crate::domain::state::BeliefStatus;
 use crate::domain::{limits::MAX_RATIONALE_CHARS, validate};
-use crate::error::ApiError;
+use crate::error::{ApiError, Code};
 use crate::graph::beliefs::{self, BeliefView, NewBelief};
 
 pub struct BeliefsApi(pub Arc<AppState>);
@@ -23,12 +25,17 @@ pub struct BeliefsApi(pub Arc<AppState>);
 /// A belief to hold. `content` ≤ 16384 characters, `category` ≤ 100.
 #[derive(Object, serde::Deserialize)]
 pub struct BeliefInput {
+    #[oai(validator(min_length = 1, max_length = 128, pattern = r"^\s*[A-Za-z0-9._-]+\s*$"))]
     pub project: String,
+    #[oai(validator(min_length = 1, max_length = 16384, pattern = r"\S"))]
     pub content: String,
+    #[oai(validator(max_length = 100))]
     pub category: Option<String>,
     /// Prior conviction 0..1 (default 0.5).
+    #[oai(validator(minimum(value = "0"), maximum(value = "1")))]
     pub conviction: Option<f64>,
     /// `active` (default) or `proposed`.
+    #[oai(validator(pattern = r"^(active|proposed)$"))]
     pub status: Option<String>,
 }
 
@@ -52,27 +59,25 @@ pub struct BeliefReviewed {
     pub previous: String,
 }
 
-const STATUSES: [&str; 3] = ["proposed", "active", "rejected"];
-
 #[OpenApi(prefix_path = "/v1", tag = "ApiTags::Beliefs")]
 impl BeliefsApi {
     /// Hold a belief explicitly.
     #[oai(path = "/beliefs", method = "post")]
     async fn create(
         &self,
-        auth: Data<&Principal>,
+        auth: ApiKey,
         body: JsonBody<BeliefInput>,
-    ) -> Handled<Json<BeliefCreated>> {
+    ) -> Handled<Json<BeliefCreated>, (Guarded, Body)> {
         auth.require(body.0.project.trim(), Scope::Write)?;
         let b = body.0;
         let project = validate::project("project", &b.project)?;
         let content = validate::text("content", &b.content, MAX_RATIONALE_CHARS)?;
         let category = validate::opt_text("category", b.category.as_deref(), 100)?;
         let prior = validate::unit("conviction", b.conviction, 0.5)?;
-        let status = b.status.as_deref().unwrap_or("active");
-        if !matches!(status, "active" | "proposed") {
+        let status = b.status.as_deref().unwrap_or(BeliefStatus::Active.as_str());
+        if !BeliefStatus::parse(status).is_some_and(|s| BeliefStatus::INITIAL.contains(&s)) {
             return Err(ApiError::invalid(
-                "invalid_status",
+                Code::InvalidStatus,
                 "status",
                 "a new belief is `active` or `proposed`",
             )
@@ -98,18 +103,18 @@ impl BeliefsApi {
     #[oai(path = "/beliefs", method = "get")]
     async fn list(
         &self,
-        auth: Data<&Principal>,
-        project: Query<String>,
+        auth: ApiKey,
+        project: Query<ProjectParam>,
         /// `proposed`, `active` or `rejected`.
-        status: Query<Option<String>>,
+        status: Query<Option<BeliefStatusParam>>,
         limit: Query<Option<i64>>,
-    ) -> Handled<Json<BeliefList>> {
+    ) -> Handled<Json<BeliefList>, Guarded> {
         auth.require(project.0.trim(), Scope::Read)?;
         let project = validate::project("project", &project.0)?;
         if let Some(s) = status.0.as_deref() {
-            if !STATUSES.contains(&s) {
+            if BeliefStatus::parse(s).is_none() {
                 return Err(ApiError::invalid(
-                    "invalid_status",
+                    Code::InvalidStatus,
                     "status",
                     "status is `proposed`, `active` or `rejected`",
                 )
@@ -132,11 +137,11 @@ impl BeliefsApi {
     #[oai(path = "/beliefs/:id/approve", method = "post")]
     async fn approve(
         &self,
-        auth: Data<&Principal>,
-        id: Path<String>,
-        project: Query<Option<String>>,
-    ) -> Handled<Json<BeliefReviewed>> {
-        self.review(&auth, &id.0, project.0.as_deref(), &["proposed"], "active")
+        auth: ApiKey,
+        id: Path<IdParam>,
+        project: Query<Option<ProjectParam>>,
+    ) -> Handled<Json<BeliefReviewed>, (Guarded, Missing, Conflicts)> {
+        self.review(&auth, &id.0, project.0.as_deref(), BeliefStatus::Active)
             .await
     }
 
@@ -145,18 +150,12 @@ impl BeliefsApi {
     #[oai(path = "/beliefs/:id/reject", method = "post")]
     async fn reject(
         &self,
-        auth: Data<&Principal>,
-        id: Path<String>,
-        project: Query<Option<String>>,
-    ) -> Handled<Json<BeliefReviewed>> {
-        self.review(
-            &auth,
-            &id.0,
-            project.0.as_deref(),
-            &["proposed", "active"],
-            "rejected",
-        )
-        .await
+        auth: ApiKey,
+        id: Path<IdParam>,
+        project: Query<Option<ProjectParam>>,
+    ) -> Handled<Json<BeliefReviewed>, (Guarded, Missing, Conflicts)> {
+        self.review(&auth, &id.0, project.0.as_deref(), BeliefStatus::Rejected)
+            .await
     }
 }
 
@@ -166,21 +165,22 @@ impl BeliefsApi {
         auth: &Principal,
         id: &str,
         project: Option<&str>,
-        from: &[&str],
-        to: &str,
-    ) -> Handled<Json<BeliefReviewed>> {
+        to: BeliefStatus,
+    ) -> Handled<Json<BeliefReviewed>, (Guarded, Missing, Conflicts)> {
         let project = scoped_project(auth, project, Scope::Write)?
             .ok_or_else(|| ApiError::missing("project"))?;
         let id = validate::id("id", id)?;
-        let r = beliefs::set_status(&self.0.store, &project, &id, from, to, &auth.actor())
+        let from: Vec<&str> = to.reachable_from().iter().map(|s| s.as_str()).collect();
+        let (to, actor) = (to.as_str(), auth.actor());
+        let r = beliefs::set_status(&self.0.store, &project, &id, &from, to, &actor)
             .await?
-            .ok_or_else(|| ApiError::not_found("belief", "id"))?;
+            .ok_or_else(|| ApiError::not_found(Code::BeliefNotFound, "id"))?;
         if r.status != to {
-            return Err(ApiError::Conflict {
-                code: "invalid_transition",
-                message: format!("a {} belief cannot become {to}", r.previous),
-                field: Some("id".into()),
-            }
+            return Err(ApiError::invalid(
+                Code::InvalidTransition,
+                "id",
+                format!("a {} belief cannot become {to}", r.previous),
+            )
             .into());
         }
         Ok(Json(BeliefReviewed {

@@ -4,7 +4,7 @@
 //! hottest input. A body that does not fit is refused with the JSON path of the field at
 //! fault, found by decoding it a second time with path tracking (only ever on failure).
 
-use poem::{http::StatusCode, Request, RequestBody};
+use poem::{Request, RequestBody};
 use poem_openapi::{
     error::ContentTypeError,
     payload::{Json, Payload},
@@ -14,7 +14,8 @@ use poem_openapi::{
 };
 use serde::de::{Deserialize, DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use super::error::json_error;
+use super::error::error_response;
+use crate::error::{ApiError, Code};
 
 /// A request body of type `T`.
 pub struct JsonBody<T>(pub T);
@@ -80,31 +81,23 @@ impl<'a, T: Type + DeserializeOwned> ApiExtractor<'a> for JsonBody<T> {
             None => return Err(ContentTypeError::ExpectContentType.into()),
         }
         let bytes = body.take()?.into_bytes().await?;
-        decode(&bytes).map(Self).map_err(|(code, message, field)| {
-            poem::Error::from_response(json_error(
-                StatusCode::BAD_REQUEST,
-                code,
-                &message,
-                field.as_deref(),
-            ))
-        })
+        decode(&bytes)
+            .map(Self)
+            .map_err(|err| poem::Error::from_response(error_response(&err)))
     }
 }
 
 /// Decodes `bytes`, or says why not: (code, message, field). A body that is not JSON at all
 /// (bad UTF-8 anywhere, broken syntax, a lone surrogate escape, nesting past the parser's
 /// limit) is `malformed_json`, also where the bad part sits in a field the type ignores.
-fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, (&'static str, String, Option<String>)> {
+fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let malformed = |err: &dyn std::fmt::Display| {
-        (
-            "malformed_json",
-            format!("the body is not valid JSON: {err}"),
-            None,
-        )
+        ApiError::new(Code::MalformedJson)
+            .with_message(format!("the body is not valid JSON: {err}"))
     };
     let text = std::str::from_utf8(bytes).map_err(|e| malformed(&e))?;
     if text.trim().is_empty() {
-        return Err(("malformed_json", "a JSON body is required".into(), None));
+        return Err(ApiError::new(Code::MalformedJson).with_message("a JSON body is required"));
     }
     serde_json::from_str::<WellFormed>(text).map_err(|e| malformed(&e))?;
     let err = match serde_json::from_str(text) {
@@ -122,11 +115,13 @@ fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, (&'static str, String,
         // Unreachable for a deterministic decoder; report the first error without a field.
         Ok(_) => (err.to_string(), None),
     };
-    Err((
-        "invalid_body",
-        format!("the JSON body does not fit the schema (see /docs): {reason}"),
-        field,
-    ))
+    let err = ApiError::new(Code::InvalidBody).with_message(format!(
+        "the JSON body does not fit the schema (see /docs): {reason}"
+    ));
+    Err(match field {
+        Some(field) => err.on(field),
+        None => err,
+    })
 }
 
 /// Any well-formed JSON, checked the strict way all through (serde skips the values a type
@@ -215,8 +210,8 @@ mod tests {
     }
 
     fn refusal(body: &str) -> (&'static str, Option<String>) {
-        let (code, _, field) = decode::<Batch>(body.as_bytes()).unwrap_err();
-        (code, field)
+        let err = decode::<Batch>(body.as_bytes()).unwrap_err();
+        (err.code().as_str(), err.field().map(str::to_string))
     }
 
     #[test]
@@ -249,6 +244,9 @@ mod tests {
         );
         assert_eq!(refusal(&ignored_deep), ("malformed_json", None));
         let bad_utf8 = b"{\"operations\": [], \"x\": \"\xff\"}";
-        assert_eq!(decode::<Batch>(bad_utf8).unwrap_err().0, "malformed_json");
+        assert_eq!(
+            decode::<Batch>(bad_utf8).unwrap_err().code().as_str(),
+            "malformed_json"
+        );
     }
 }

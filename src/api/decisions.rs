@@ -2,14 +2,15 @@
 
 use std::sync::Arc;
 
-use poem::web::Data;
 use poem_openapi::{param::Query, payload::Json, ApiResponse, Object, OpenApi};
 
 use super::body::JsonBody;
-use super::error::Handled;
+use super::error::{Body, Guarded, Handled, Missing, Unknown};
+use super::key::ApiKey;
+use super::params::ProjectParam;
 use super::ApiTags;
 use crate::app::AppState;
-use crate::auth::{Principal, Scope};
+use crate::auth::Scope;
 use crate::capture::Applied;
 use crate::domain::{record::subject_key, record::DecisionInput, validate};
 use crate::graph::decisions::{self, DecisionFilter, DecisionView};
@@ -46,9 +47,9 @@ impl DecisionsApi {
     #[oai(path = "/decisions", method = "post")]
     async fn record(
         &self,
-        auth: Data<&Principal>,
+        auth: ApiKey,
         body: JsonBody<DecisionInput>,
-    ) -> Handled<DecisionWritten> {
+    ) -> Handled<DecisionWritten, (Guarded, Body, Missing, Unknown)> {
         auth.require(body.0.project.trim(), Scope::Write)?;
         let (id, applied) = self.0.capture.record_decision(&body.0).await?;
         if applied == Applied::Queued {
@@ -85,13 +86,13 @@ impl DecisionsApi {
     #[oai(path = "/decisions", method = "get")]
     async fn list(
         &self,
-        auth: Data<&Principal>,
-        project: Query<String>,
+        auth: ApiKey,
+        project: Query<ProjectParam>,
         subject: Query<Option<String>>,
         file: Query<Option<String>>,
         /// At most this many (default 100, max 1000).
         limit: Query<Option<i64>>,
-    ) -> Handled<Json<DecisionList>> {
+    ) -> Handled<Json<DecisionList>, Guarded> {
         auth.require(project.0.trim(), Scope::Read)?;
         let project = validate::project("project", &project.0)?;
         let key = subject.0.as_deref().map(subject_key);

@@ -1,107 +1,185 @@
-//! How errors reach the client: every handler failure is an [`ApiFailure`] (documented in the
-//! spec per status), and [`JsonErrors`] turns whatever poem itself rejects (unknown route,
+//! How errors reach the client: every handler failure is a [`Failure`] whose statuses the
+//! route declares ([`Statuses`]: only those it can answer appear in its spec), and [`JsonErrors`] turns whatever poem itself rejects (unknown route,
 //! unparsable JSON, wrong content type, oversize body) into the same JSON body.
 
+use std::marker::PhantomData;
+
 use poem::{http::StatusCode, Endpoint, IntoResponse, Middleware, Request, Response, Result};
-use poem_openapi::{payload::Json, ApiResponse};
+use poem_openapi::registry::{MetaMediaType, MetaResponse, MetaResponses, Registry};
+use poem_openapi::types::Type;
+use poem_openapi::ApiResponse;
 
-use crate::error::{ApiError, ErrorBody, ErrorDetail};
+use crate::error::{ApiError, Code, ErrorBody};
 
-/// The error responses of every route; the body is always `{"error": {code, message, field?}}`.
-#[derive(ApiResponse, Debug)]
-pub enum ApiFailure {
-    /// The request is malformed or a field breaks a rule; `field` names it.
-    #[oai(status = 400)]
-    BadRequest(Json<ErrorBody>),
-    /// Missing or invalid API key.
-    #[oai(status = 401)]
-    Unauthorized(Json<ErrorBody>),
-    /// The key may not do this.
-    #[oai(status = 403)]
-    Forbidden(Json<ErrorBody>),
-    /// The entity does not exist in this project.
-    #[oai(status = 404)]
-    NotFound(Json<ErrorBody>),
-    /// Conflicts with stored state (an id already used elsewhere).
-    #[oai(status = 409)]
-    Conflict(Json<ErrorBody>),
-    /// The body is larger than the limit.
-    #[oai(status = 413)]
-    PayloadTooLarge(Json<ErrorBody>),
-    /// The body is not `application/json`.
-    #[oai(status = 415)]
-    UnsupportedMediaType(Json<ErrorBody>),
-    /// Well-formed, but refers to something unknown (`triggered_by`, a belief).
-    #[oai(status = 422)]
-    Unprocessable(Json<ErrorBody>),
-    /// Too many requests; see Retry-After.
-    #[oai(status = 429)]
-    TooManyRequests(Json<ErrorBody>),
-    /// Internal failure; detail is in the server log.
-    #[oai(status = 500)]
-    Internal(Json<ErrorBody>),
-    /// Neo4j unreachable or the spool full; retry later.
-    #[oai(status = 503)]
-    Unavailable(Json<ErrorBody>),
-    /// The write did not complete in time; it is safe to retry.
-    #[oai(status = 504)]
-    Timeout(Json<ErrorBody>),
+/// A set of error statuses a route can answer with, for its spec. Combine them in tuples:
+/// `Handled<T, (Guarded, Body, Missing)>`.
+pub trait Statuses: Send + Sync + 'static {
+    fn list() -> Vec<u16>;
 }
 
-impl From<ApiError> for ApiFailure {
-    fn from(err: ApiError) -> Self {
-        match &err {
-            ApiError::Internal(detail) => tracing::error!(error.detail = %detail, "request failed"),
-            ApiError::Unavailable(detail) => {
-                tracing::warn!(error.detail = %detail, "neo4j unavailable")
+macro_rules! statuses {
+    ($( $(#[$doc:meta])* $name:ident = [$($status:literal),*]; )*) => {
+        $(
+            $(#[$doc])*
+            pub struct $name;
+            impl Statuses for $name {
+                fn list() -> Vec<u16> {
+                    vec![$($status),*]
+                }
             }
-            _ => {}
+        )*
+    };
+}
+
+statuses! {
+    /// Every `/v1` route: a bad parameter (400), no valid key (401), a key for another project
+    /// or scope (403), the key's rate limit (429), a store failure (500) or Neo4j down (503).
+    Guarded = [400, 401, 403, 429, 500, 503];
+    /// A route with a JSON body: too large (413) or not JSON (415); a bad body is 400.
+    Body = [400, 413, 415];
+    /// The addressed entity does not exist in the key's project.
+    Missing = [404];
+    /// The request conflicts with stored state.
+    Conflicts = [409];
+    /// The body refers to something unknown (`triggered_by`, a belief, another session).
+    Unknown = [422];
+    /// The write was accepted but not applied in time.
+    TimedOut = [504];
+    /// The capture spool is full or Neo4j is down.
+    Unavailable = [503];
+}
+
+macro_rules! tuple_statuses {
+    ($($t:ident),+) => {
+        impl<$($t: Statuses),+> Statuses for ($($t,)+) {
+            fn list() -> Vec<u16> {
+                let mut all = Vec::new();
+                $(all.extend($t::list());)+
+                all.sort_unstable();
+                all.dedup();
+                all
+            }
         }
-        let body = Json(err.body());
-        match err.status().as_u16() {
-            400 => Self::BadRequest(body),
-            401 => Self::Unauthorized(body),
-            403 => Self::Forbidden(body),
-            404 => Self::NotFound(body),
-            409 => Self::Conflict(body),
-            413 => Self::PayloadTooLarge(body),
-            415 => Self::UnsupportedMediaType(body),
-            422 => Self::Unprocessable(body),
-            429 => Self::TooManyRequests(body),
-            503 => Self::Unavailable(body),
-            504 => Self::Timeout(body),
-            _ => Self::Internal(body),
+    };
+}
+tuple_statuses!(A, B);
+tuple_statuses!(A, B, C);
+tuple_statuses!(A, B, C, D);
+tuple_statuses!(A, B, C, D, E);
+tuple_statuses!(A, B, C, D, E, F);
+
+/// A handler's failure: an [`ApiError`] whose possible statuses `S` the spec lists.
+pub struct Failure<S> {
+    err: ApiError,
+    statuses: PhantomData<S>,
+}
+
+impl<S: Statuses> From<ApiError> for Failure<S> {
+    fn from(err: ApiError) -> Self {
+        err.log("request failed");
+        let status = err.status().as_u16();
+        if !S::list().contains(&status) {
+            // The spec does not promise this status for the route: a bug to fix in the route's
+            // declaration; the answer itself is still the right one.
+            tracing::error!(error.code = %err.code(), http.status = status, "status not declared in the route's spec");
+        }
+        Self {
+            err,
+            statuses: PhantomData,
         }
     }
 }
 
-impl From<crate::graph::StoreError> for ApiFailure {
+impl<S: Statuses> From<crate::graph::StoreError> for Failure<S> {
     fn from(err: crate::graph::StoreError) -> Self {
         ApiError::from(err).into()
     }
 }
 
-pub type Handled<T> = std::result::Result<T, ApiFailure>;
+impl<S> From<Failure<S>> for poem::Error {
+    fn from(failure: Failure<S>) -> Self {
+        poem::Error::from_response(error_response(&failure.err))
+    }
+}
 
-/// Renders `code`/`message`/`field` with a status as the JSON error body.
-pub fn json_error(status: StatusCode, code: &str, message: &str, field: Option<&str>) -> Response {
-    let body = ErrorBody {
-        error: ErrorDetail {
-            code: code.into(),
-            message: message.into(),
-            field: field.map(str::to_string),
-        },
-    };
+impl<S: Send> IntoResponse for Failure<S> {
+    fn into_response(self) -> Response {
+        error_response(&self.err)
+    }
+}
+
+impl<S: Statuses> ApiResponse for Failure<S> {
+    fn meta() -> MetaResponses {
+        MetaResponses {
+            responses: S::list()
+                .into_iter()
+                .map(|status| MetaResponse {
+                    description: describe(status),
+                    status: Some(status),
+                    status_range: None,
+                    content: vec![MetaMediaType {
+                        content_type: "application/json; charset=utf-8",
+                        schema: ErrorBody::schema_ref(),
+                    }],
+                    headers: vec![],
+                })
+                .collect(),
+        }
+    }
+
+    fn register(registry: &mut Registry) {
+        ErrorBody::register(registry);
+    }
+}
+
+/// What a status means on any route; the body's `code` says exactly what happened.
+fn describe(status: u16) -> &'static str {
+    match status {
+        400 => "The request is malformed or a field breaks a rule; `field` names it.",
+        401 => "Missing or invalid API key.",
+        403 => "The key may not do this (another project, or too narrow a scope).",
+        404 => "The entity does not exist in this project.",
+        409 => "Conflicts with stored state.",
+        413 => "The body is larger than the limit.",
+        415 => "The body is not `application/json`.",
+        422 => {
+            "Well-formed, but refers to something unknown (`triggered_by`, a belief, a session)."
+        }
+        429 => "Too many requests for this key; see Retry-After.",
+        500 => "Internal failure; the detail is in the server log.",
+        503 => "Neo4j unreachable or the capture spool full; retry later.",
+        504 => "The write did not complete in time; it is safe to retry.",
+        _ => "An error.",
+    }
+}
+
+/// A handler's answer: `T`, or an error whose statuses `S` the spec lists.
+pub type Handled<T, S> = std::result::Result<T, Failure<S>>;
+
+/// The JSON error response for `err`.
+pub fn error_response(err: &ApiError) -> Response {
+    body_response(err.status(), &err.body())
+}
+
+/// Renders `code` with `message` and `field` as the JSON error body, with the code's status.
+pub fn json_error(code: Code, message: &str, field: Option<&str>) -> Response {
+    let body = ErrorBody::new(code, message, field.map(str::to_string));
+    body_response(code.status(), &body)
+}
+
+fn body_response(status: StatusCode, body: &ErrorBody) -> Response {
     Response::builder()
         .status(status)
-        .content_type("application/json")
-        .body(serde_json::to_vec(&body).unwrap_or_default())
+        .content_type("application/json; charset=utf-8")
+        .body(serde_json::to_vec(body).unwrap_or_default())
 }
 
 /// Middleware: errors raised by poem (routing, extraction, parsing) become JSON error bodies,
 /// and request bodies past `max_body` are refused with 413 before any handler runs.
 pub struct JsonErrors {
     pub max_body: usize,
+    /// The methods each path serves, for a 405's `Allow` header.
+    pub allow: std::sync::Arc<super::allow::AllowTable>,
 }
 
 impl<E: Endpoint> Middleware<E> for JsonErrors {
@@ -110,6 +188,7 @@ impl<E: Endpoint> Middleware<E> for JsonErrors {
         JsonErrorsEndpoint {
             inner: ep,
             max_body: self.max_body,
+            allow: self.allow.clone(),
         }
     }
 }
@@ -117,6 +196,7 @@ impl<E: Endpoint> Middleware<E> for JsonErrors {
 pub struct JsonErrorsEndpoint<E> {
     inner: E,
     max_body: usize,
+    allow: std::sync::Arc<super::allow::AllowTable>,
 }
 
 impl<E: Endpoint> Endpoint for JsonErrorsEndpoint<E> {
@@ -125,8 +205,7 @@ impl<E: Endpoint> Endpoint for JsonErrorsEndpoint<E> {
     async fn call(&self, mut req: Request) -> Result<Response> {
         let too_large = || {
             json_error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "payload_too_large",
+                Code::PayloadTooLarge,
                 &format!(
                     "the request body is larger than {} bytes; send less per request",
                     self.max_body
@@ -146,20 +225,24 @@ impl<E: Endpoint> Endpoint for JsonErrorsEndpoint<E> {
             match req.take_body().into_bytes_limit(self.max_body).await {
                 Ok(bytes) => req.set_body(bytes),
                 Err(poem::error::ReadBodyError::PayloadTooLarge) => return Ok(too_large()),
-                Err(_) => {
-                    return Ok(json_error(
-                        StatusCode::BAD_REQUEST,
-                        "unreadable_body",
-                        "the request body could not be read",
-                        None,
-                    ))
-                }
+                Err(_) => return Ok(error_response(&ApiError::new(Code::UnreadableBody))),
             }
         }
-        match self.inner.call(req).await {
-            Ok(out) => Ok(out.into_response()),
-            Err(err) => Ok(render(err)),
+        let path = req.uri().path().to_string();
+        let mut resp = match self.inner.call(req).await {
+            Ok(out) => out.into_response(),
+            Err(err) => render(err),
+        };
+        if resp.status() == StatusCode::METHOD_NOT_ALLOWED {
+            if let Some(allow) = self
+                .allow
+                .allow(&path)
+                .and_then(|a| poem::http::HeaderValue::from_str(&a).ok())
+            {
+                resp.headers_mut().insert(poem::http::header::ALLOW, allow);
+            }
         }
+        Ok(resp)
     }
 }
 
@@ -168,8 +251,7 @@ fn render(err: poem::Error) -> Response {
     let message = err.to_string();
     if let Some(p) = err.downcast_ref::<ParseParamError>() {
         return json_error(
-            StatusCode::BAD_REQUEST,
-            "invalid_parameter",
+            Code::InvalidParameter,
             &format!("parameter `{}` is invalid: {}", p.name, p.reason),
             Some(p.name),
         );
@@ -178,19 +260,13 @@ fn render(err: poem::Error) -> Response {
         // Bodies are decoded by `body::JsonBody`, which names the field itself; this is
         // what any other payload type reports.
         return json_error(
-            StatusCode::BAD_REQUEST,
-            "invalid_body",
+            Code::InvalidBody,
             &format!("the body does not fit the schema (see /docs): {}", p.reason),
             None,
         );
     }
     if err.is::<ContentTypeError>() {
-        return json_error(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "unsupported_media_type",
-            "send the body as application/json",
-            None,
-        );
+        return error_response(&ApiError::new(Code::UnsupportedMediaType));
     }
     let status = err.status();
     let resp = err.into_response();
@@ -202,24 +278,21 @@ fn render(err: poem::Error) -> Response {
     if is_json {
         return resp;
     }
-    let (code, text) = match status {
-        StatusCode::NOT_FOUND => (
-            "route_not_found",
-            "no such route; see /docs for the API".to_string(),
-        ),
-        StatusCode::METHOD_NOT_ALLOWED => (
-            "method_not_allowed",
-            "this route does not accept that method".to_string(),
-        ),
-        StatusCode::PAYLOAD_TOO_LARGE => ("payload_too_large", message),
-        s if s.is_client_error() => ("bad_request", message),
+    let code = match status {
+        StatusCode::NOT_FOUND => Code::RouteNotFound,
+        StatusCode::METHOD_NOT_ALLOWED => Code::MethodNotAllowed,
+        StatusCode::PAYLOAD_TOO_LARGE => {
+            return json_error(Code::PayloadTooLarge, &message, None);
+        }
+        s if s.is_client_error() => {
+            // Keep poem's own status; the code says only that the request was refused.
+            let body = ErrorBody::new(Code::BadRequest, message, None);
+            return body_response(s, &body);
+        }
         _ => {
             tracing::error!(error = %message, "unhandled server error");
-            (
-                "internal_error",
-                "internal error; the server log has the detail".to_string(),
-            )
+            Code::Internal
         }
     };
-    json_error(status, code, &text, None)
+    error_response(&ApiError::new(code))
 }

@@ -4,7 +4,8 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
-use poem::web::Data;
+use tracing::Instrument;
+
 use poem_openapi::{
     param::{Path, Query},
     payload::Json,
@@ -12,12 +13,14 @@ use poem_openapi::{
 };
 
 use super::body::JsonBody;
-use super::error::Handled;
+use super::error::{Body, Conflicts, Guarded, Handled, Missing};
+use super::key::ApiKey;
+use super::params::{IdParam, ProjectParam};
 use super::{scoped_project, ApiTags};
 use crate::app::AppState;
-use crate::auth::{Principal, Scope};
-use crate::domain::validate;
-use crate::error::ApiError;
+use crate::auth::Scope;
+use crate::domain::{state::RunStatus, validate};
+use crate::error::{ApiError, Code};
 use crate::extract::{self, Job, RunRequest};
 use crate::graph::extraction::{self as g, RunStats, RunView};
 use crate::graph::now_ms;
@@ -31,9 +34,15 @@ pub const MAX_SESSIONS_PER_RUN: u32 = 10_000;
 /// `max_sessions` 1..=10000 (default 500).
 #[derive(Object, serde::Deserialize)]
 pub struct RunInput {
+    #[oai(validator(min_length = 1, max_length = 128, pattern = r"^\s*[A-Za-z0-9._-]+\s*$"))]
     pub project: String,
     /// Only sessions closed within this long (`24h`, `7d`, `30m`).
+    #[oai(validator(
+        max_length = 32,
+        pattern = r"^\s*(0*[1-9][0-9]{0,5}(\.[0-9]+)?|0*\.[0-9]*[1-9][0-9]*)\s*[smhdw]\s*$"
+    ))]
     pub since: Option<String>,
+    #[oai(validator(minimum(value = "1"), maximum(value = "10000")))]
     pub max_sessions: Option<u32>,
     /// Build each prompt and return it with its token count; write nothing, call no LLM.
     pub dry_run: Option<bool>,
@@ -107,7 +116,11 @@ impl ExtractionApi {
     /// with `dry_run`, 200 with each prompt and its token count. 409 `extraction_running`
     /// while another run of the project is in progress.
     #[oai(path = "/extraction/runs", method = "post")]
-    async fn start(&self, auth: Data<&Principal>, body: JsonBody<RunInput>) -> Handled<RunAnswer> {
+    async fn start(
+        &self,
+        auth: ApiKey,
+        body: JsonBody<RunInput>,
+    ) -> Handled<RunAnswer, (Guarded, Body, Conflicts)> {
         auth.require(body.0.project.trim(), Scope::Write)?;
         let b = body.0;
         let project = validate::project("project", &b.project)?;
@@ -119,7 +132,7 @@ impl ExtractionApi {
                 now_ms()
                     - extract::parse_since(s).ok_or_else(|| {
                         ApiError::invalid(
-                            "invalid_since",
+                            Code::InvalidSince,
                             "since",
                             "`since` is a number and a unit: 24h, 7d, 30m",
                         )
@@ -130,7 +143,7 @@ impl ExtractionApi {
         let max_sessions = b.max_sessions.unwrap_or(500);
         if !(1..=MAX_SESSIONS_PER_RUN).contains(&max_sessions) {
             return Err(ApiError::invalid(
-                "invalid_max_sessions",
+                Code::InvalidMaxSessions,
                 "max_sessions",
                 format!("`max_sessions` is between 1 and {MAX_SESSIONS_PER_RUN}"),
             )
@@ -144,11 +157,12 @@ impl ExtractionApi {
             settings.belief_half_life_ms(),
         )
         .map_err(ApiError::internal)?;
-        let guard = RunningGuard::take(&project).ok_or_else(|| ApiError::Conflict {
-            code: "extraction_running",
-            message: "an extraction run of this project is in progress; wait for it to finish"
-                .into(),
-            field: Some("project".into()),
+        let guard = RunningGuard::take(&project).ok_or_else(|| {
+            ApiError::invalid(
+                Code::ExtractionRunning,
+                "project",
+                "an extraction run of this project is in progress; wait for it to finish",
+            )
         })?;
         let mut req = RunRequest {
             project: Some(project.clone()),
@@ -184,6 +198,7 @@ impl ExtractionApi {
         req.run_id = Some(run_id.clone());
         let mode = job.mode().to_string();
         let store = self.0.store.clone();
+        let span = tracing::info_span!("job", job.name = "extraction", run.id = %run_id, project = %project);
         tokio::spawn(async move {
             let _guard = guard;
             let started = now_ms();
@@ -194,7 +209,7 @@ impl ExtractionApi {
                     project: req.project.as_deref().unwrap_or_default(),
                     mode: job.mode(),
                     prompt_version: job.version(),
-                    status: "failed",
+                    status: RunStatus::Failed.as_str(),
                     started_at: started,
                     stats: &RunStats::default(),
                     errors: &[format!("{e:#}")],
@@ -203,10 +218,10 @@ impl ExtractionApi {
                     tracing::error!(error = %e, "could not record the failed extraction run");
                 }
             }
-        });
+        }.instrument(span));
         Ok(RunAnswer::Started(Json(RunStarted {
             run_id,
-            status: "running".into(),
+            status: RunStatus::Running.as_str().into(),
             mode,
         })))
     }
@@ -216,16 +231,16 @@ impl ExtractionApi {
     #[oai(path = "/extraction/runs/:id", method = "get")]
     async fn get(
         &self,
-        auth: Data<&Principal>,
-        id: Path<String>,
-        project: Query<Option<String>>,
-    ) -> Handled<Json<RunView>> {
+        auth: ApiKey,
+        id: Path<IdParam>,
+        project: Query<Option<ProjectParam>>,
+    ) -> Handled<Json<RunView>, (Guarded, Missing)> {
         let project = scoped_project(&auth, project.0.as_deref(), Scope::Read)?;
         let id = validate::id("id", &id.0)?;
         let run = g::run_get(&self.0.store, &id)
             .await?
             .filter(|r| project.as_deref().is_none_or(|p| p == r.project))
-            .ok_or_else(|| ApiError::not_found("extraction run", "id"))?;
+            .ok_or_else(|| ApiError::not_found(Code::ExtractionRunNotFound, "id"))?;
         Ok(Json(run))
     }
 }

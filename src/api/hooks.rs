@@ -7,14 +7,17 @@
 
 use std::sync::Arc;
 
-use poem::web::Data;
 use poem_openapi::{param::Query, payload::Json, Object, OpenApi};
 
+use poem_openapi::types::Type;
+
 use super::body::JsonBody;
-use super::error::Handled;
+use super::error::{Body, Conflicts, Guarded, Handled, Missing, TimedOut, Unknown};
+use super::key::ApiKey;
+use super::params::{BlankOrProjectParam, Ranged};
 use super::ApiTags;
 use crate::app::AppState;
-use crate::auth::{Principal, Scope};
+use crate::auth::Scope;
 use crate::claude::{self, context, mapping, mapping::Reply};
 use crate::domain::validate;
 use crate::error::ApiError;
@@ -40,6 +43,40 @@ pub struct HookSpecificOutput {
     pub additional_context: String,
 }
 
+/// A hook event as Claude Code sends it: any JSON object (checked by `claude::mapping`, which
+/// names what is wrong as `invalid_event`).
+#[derive(serde::Deserialize)]
+#[serde(transparent)]
+pub struct HookEvent(pub serde_json::Value);
+
+impl Type for HookEvent {
+    const IS_REQUIRED: bool = true;
+    type RawValueType = serde_json::Value;
+    type RawElementValueType = serde_json::Value;
+
+    fn name() -> std::borrow::Cow<'static, str> {
+        "HookEvent".into()
+    }
+    fn schema_ref() -> poem_openapi::registry::MetaSchemaRef {
+        use poem_openapi::registry::{MetaSchema, MetaSchemaRef};
+        let any = MetaSchemaRef::Inline(Box::new(MetaSchema::ANY));
+        // Other fields are read leniently by `claude::events`; only the session is a must.
+        let properties = vec![("session_id", <super::params::IdParam as Type>::schema_ref())];
+        MetaSchemaRef::Inline(Box::new(MetaSchema {
+            required: vec!["session_id"],
+            properties,
+            additional_properties: Some(Box::new(any)),
+            ..MetaSchema::new("object")
+        }))
+    }
+    fn as_raw_value(&self) -> Option<&serde_json::Value> {
+        Some(&self.0)
+    }
+    fn raw_element_iter<'a>(&'a self) -> Box<dyn Iterator<Item = &'a serde_json::Value> + 'a> {
+        Box::new(self.as_raw_value().into_iter())
+    }
+}
+
 #[OpenApi(prefix_path = "/v1", tag = "ApiTags::Hooks")]
 impl HooksApi {
     /// Capture one Claude Code hook event (the body is the event JSON as Claude Code sends
@@ -51,23 +88,26 @@ impl HooksApi {
     #[oai(path = "/hooks/claude-code", method = "post")]
     async fn claude_code(
         &self,
-        auth: Data<&Principal>,
+        auth: ApiKey,
         /// The project the event belongs to (default: the key's project, else the git root
         /// name of the event's `cwd`).
-        project: Query<Option<String>>,
+        project: Query<Option<BlankOrProjectParam>>,
         /// Token budget of the SessionStart context (default 1500, at most 32000; 0: none).
-        budget_tokens: Query<Option<u32>>,
+        budget_tokens: Query<Option<Ranged<u32, 0, { context::MAX_BUDGET_TOKENS as i64 }>>>,
         /// Token budget of the memory recalled for a UserPromptSubmit's prompt (default 600,
         /// at most 8000; 0: none).
-        prompt_tokens: Query<Option<u32>>,
+        prompt_tokens: Query<
+            Option<Ranged<u32, 0, { context::MAX_PROMPT_BUDGET_TOKENS as i64 }>>,
+        >,
         /// Answer the event without capturing it (the command hook sends it later, behind
         /// the events spooled before it).
         answer_only: Query<Option<bool>>,
-        body: JsonBody<serde_json::Value>,
-    ) -> Handled<Json<HookReply>> {
-        let event = mapping::parse(body.0)?;
+        body: JsonBody<HookEvent>,
+    ) -> Handled<Json<HookReply>, (Guarded, Body, Missing, Conflicts, Unknown, TimedOut)> {
+        let event = mapping::parse(body.0 .0)?;
         let project = project
             .0
+            .map(|p| p.0)
             .filter(|p| !p.trim().is_empty())
             .or_else(|| auth.project_scope().map(str::to_string))
             .or_else(|| event.cwd.as_deref().and_then(claude::project_from_cwd))
@@ -76,7 +116,7 @@ impl HooksApi {
         auth.require(&project, Scope::Write)?;
         let budget = budget_tokens
             .0
-            .map_or(context::DEFAULT_BUDGET_TOKENS, |b| b as usize);
+            .map_or(context::DEFAULT_BUDGET_TOKENS, |b| b.0 as usize);
         if budget > context::MAX_BUDGET_TOKENS {
             return Err(
                 ApiError::too_long("budget_tokens", context::MAX_BUDGET_TOKENS, "tokens").into(),
@@ -84,7 +124,7 @@ impl HooksApi {
         }
         let prompt_budget = prompt_tokens
             .0
-            .map_or(context::PROMPT_BUDGET_TOKENS, |b| b as usize);
+            .map_or(context::PROMPT_BUDGET_TOKENS, |b| b.0 as usize);
         if prompt_budget > context::MAX_PROMPT_BUDGET_TOKENS {
             return Err(ApiError::too_long(
                 "prompt_tokens",

@@ -2,19 +2,20 @@
 
 use std::sync::Arc;
 
-use poem::web::Data;
 use poem_openapi::{
     param::Query,
     payload::{Json, PlainText},
     ApiResponse, OpenApi, ResponseContent,
 };
 
-use super::error::Handled;
+use super::error::{Guarded, Handled};
+use super::key::ApiKey;
+use super::params::{FileListParam, FormatParam, ProjectParam, Ranged};
 use super::ApiTags;
 use crate::app::AppState;
-use crate::auth::{Principal, Scope};
+use crate::auth::Scope;
 use crate::domain::{limits::MAX_FILES_PER_OPERATION, limits::MAX_PATH_CHARS, paths, validate};
-use crate::error::ApiError;
+use crate::error::{ApiError, Code};
 use crate::knowledge::{self, KnowledgeReport};
 
 pub struct KnowledgeApi(pub Arc<AppState>);
@@ -42,12 +43,12 @@ impl KnowledgeApi {
     #[oai(path = "/knowledge", method = "get")]
     async fn knowledge(
         &self,
-        auth: Data<&Principal>,
-        project: Query<String>,
-        files: Query<String>,
-        format: Query<Option<String>>,
-        budget_tokens: Query<Option<u32>>,
-    ) -> Handled<KnowledgeResponse> {
+        auth: ApiKey,
+        project: Query<ProjectParam>,
+        files: Query<FileListParam>,
+        format: Query<Option<FormatParam>>,
+        budget_tokens: Query<Option<Ranged<u32, 16, 32_000>>>,
+    ) -> Handled<KnowledgeResponse, Guarded> {
         let project = validate::project("project", &project.0)?;
         auth.require(&project, Scope::Read)?;
         let mut list: Vec<String> = Vec::new();
@@ -68,10 +69,10 @@ impl KnowledgeApi {
         if list.len() > MAX_FILES_PER_OPERATION {
             return Err(ApiError::too_long("files", MAX_FILES_PER_OPERATION, "paths").into());
         }
-        let budget = budget_tokens.0.unwrap_or(2000);
+        let budget = budget_tokens.0.map_or(2000, |b| b.0);
         if !(16..=32_000).contains(&budget) {
             return Err(ApiError::invalid(
-                "out_of_range",
+                Code::OutOfRange,
                 "budget_tokens",
                 "budget_tokens is between 16 and 32000",
             )
@@ -82,7 +83,7 @@ impl KnowledgeApi {
             Some("markdown") => true,
             Some(_) => {
                 return Err(ApiError::invalid(
-                    "invalid_format",
+                    Code::InvalidFormat,
                     "format",
                     "format is `json` or `markdown`",
                 )

@@ -2,14 +2,14 @@
 
 use std::sync::Arc;
 
-use poem::web::Data;
 use poem_openapi::{payload::Json, ApiResponse, Object, OpenApi};
 
 use super::body::JsonBody;
-use super::error::Handled;
+use super::error::{Body, Guarded, Handled, Missing};
+use super::key::ApiKey;
 use super::ApiTags;
 use crate::app::AppState;
-use crate::auth::{Principal, Scope};
+use crate::auth::Scope;
 use crate::capture::Applied;
 use crate::domain::record::MemoryInput;
 
@@ -36,9 +36,9 @@ impl MemoriesApi {
     #[oai(path = "/memories", method = "post")]
     async fn remember(
         &self,
-        auth: Data<&Principal>,
+        auth: ApiKey,
         body: JsonBody<MemoryInput>,
-    ) -> Handled<MemoryWritten> {
+    ) -> Handled<MemoryWritten, (Guarded, Body, Missing)> {
         auth.require(body.0.project.trim(), Scope::Write)?;
         let (id, applied) = self.0.capture.remember(&body.0).await?;
         Ok(match applied {

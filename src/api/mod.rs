@@ -1,6 +1,7 @@
 //! The HTTP surface: one `#[OpenApi]` struct per resource, the error table's HTTP face
-//! ([`error`]), request metrics, and the route tree with `/openapi.json` and `/docs`.
+//! ([`error`]), request ids, spans and metrics ([`trace`]), and the route tree with `/openapi.json` and `/docs`.
 
+pub mod allow;
 pub mod beliefs;
 pub mod body;
 pub mod decisions;
@@ -8,13 +9,16 @@ pub mod error;
 pub mod extraction;
 pub mod health;
 pub mod hooks;
+pub mod key;
 pub mod knowledge;
 pub mod memories;
-pub mod metrics_mw;
+pub mod params;
 pub mod projects;
 pub mod recall;
 pub mod search;
 pub mod sessions;
+pub mod spec;
+pub mod trace;
 
 use std::sync::Arc;
 
@@ -83,8 +87,10 @@ pub fn service(state: Arc<AppState>) -> OpenApiService<Apis, ()> {
         env!("CARGO_PKG_VERSION"),
     )
     .description(
-        "A durable, queryable memory for AI coding agents. Errors are always \
-         `{\"error\": {\"code\", \"message\", \"field\"?}}` with a stable `code`.",
+        "A durable, queryable memory for AI coding agents. Every `/v1` route needs \
+         `Authorization: Bearer <key>`. Errors are always \
+         `{\"error\": {\"code\", \"message\", \"field\"?, \"request_id\"}}` with a stable \
+         `code`; `request_id` is the request's `X-Request-Id` (sent, or made by the server).",
     )
 }
 
@@ -111,7 +117,9 @@ pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint {
     let auth = state.auth.clone();
     let mcp = crate::mcp::McpEndpoint::new(state.clone());
     let api = service(state);
-    let spec = api.spec_endpoint();
+    let document = spec::document(&api.spec());
+    let allow = std::sync::Arc::new(allow::AllowTable::from_spec(&document));
+    let spec = poem::endpoint::make_sync(move |_| poem::web::Json(document.clone()));
     let docs = api.swagger_ui();
     Route::new()
         .nest("/", api)
@@ -119,6 +127,6 @@ pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint {
         .nest("/docs", docs)
         .at("/mcp", mcp)
         .with(crate::auth::RequireKey(auth))
-        .with(error::JsonErrors { max_body })
-        .with(metrics_mw::RequestMetrics)
+        .with(error::JsonErrors { max_body, allow })
+        .with(trace::RequestTrace)
 }

@@ -2,14 +2,15 @@
 
 use std::sync::Arc;
 
-use poem::web::Data;
 use poem_openapi::{param::Path, payload::Json, OpenApi};
 
-use super::error::Handled;
+use super::error::{Guarded, Handled, TimedOut};
+use super::key::ApiKey;
+use super::params::IdParam;
 use super::sessions::Deleted;
 use super::ApiTags;
 use crate::app::AppState;
-use crate::auth::{Principal, Scope};
+use crate::auth::Scope;
 use crate::capture::Applied;
 use crate::error::ApiError;
 
@@ -19,7 +20,11 @@ pub struct ProjectsApi(pub Arc<AppState>);
 impl ProjectsApi {
     /// Delete every session, operation, decision, belief, memory and file of the project.
     #[oai(path = "/projects/:id", method = "delete")]
-    async fn delete(&self, auth: Data<&Principal>, id: Path<String>) -> Handled<Json<Deleted>> {
+    async fn delete(
+        &self,
+        auth: ApiKey,
+        id: Path<IdParam>,
+    ) -> Handled<Json<Deleted>, (Guarded, TimedOut)> {
         auth.require(id.0.trim(), Scope::Admin)?;
         let applied = self.0.capture.purge_project(&id.0).await?;
         self.0.logs.forget_project(id.0.trim());
@@ -35,7 +40,7 @@ impl ProjectsApi {
                 .await?;
                 Ok(Json(Deleted { deleted: true }))
             }
-            Applied::Queued => Err(ApiError::Timeout("deleting the project").into()),
+            Applied::Queued => Err(ApiError::timeout("deleting the project").into()),
         }
     }
 }

@@ -3,7 +3,6 @@
 
 use std::sync::Arc;
 
-use poem::web::Data;
 use poem_openapi::{
     param::{Path, Query},
     payload::Json,
@@ -11,14 +10,16 @@ use poem_openapi::{
 };
 
 use super::body::JsonBody;
-use super::error::Handled;
+use super::error::{Body, Guarded, Handled, Missing};
+use super::key::ApiKey;
+use super::params::{IdParam, ProjectParam, Ranged};
 use super::{scoped_project, ApiTags};
 use crate::app::AppState;
 use crate::auth::{Principal, Scope};
 use crate::config::Encoding;
 use crate::domain::budget::{self, Allocation};
 use crate::domain::validate;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, Code};
 use crate::recall::{
     self,
     context::{self, Context, MAX_TASK_CHARS},
@@ -52,14 +53,22 @@ pub struct AllocationInput {
 /// (related sessions of the project), or both.
 #[derive(Object, serde::Deserialize)]
 pub struct ContextBody {
+    #[oai(validator(min_length = 1, max_length = 128, pattern = r"^\s*[A-Za-z0-9._-]+\s*$"))]
     pub project: String,
     /// Context for this session (≤ 200 characters).
+    #[oai(validator(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\u0000-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f][^\u0000-\u001f\u007f-\u009f]*$"
+    ))]
     pub session_id: Option<String>,
     /// Context for this task (≤ 4096 characters).
     pub task: Option<String>,
     /// Token budget, 16 to 1,000,000. `tokens_used` never exceeds it.
+    #[oai(validator(minimum(value = "16"), maximum(value = "1000000")))]
     pub budget_tokens: i64,
     /// `o200k_base` or `cl100k_base`; default: the server's tokenizer.
+    #[oai(validator(pattern = r"^\s*(o200k_base|cl100k_base)?\s*$"))]
     pub encoding: Option<String>,
     pub allocation: Option<AllocationInput>,
 }
@@ -77,7 +86,7 @@ impl AllocationInput {
         };
         a.check().map_err(|e| {
             ApiError::invalid(
-                "invalid_allocation",
+                Code::InvalidAllocation,
                 format!("allocation.{}", e.field),
                 e.message,
             )
@@ -92,7 +101,7 @@ fn parse_encoding(value: Option<&str>, default: Encoding) -> ApiResult<Encoding>
         Some("o200k_base") => Ok(Encoding::O200kBase),
         Some("cl100k_base") => Ok(Encoding::Cl100kBase),
         Some(_) => Err(ApiError::invalid(
-            "invalid_encoding",
+            Code::InvalidEncoding,
             "encoding",
             "encoding is `o200k_base` or `cl100k_base`",
         )),
@@ -114,7 +123,7 @@ impl RecallApi {
             None => {
                 crate::graph::sessions::get(&self.0.store, &id)
                     .await?
-                    .ok_or_else(|| ApiError::not_found("session", "id"))?
+                    .ok_or_else(|| ApiError::not_found(Code::SessionNotFound, "id"))?
                     .project
             }
         };
@@ -133,9 +142,9 @@ impl RecallApi {
     #[allow(clippy::too_many_arguments)] // one per query parameter of the contract
     async fn reconstruction(
         &self,
-        auth: Data<&Principal>,
-        id: Path<String>,
-        project: Query<Option<String>>,
+        auth: ApiKey,
+        id: Path<IdParam>,
+        project: Query<Option<ProjectParam>>,
         /// Include decision operations and the decisions list (default true).
         include_decisions: Query<Option<bool>>,
         /// Include `read` operations (default true).
@@ -143,12 +152,12 @@ impl RecallApi {
         /// Include `write` operations (default true).
         include_writes: Query<Option<bool>>,
         /// At most this many operations, 0 to 5000 (default 1000).
-        max_operations: Query<Option<i64>>,
-    ) -> Handled<Json<Reconstruction>> {
-        let max = max_operations.0.unwrap_or(1_000);
+        max_operations: Query<Option<Ranged<i64, 0, { MAX_OPERATIONS as i64 }>>>,
+    ) -> Handled<Json<Reconstruction>, (Guarded, Missing)> {
+        let max = max_operations.0.map_or(1_000, |m| m.0);
         if !(0..=MAX_OPERATIONS as i64).contains(&max) {
             return Err(ApiError::invalid(
-                "invalid_max_operations",
+                Code::InvalidMaxOperations,
                 "max_operations",
                 format!("max_operations is between 0 and {MAX_OPERATIONS}"),
             )
@@ -172,15 +181,15 @@ impl RecallApi {
     #[oai(path = "/sessions/:id/window", method = "get")]
     async fn window(
         &self,
-        auth: Data<&Principal>,
-        id: Path<String>,
-        project: Query<Option<String>>,
+        auth: ApiKey,
+        id: Path<IdParam>,
+        project: Query<Option<ProjectParam>>,
         /// Token limit, 1 to 200,000.
-        token_limit: Query<i64>,
-    ) -> Handled<Json<Window>> {
-        if !(1..=MAX_TOKEN_LIMIT as i64).contains(&token_limit.0) {
+        token_limit: Query<Ranged<i64, 1, { MAX_TOKEN_LIMIT as i64 }>>,
+    ) -> Handled<Json<Window>, (Guarded, Missing)> {
+        if !(1..=MAX_TOKEN_LIMIT as i64).contains(&token_limit.0 .0) {
             return Err(ApiError::invalid(
-                "invalid_token_limit",
+                Code::InvalidTokenLimit,
                 "token_limit",
                 format!("token_limit is between 1 and {MAX_TOKEN_LIMIT}"),
             )
@@ -192,7 +201,7 @@ impl RecallApi {
                 &self.0.store,
                 &project,
                 &head.id,
-                token_limit.0 as usize,
+                token_limit.0 .0 as usize,
                 self.0.settings.tokenizer,
             )
             .await?,
@@ -208,9 +217,9 @@ impl RecallApi {
     #[oai(path = "/context", method = "post")]
     async fn context(
         &self,
-        auth: Data<&Principal>,
+        auth: ApiKey,
         body: JsonBody<ContextBody>,
-    ) -> Handled<Json<Context>> {
+    ) -> Handled<Json<Context>, (Guarded, Body, Missing)> {
         let b = body.0;
         auth.require(b.project.trim(), Scope::Read)?;
         let project = validate::project("project", &b.project)?;
@@ -222,7 +231,7 @@ impl RecallApi {
         let task = validate::opt_text("task", b.task.as_deref(), MAX_TASK_CHARS)?;
         if session_id.is_none() && task.is_none() {
             return Err(ApiError::invalid(
-                "missing_field",
+                Code::MissingField,
                 "session_id",
                 "give `session_id` (context for a session) or `task` (context for a task)",
             )
@@ -232,7 +241,7 @@ impl RecallApi {
         let hi = budget::MAX_BUDGET_TOKENS as i64;
         if !(lo..=hi).contains(&b.budget_tokens) {
             return Err(ApiError::invalid(
-                "invalid_budget",
+                Code::InvalidBudget,
                 "budget_tokens",
                 format!("budget_tokens is between {lo} and {hi}"),
             )

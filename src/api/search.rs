@@ -3,16 +3,18 @@
 
 use std::sync::Arc;
 
-use poem::web::Data;
 use poem_openapi::{param::Query, payload::Json, Object, OpenApi};
 
 use super::body::JsonBody;
-use super::error::Handled;
+use super::error::{Body, Guarded, Handled};
+use super::key::ApiKey;
+use super::params::TurnKindParam;
+use super::params::{IdParam, ProjectParam, Ranged};
 use super::ApiTags;
 use crate::app::AppState;
 use crate::auth::{Principal, Scope};
 use crate::domain::validate;
-use crate::error::ApiError;
+use crate::error::{ApiError, Code};
 use crate::recall::handover::{self, Handover};
 use crate::recall::search::{self, Hit, Mode, Weights};
 use crate::recall::turns::{self, MatchedBy, TurnHit, TurnQuery};
@@ -23,11 +25,14 @@ pub struct SearchApi(pub Arc<AppState>);
 #[derive(Object, serde::Deserialize)]
 pub struct SearchRequest {
     /// Project id (at most 128 characters).
+    #[oai(validator(min_length = 1, max_length = 128, pattern = r"^\s*[A-Za-z0-9._-]+\s*$"))]
     pub project: String,
     /// What to look for, in any words: at most 1000 characters. Lucene syntax has no
     /// effect; every character is searched as text.
+    #[oai(validator(min_length = 1, max_length = 1000, pattern = r"\S"))]
     pub query: String,
     /// Sessions to return: 1 to 50, default 10.
+    #[oai(validator(minimum(value = "1"), maximum(value = "50")))]
     pub limit: Option<u32>,
 }
 
@@ -51,7 +56,7 @@ pub fn search_input(body: &SearchRequest) -> Result<(String, String, usize), Api
         Some(n) if (1..=search::MAX_LIMIT as u32).contains(&n) => n as usize,
         Some(_) => {
             return Err(ApiError::invalid(
-                "invalid_limit",
+                Code::InvalidLimit,
                 "limit",
                 format!("`limit` must be between 1 and {}", search::MAX_LIMIT),
             ))
@@ -64,15 +69,19 @@ pub fn search_input(body: &SearchRequest) -> Result<(String, String, usize), Api
 #[derive(Object, serde::Deserialize)]
 pub struct TurnSearchRequest {
     /// Project id (at most 128 characters).
+    #[oai(validator(min_length = 1, max_length = 128, pattern = r"^\s*[A-Za-z0-9._-]+\s*$"))]
     pub project: String,
     /// What to look for, in any words: at most 1000 characters. Lucene syntax has no
     /// effect; every character is searched as text.
+    #[oai(validator(min_length = 1, max_length = 1000, pattern = r"\S"))]
     pub query: String,
     /// Operations to return: 1 to 50, default 10.
+    #[oai(validator(minimum(value = "1"), maximum(value = "50")))]
     pub limit: Option<u32>,
     /// Kinds to keep (at most 16): `message`, `decision`, `tool_call`, `write`, `read`,
     /// `search`, `todo`, `memory`, `summary`. Absent: every kind.
-    pub types: Option<Vec<String>>,
+    #[oai(validator(max_items = 16))]
+    pub types: Option<Vec<TurnKindParam>>,
 }
 
 /// One turn found.
@@ -170,20 +179,20 @@ pub fn turn_search_input(body: &TurnSearchRequest) -> Result<TurnSearchInput, Ap
         None => None,
         Some(t) if t.len() > turns::MAX_TYPES => {
             return Err(ApiError::invalid(
-                "invalid_types",
+                Code::InvalidTypes,
                 "types",
                 format!("`types` names at most {} kinds", turns::MAX_TYPES),
             ))
         }
         Some(t) => {
-            if let Some(i) = t.iter().position(|k| !TURN_KINDS.contains(&k.as_str())) {
+            if let Some(i) = t.iter().position(|k| !TURN_KINDS.contains(&&**k)) {
                 return Err(ApiError::invalid(
-                    "invalid_types",
+                    Code::InvalidTypes,
                     format!("types[{i}]"),
                     format!("`types` entries are among: {}", TURN_KINDS.join(", ")),
                 ));
             }
-            Some(t.clone())
+            Some(t.iter().map(|k| k.0.clone()).collect())
         }
     };
     Ok(TurnSearchInput {
@@ -239,9 +248,9 @@ impl SearchApi {
     #[oai(path = "/sessions/search", method = "post")]
     async fn search(
         &self,
-        auth: Data<&Principal>,
+        auth: ApiKey,
         body: JsonBody<SearchRequest>,
-    ) -> Handled<Json<SearchResponse>> {
+    ) -> Handled<Json<SearchResponse>, (Guarded, Body)> {
         let (project, query, limit) = search_input(&body.0)?;
         auth.require(&project, Scope::Read)?;
         let started = std::time::Instant::now();
@@ -271,9 +280,9 @@ impl SearchApi {
     #[oai(path = "/search", method = "post")]
     async fn turns(
         &self,
-        auth: Data<&Principal>,
+        auth: ApiKey,
         body: JsonBody<TurnSearchRequest>,
-    ) -> Handled<Json<TurnSearchResponse>> {
+    ) -> Handled<Json<TurnSearchResponse>, (Guarded, Body)> {
         Ok(Json(turn_search(&self.0, &auth, &body.0).await?))
     }
 
@@ -284,28 +293,30 @@ impl SearchApi {
     #[oai(path = "/handover", method = "get")]
     async fn handover(
         &self,
-        auth: Data<&Principal>,
+        auth: ApiKey,
         /// Project id (at most 128 characters).
-        project: Query<String>,
+        project: Query<ProjectParam>,
         /// The session waking up (its task says what is related); optional.
-        session_id: Query<Option<String>>,
+        session_id: Query<Option<IdParam>>,
         /// Token budget of `markdown`: 50 to 20000, default 1500.
-        budget_tokens: Query<Option<u32>>,
-    ) -> Handled<Json<Handover>> {
+        budget_tokens: Query<
+            Option<Ranged<u32, { handover::MIN_BUDGET as i64 }, { handover::MAX_BUDGET as i64 }>>,
+        >,
+    ) -> Handled<Json<Handover>, Guarded> {
         let project = validate::project("project", &project.0)?;
         auth.require(&project, Scope::Read)?;
         let session_id = match session_id.0.as_deref() {
             Some(id) => Some(validate::id("session_id", id)?),
             None => None,
         };
-        let budget = match budget_tokens.0 {
+        let budget = match budget_tokens.0.map(|b| b.0) {
             None => handover::DEFAULT_BUDGET,
             Some(n) if (handover::MIN_BUDGET..=handover::MAX_BUDGET).contains(&(n as usize)) => {
                 n as usize
             }
             Some(_) => {
                 return Err(ApiError::invalid(
-                    "invalid_budget",
+                    Code::InvalidBudget,
                     "budget_tokens",
                     format!(
                         "`budget_tokens` must be between {} and {}",

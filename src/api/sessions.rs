@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use poem::web::Data;
 use poem_openapi::{
     param::{Path, Query},
     payload::Json,
@@ -10,15 +9,17 @@ use poem_openapi::{
 };
 
 use super::body::JsonBody;
-use super::error::Handled;
+use super::error::{Body, Conflicts, Guarded, Handled, Missing, TimedOut, Unknown};
+use super::key::ApiKey;
+use super::params::{IdParam, ProjectParam};
 use super::{scoped_project, ApiTags};
 use crate::app::AppState;
-use crate::auth::{Principal, Scope};
+use crate::auth::Scope;
 use crate::capture::Applied;
 use crate::domain::{
     operation::OperationInput, record::SessionClose, record::SessionStart, validate,
 };
-use crate::error::ApiError;
+use crate::error::{ApiError, Code};
 use crate::graph::sessions::SessionRow;
 
 pub struct SessionsApi(pub Arc<AppState>);
@@ -59,6 +60,7 @@ impl SessionWritten {
 /// A batch of operations. At most 1000 per request.
 #[derive(Object, serde::Deserialize)]
 pub struct OperationBatch {
+    #[oai(validator(min_items = 1, max_items = 1000))]
     pub operations: Vec<OperationInput>,
 }
 
@@ -93,9 +95,9 @@ impl SessionsApi {
     #[oai(path = "/sessions", method = "post")]
     async fn start(
         &self,
-        auth: Data<&Principal>,
+        auth: ApiKey,
         body: JsonBody<SessionStart>,
-    ) -> Handled<SessionWritten> {
+    ) -> Handled<SessionWritten, (Guarded, Body, Conflicts, Unknown)> {
         auth.require(body.0.project.trim(), Scope::Write)?;
         let (id, applied) = self.0.capture.start_session(&body.0).await?;
         Ok(SessionWritten::from(id, applied))
@@ -105,16 +107,16 @@ impl SessionsApi {
     #[oai(path = "/sessions/:id", method = "get")]
     async fn get(
         &self,
-        auth: Data<&Principal>,
-        id: Path<String>,
-        project: Query<Option<String>>,
-    ) -> Handled<Json<SessionRow>> {
+        auth: ApiKey,
+        id: Path<IdParam>,
+        project: Query<Option<ProjectParam>>,
+    ) -> Handled<Json<SessionRow>, (Guarded, Missing)> {
         let project = Query(scoped_project(&auth, project.0.as_deref(), Scope::Read)?);
         let id = validate::id("id", &id.0)?;
         let row = crate::graph::sessions::get(&self.0.store, &id)
             .await?
             .filter(|s| project.0.as_deref().is_none_or(|p| p == s.project))
-            .ok_or_else(|| ApiError::not_found("session", "id"))?;
+            .ok_or_else(|| ApiError::not_found(Code::SessionNotFound, "id"))?;
         Ok(Json(row))
     }
 
@@ -122,11 +124,11 @@ impl SessionsApi {
     #[oai(path = "/sessions/:id/close", method = "post")]
     async fn close(
         &self,
-        auth: Data<&Principal>,
-        id: Path<String>,
-        project: Query<Option<String>>,
+        auth: ApiKey,
+        id: Path<IdParam>,
+        project: Query<Option<ProjectParam>>,
         body: JsonBody<SessionClose>,
-    ) -> Handled<SessionWritten> {
+    ) -> Handled<SessionWritten, (Guarded, Body, Missing)> {
         let project = Query(scoped_project(&auth, project.0.as_deref(), Scope::Write)?);
         let id = validate::id("id", &id.0)?;
         let applied = self
@@ -143,13 +145,13 @@ impl SessionsApi {
     #[oai(path = "/sessions/:id/operations", method = "post")]
     async fn operations(
         &self,
-        auth: Data<&Principal>,
-        id: Path<String>,
-        project: Query<Option<String>>,
+        auth: ApiKey,
+        id: Path<IdParam>,
+        project: Query<Option<ProjectParam>>,
         /// Wait until the batch is in Neo4j (read-your-writes).
         sync: Query<Option<bool>>,
         body: JsonBody<OperationBatch>,
-    ) -> Handled<OperationsWritten> {
+    ) -> Handled<OperationsWritten, (Guarded, Body, Missing, Unknown, TimedOut)> {
         let project = Query(scoped_project(&auth, project.0.as_deref(), Scope::Write)?);
         let (count, applied) = self
             .0
@@ -176,10 +178,10 @@ impl SessionsApi {
     #[oai(path = "/sessions/:id", method = "delete")]
     async fn delete(
         &self,
-        auth: Data<&Principal>,
-        id: Path<String>,
-        project: Query<Option<String>>,
-    ) -> Handled<Json<Deleted>> {
+        auth: ApiKey,
+        id: Path<IdParam>,
+        project: Query<Option<ProjectParam>>,
+    ) -> Handled<Json<Deleted>, (Guarded, Missing, TimedOut)> {
         let project = Query(scoped_project(&auth, project.0.as_deref(), Scope::Admin)?);
         let applied = self
             .0
@@ -191,7 +193,7 @@ impl SessionsApi {
         }
         match applied {
             Applied::Yes => Ok(Json(Deleted { deleted: true })),
-            Applied::Queued => Err(ApiError::Timeout("deleting the session").into()),
+            Applied::Queued => Err(ApiError::timeout("deleting the session").into()),
         }
     }
 }

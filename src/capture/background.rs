@@ -7,6 +7,7 @@
 use std::future::Future;
 
 use tokio::sync::oneshot;
+use tracing::Instrument;
 
 /// Niceness of the thread: below every default-priority thread, yet never starved.
 const NICENESS: i32 = 10;
@@ -23,11 +24,12 @@ where
         .enable_all()
         .build()?;
     let (tx, rx) = oneshot::channel();
+    let span = tracing::info_span!("job", job.name = %name);
     std::thread::Builder::new()
         .name(name.into())
         .spawn(move || {
             lower_priority();
-            let _ = tx.send(runtime.block_on(make()));
+            let _ = tx.send(runtime.block_on(make().instrument(span)));
         })?;
     Ok(rx)
 }

@@ -28,7 +28,7 @@ use crate::domain::{
     record::{DecisionInput, MemoryInput, SessionClose, SessionStart},
     validate,
 };
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, Code};
 use crate::graph::{self, now_ms, Store};
 
 /// What capture remembers between requests: sessions it has seen, operations in flight, and
@@ -249,7 +249,7 @@ impl Capture {
                     spool.max_bytes = max,
                     "capture refused: spool full"
                 );
-                Err(ApiError::SpoolFull)
+                Err(ApiError::new(Code::SpoolFull))
             }
             Err(err) => Err(ApiError::internal(err)),
         }
@@ -280,7 +280,7 @@ impl Capture {
             return Ok(Applied::Queued);
         }
         if let Some(err) = self.state.failed.lock().expect("failed lock").remove(&end) {
-            return Err(ApiError::Internal(format!(
+            return Err(ApiError::internal(format!(
                 "neo4j rejected the write: {err}"
             )));
         }
@@ -308,7 +308,7 @@ impl Capture {
                 self.state.remember_session(id, s.clone());
                 Ok(Some(s))
             }
-            Ok(None) => Err(ApiError::not_found("session", "session_id")),
+            Ok(None) => Err(ApiError::not_found(Code::SessionNotFound, "session_id")),
             Err(err) if err.is_unavailable() => Ok(None),
             Err(err) => Err(err.into()),
         }
@@ -325,9 +325,11 @@ impl Capture {
         let s = self
             .lookup(&id)
             .await?
-            .ok_or_else(|| ApiError::Unavailable("session lookup".into()))?;
+            .ok_or_else(|| ApiError::unavailable("session lookup"))?;
         match project {
-            Some(p) if p != s.project => Err(ApiError::not_found("session", "session_id")),
+            Some(p) if p != s.project => {
+                Err(ApiError::not_found(Code::SessionNotFound, "session_id"))
+            }
             _ => Ok((id, s)),
         }
     }
@@ -337,18 +339,15 @@ impl Capture {
         let cmd = validate::session_start(input, now_ms())?;
         match self.lookup(&cmd.id).await {
             Ok(Some(s)) if s.project != cmd.project => {
-                return Err(ApiError::Conflict {
-                    code: "session_id_taken",
-                    message: "this session id is already used; choose another id".into(),
-                    field: Some("session_id".into()),
-                })
+                return Err(ApiError::new(Code::SessionIdTaken).on("session_id"))
             }
             // A known session is started again only to add a child's links (the launching
             // operation is often known only when the subagent has finished).
             Ok(Some(_)) if cmd.parent.is_none() && cmd.spawned_by.is_none() => {
                 return Ok((cmd.id, Applied::Yes))
             }
-            Ok(_) | Err(ApiError::NotFound { .. }) => {}
+            Ok(_) => {}
+            Err(err) if err.code() == Code::SessionNotFound => {}
             Err(err) => return Err(err),
         }
         if let Some(c) = &cmd.continues {
@@ -383,13 +382,13 @@ impl Capture {
         match self.lookup(id).await {
             Ok(Some(s)) if s.project == project => Ok(()),
             Ok(None) => Ok(()),
-            Err(ApiError::NotFound { .. }) if may_be_later => Ok(()),
-            Ok(Some(_)) | Err(ApiError::NotFound { .. }) => Err(ApiError::invalid(
-                "unknown_session",
+            Err(err) if err.code() == Code::SessionNotFound && may_be_later => Ok(()),
+            Err(err) if err.code() != Code::SessionNotFound => Err(err),
+            Ok(Some(_)) | Err(_) => Err(ApiError::invalid(
+                Code::UnknownSession,
                 field,
                 format!("`{field}` names no session of this project"),
             )),
-            Err(err) => Err(err),
         }
     }
 
@@ -417,14 +416,14 @@ impl Capture {
     ) -> ApiResult<(usize, Applied)> {
         if inputs.is_empty() {
             return Err(ApiError::invalid(
-                "empty_batch",
+                Code::EmptyBatch,
                 "operations",
                 "send at least one operation",
             ));
         }
         if inputs.len() > MAX_OPERATIONS_PER_BATCH {
             return Err(ApiError::invalid(
-                "too_many_operations",
+                Code::TooManyOperations,
                 "operations",
                 format!(
                     "at most {MAX_OPERATIONS_PER_BATCH} operations per request; split the batch"
@@ -469,7 +468,7 @@ impl Capture {
         }
         match self.wait_applied(end, self.store.timeout() * 3).await? {
             Applied::Yes => Ok((count, Applied::Yes)),
-            Applied::Queued => Err(ApiError::Timeout("writing the batch to neo4j")),
+            Applied::Queued => Err(ApiError::timeout("writing the batch to neo4j")),
         }
     }
 
@@ -512,7 +511,7 @@ impl Capture {
                     if let Some(t) = op.triggered_by.as_deref() {
                         if ask_triggers.iter().any(|a| a == t) && !found.contains(t) {
                             return Err(ApiError::invalid(
-                                "unknown_triggered_by",
+                Code::UnknownTriggeredBy,
                                 format!("operations[{i}].triggered_by"),
                                 format!("`triggered_by` names no earlier operation of this project: `{t}`"),
                             ));
@@ -529,7 +528,7 @@ impl Capture {
                     if let Some(b) = op.informs_belief.as_deref() {
                         if !found.contains(b) {
                             return Err(ApiError::invalid(
-                                "unknown_belief",
+                                Code::UnknownBelief,
                                 format!("operations[{i}].informs_belief"),
                                 format!("no belief `{b}` in this project"),
                             ));
@@ -556,7 +555,7 @@ impl Capture {
             Ok(found) => {
                 if let Some(i) = ids.iter().position(|b| !found.contains(b)) {
                     return Err(ApiError::invalid(
-                        "unknown_belief",
+                        Code::UnknownBelief,
                         format!("affects_beliefs[{i}]"),
                         format!("no belief `{}` in this project", ids[i]),
                     ));

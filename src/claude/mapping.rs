@@ -20,7 +20,7 @@ use crate::domain::limits::{
 use crate::domain::operation::{OperationInput, Todo};
 use crate::domain::record::{DecisionInput, SessionClose, SessionStart};
 use crate::domain::validate;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, Code};
 
 /// The agent name sessions started from hooks and transcripts carry.
 pub const AGENT: &str = "claude-code";
@@ -479,7 +479,7 @@ pub async fn apply(capture: &Capture, plan: &Plan) -> ApiResult<Applied> {
 pub fn parse(mut raw: Value) -> ApiResult<HookEvent> {
     if !raw.is_object() {
         return Err(ApiError::invalid(
-            "invalid_event",
+            Code::InvalidEvent,
             "body",
             "a hook event is a JSON object",
         ));
@@ -487,7 +487,7 @@ pub fn parse(mut raw: Value) -> ApiResult<HookEvent> {
     redact::value(&mut raw);
     serde_json::from_value(raw).map_err(|e| {
         ApiError::invalid(
-            "invalid_event",
+            Code::InvalidEvent,
             "body",
             format!("the hook event does not have the documented shape: {e}"),
         )

@@ -8,6 +8,7 @@ pub mod limits;
 pub mod operation;
 pub mod paths;
 pub mod record;
+pub mod state;
 pub mod tokens;
 pub mod turn_text;
 pub mod validate;

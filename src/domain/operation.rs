@@ -62,9 +62,13 @@ impl OpType {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Object)]
 pub struct Todo {
     /// What is to be done (at most 2000 characters).
+    #[oai(validator(min_length = 1, max_length = 2000, pattern = r"\S"))]
     pub content: String,
     /// `pending`, `in_progress` or `completed`.
-    #[oai(default)]
+    #[oai(
+        default = "default_todo_status",
+        validator(pattern = r"^(pending|in_progress|completed)$")
+    )]
     #[serde(default = "default_todo_status")]
     pub status: String,
     #[oai(skip_serializing_if_is_none)]
@@ -82,9 +86,17 @@ fn default_todo_status() -> String {
 #[derive(Clone, Debug, Serialize, Deserialize, Object)]
 pub struct OperationInput {
     /// The client's idempotency key: the same id sent twice stores one node.
+    #[oai(validator(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\u0000-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f][^\u0000-\u001f\u007f-\u009f]*$"
+    ))]
     pub id: Option<String>,
     /// One of `read`, `write`, `tool_call`, `search`, `decision`, `message`, `todo`.
-    #[oai(rename = "type")]
+    #[oai(
+        rename = "type",
+        validator(pattern = r"^(read|write|tool_call|search|decision|message|todo)$")
+    )]
     #[serde(rename = "type")]
     pub kind: String,
     /// What was acted on: a path, a command, a query, a URL.
@@ -97,12 +109,24 @@ pub struct OperationInput {
     pub files_read: Option<Vec<String>>,
     pub files_modified: Option<Vec<String>>,
     /// Id of an earlier operation (stored or in this batch) that caused this one.
+    #[oai(validator(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\u0000-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f][^\u0000-\u001f\u007f-\u009f]*$"
+    ))]
     pub triggered_by: Option<String>,
     /// Id of a belief this operation is evidence for.
+    #[oai(validator(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\u0000-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f][^\u0000-\u001f\u007f-\u009f]*$"
+    ))]
     pub informs_belief: Option<String>,
     /// `supports` (default) or `contradicts`, with `informs_belief`.
+    #[oai(validator(pattern = r"^(supports|contradicts)$"))]
     pub effect: Option<String>,
     /// Weight of the evidence in 0..1 (default 1), with `informs_belief`.
+    #[oai(validator(minimum(value = "0"), maximum(value = "1")))]
     pub weight: Option<f64>,
     pub rationale: Option<String>,
     /// `user` or `assistant`, for `message`.
@@ -112,6 +136,7 @@ pub struct OperationInput {
     /// The whole todo list, for `todo`.
     pub todos: Option<Vec<Todo>>,
     /// `ok` (default) or `failed`.
+    #[oai(validator(pattern = r"^\s*(ok|failed)?\s*$"))]
     pub status: Option<String>,
     /// Free-form context; `cwd` in it makes file paths project-relative.
     pub context: Option<serde_json::Value>,

@@ -9,28 +9,53 @@ use super::operation::NewOperation;
 #[derive(Clone, Debug, Serialize, Deserialize, Object)]
 pub struct SessionStart {
     /// Project id: letters, digits, `.`, `_`, `-`; at most 128 characters.
+    #[oai(validator(min_length = 1, max_length = 128, pattern = r"^\s*[A-Za-z0-9._-]+\s*$"))]
     pub project: String,
     /// The client's session id (idempotent); generated when absent.
+    #[oai(validator(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\u0000-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f][^\u0000-\u001f\u007f-\u009f]*$"
+    ))]
     pub session_id: Option<String>,
     /// Which agent runs the session (`claude-code`, …).
+    #[oai(validator(max_length = 100))]
     pub agent: Option<String>,
     /// What the session is for.
+    #[oai(validator(max_length = 4096))]
     pub task: Option<String>,
     /// Id of an earlier session this one continues.
+    #[oai(validator(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\u0000-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f][^\u0000-\u001f\u007f-\u009f]*$"
+    ))]
     pub continues: Option<String>,
     /// The working directory; file paths under it are stored project-relative.
+    #[oai(validator(max_length = 1024))]
     pub cwd: Option<String>,
     /// A child session (a subagent's work): the id of the session that launched it, in the
     /// same project (`CHILD_OF`). The parent may arrive later; the link is made then.
     #[serde(default)]
+    #[oai(validator(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\u0000-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f][^\u0000-\u001f\u007f-\u009f]*$"
+    ))]
     pub parent: Option<String>,
     /// A child session: the id of the operation (the Task/Agent tool call) that launched it
     /// (`SPAWNED_BY`); for Claude Code, `<parent session>/<tool_use_id>`. Linked when that
     /// operation is stored, before or after this start.
     #[serde(default)]
+    #[oai(validator(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\u0000-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f][^\u0000-\u001f\u007f-\u009f]*$"
+    ))]
     pub spawned_by: Option<String>,
     /// A child session: the kind of subagent (`general-purpose`, `Explore`, …).
     #[serde(default)]
+    #[oai(validator(max_length = 100))]
     pub agent_type: Option<String>,
 }
 
@@ -62,6 +87,7 @@ pub struct SessionClose {
     pub summary: Option<String>,
     pub next_steps: Option<Vec<String>>,
     /// `closed` (default) or `abandoned`.
+    #[oai(validator(pattern = r"^\s*(closed|abandoned)?\s*$"))]
     pub status: Option<String>,
 }
 
@@ -83,6 +109,7 @@ pub struct BeliefRef {
     /// `supports` (default) or `contradicts`.
     pub effect: Option<String>,
     /// 0..1, defaults to the decision's confidence.
+    #[oai(validator(minimum(value = "0"), maximum(value = "1")))]
     pub weight: Option<f64>,
 }
 
@@ -90,17 +117,27 @@ pub struct BeliefRef {
 /// ≤ 50 alternatives, ≤ 50 beliefs, ≤ 200 files.
 #[derive(Clone, Debug, Serialize, Deserialize, Object)]
 pub struct DecisionInput {
+    #[oai(validator(min_length = 1, max_length = 128, pattern = r"^\s*[A-Za-z0-9._-]+\s*$"))]
     pub project: String,
     /// The session the decision was made in; it is also recorded in that session's chain.
+    #[oai(validator(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\u0000-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f][^\u0000-\u001f\u007f-\u009f]*$"
+    ))]
     pub session_id: Option<String>,
     /// What was decided about; a later decision on the same subject (case and spacing
     /// ignored) supersedes this one.
+    #[oai(validator(min_length = 1, max_length = 512, pattern = r"\S"))]
     pub subject: String,
+    #[oai(validator(min_length = 1, max_length = 4096, pattern = r"\S"))]
     pub choice: String,
+    #[oai(validator(min_length = 1, max_length = 16384, pattern = r"\S"))]
     pub rationale: String,
     /// The alternatives considered and rejected.
     pub alternatives: Option<Vec<String>>,
     /// 0..1, default 0.7.
+    #[oai(validator(minimum(value = "0"), maximum(value = "1")))]
     pub confidence: Option<f64>,
     /// Beliefs this decision bears on: belief ids, or `{"id", "effect": "supports" |
     /// "contradicts", "weight": 0..1}` objects.
@@ -137,13 +174,22 @@ pub struct NewBeliefLink {
 /// `POST /v1/memories`.
 #[derive(Clone, Debug, Serialize, Deserialize, Object)]
 pub struct MemoryInput {
+    #[oai(validator(min_length = 1, max_length = 128, pattern = r"^\s*[A-Za-z0-9._-]+\s*$"))]
     pub project: String,
+    #[oai(validator(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\u0000-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f][^\u0000-\u001f\u007f-\u009f]*$"
+    ))]
     pub session_id: Option<String>,
     /// `fact`, `assumption`, `lesson` or `discovery`.
+    #[oai(validator(pattern = r"^\s*(fact|assumption|lesson|discovery)\s*$"))]
     pub kind: String,
     /// At most 16384 characters.
+    #[oai(validator(min_length = 1, max_length = 16384, pattern = r"\S"))]
     pub content: String,
     /// 0..1, default 0.8.
+    #[oai(validator(minimum(value = "0"), maximum(value = "1")))]
     pub confidence: Option<f64>,
 }
 

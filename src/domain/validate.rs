@@ -2,7 +2,7 @@
 //! writes nothing. Each failure names the field at fault as a JSON path.
 
 use crate::config::Encoding;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, Code};
 
 use super::field::Field;
 use super::limits::*;
@@ -12,6 +12,7 @@ use super::record::{
     subject_key, BeliefRef, DecisionInput, MemoryInput, NewBeliefLink, NewClose, NewDecision,
     NewMemory, NewSession, SessionClose, SessionStart,
 };
+use super::state::SessionStatus;
 use super::tokens;
 
 /// A new server-side id (time-ordered).
@@ -34,7 +35,7 @@ pub fn project<'f>(field: impl Into<Field<'f>>, value: &str) -> ApiResult<String
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
     {
         return Err(ApiError::invalid(
-            "invalid_project",
+            Code::InvalidProject,
             field,
             "a project id may contain only letters, digits, '.', '_' and '-'",
         ));
@@ -54,7 +55,7 @@ pub fn id<'f>(field: impl Into<Field<'f>>, value: &str) -> ApiResult<String> {
     }
     if v.chars().any(char::is_control) {
         return Err(ApiError::invalid(
-            "invalid_id",
+            Code::InvalidId,
             field,
             "ids may not contain control characters",
         ));
@@ -101,7 +102,7 @@ pub fn unit<'f>(field: impl Into<Field<'f>>, value: Option<f64>, default: f64) -
         None => Ok(default),
         Some(v) if v.is_finite() && (0.0..=1.0).contains(&v) => Ok(v),
         Some(_) => Err(ApiError::invalid(
-            "out_of_range",
+            Code::OutOfRange,
             field,
             "must be a number between 0 and 1",
         )),
@@ -114,7 +115,7 @@ pub fn effect<'f>(field: impl Into<Field<'f>>, value: Option<&str>) -> ApiResult
     match value.unwrap_or("supports") {
         e @ ("supports" | "contradicts") => Ok(e.to_string()),
         _ => Err(ApiError::invalid(
-            "invalid_effect",
+            Code::InvalidEffect,
             field,
             "effect must be `supports` or `contradicts`",
         )),
@@ -130,7 +131,7 @@ pub fn instant<'f>(field: impl Into<Field<'f>>, value: Option<&str>, now: i64) -
             .map(|t| t.timestamp_millis())
             .map_err(|_| {
                 ApiError::invalid(
-                    "invalid_timestamp",
+                    Code::InvalidTimestamp,
                     field,
                     "timestamps are RFC 3339, e.g. 2026-01-31T12:00:00Z",
                 )
@@ -145,7 +146,7 @@ pub fn path<'f>(field: impl Into<Field<'f>>, value: &str) -> ApiResult<String> {
     let p = text(field, value, MAX_PATH_CHARS)?;
     if p.chars().any(char::is_control) {
         return Err(ApiError::invalid(
-            "invalid_path",
+            Code::InvalidPath,
             field,
             "paths may not contain control characters",
         ));
@@ -208,7 +209,7 @@ pub fn operation<'f>(
     let f = |name| field.member(name);
     let kind = OpType::parse(op.kind.trim()).ok_or_else(|| {
         ApiError::invalid(
-            "unknown_operation_type",
+            Code::UnknownOperationType,
             f("type"),
             format!(
                 "unknown operation type `{}`; use one of {}",
@@ -226,7 +227,7 @@ pub fn operation<'f>(
         Some(v) => {
             if !v.is_object() {
                 return Err(ApiError::invalid(
-                    "invalid_context",
+                    Code::InvalidContext,
                     f("context"),
                     "context must be a JSON object",
                 ));
@@ -252,7 +253,7 @@ pub fn operation<'f>(
         (OpType::Message, Some(r @ ("user" | "assistant"))) => Some(r.to_string()),
         (OpType::Message, _) => {
             return Err(ApiError::invalid(
-                "invalid_role",
+                Code::InvalidRole,
                 f("role"),
                 "a message needs `role`: `user` or `assistant`",
             ))
@@ -275,7 +276,7 @@ pub fn operation<'f>(
                 text(todo.member("content"), &t.content, MAX_TODO_CHARS)?;
                 if !matches!(t.status.as_str(), "pending" | "in_progress" | "completed") {
                     return Err(ApiError::invalid(
-                        "invalid_todo_status",
+                        Code::InvalidTodoStatus,
                         todo.member("status"),
                         "todo status is `pending`, `in_progress` or `completed`",
                     ));
@@ -300,7 +301,7 @@ pub fn operation<'f>(
         Some("failed") => "failed".to_string(),
         Some(_) => {
             return Err(ApiError::invalid(
-                "invalid_status",
+                Code::InvalidStatus,
                 f("status"),
                 "status is `ok` or `failed`",
             ))
@@ -413,13 +414,13 @@ pub fn decision(input: &DecisionInput, cwd: Option<&str>, now: i64) -> ApiResult
                             serde_json::Value::Object(_) => serde_json::from_value(v.clone())
                                 .map_err(|_| {
                                     ApiError::invalid(
-                            "invalid_belief_ref",
+                Code::InvalidBeliefRef,
                             field,
                             "a belief reference is an id or {\"id\", \"effect\", \"weight\"}",
                         )
                                 })?,
                             _ => return Err(ApiError::invalid(
-                                "invalid_belief_ref",
+                                Code::InvalidBeliefRef,
                                 field,
                                 "a belief reference is an id or {\"id\", \"effect\", \"weight\"}",
                             )),
@@ -465,7 +466,7 @@ pub fn memory(input: &MemoryInput, encoding: Encoding, now: i64) -> ApiResult<Ne
         k @ ("fact" | "assumption" | "lesson" | "discovery") => k.to_string(),
         _ => {
             return Err(ApiError::invalid(
-                "invalid_memory_kind",
+                Code::InvalidMemoryKind,
                 "kind",
                 "kind is `fact`, `assumption`, `lesson` or `discovery`",
             ))
@@ -496,11 +497,13 @@ pub fn session_close(
     now: i64,
 ) -> ApiResult<NewClose> {
     let status = match input.status.as_deref().map(str::trim) {
-        None | Some("") | Some("closed") => "closed",
-        Some("abandoned") => "abandoned",
+        None | Some("") => SessionStatus::Closed.as_str(),
+        Some(s) if SessionStatus::parse(s).is_some_and(|s| SessionStatus::ENDINGS.contains(&s)) => {
+            s
+        }
         Some(_) => {
             return Err(ApiError::invalid(
-                "invalid_status",
+                Code::InvalidStatus,
                 "status",
                 "status is `closed` or `abandoned`",
             ))

@@ -20,6 +20,7 @@ use std::time::Instant;
 use futures::StreamExt;
 
 use crate::config::{Encoding, ExtractSettings};
+use crate::domain::state::RunStatus;
 use crate::graph::extraction::{self as g, ConvictionPolicy, RunRecord, RunStats};
 use crate::graph::{now_ms, Store};
 use llm::{LlmClient, Message};
@@ -164,6 +165,7 @@ impl Job {
     }
 
     /// One run over the pending sessions.
+    #[tracing::instrument(name = "extraction", skip_all, fields(run.id = ?req.run_id, project = ?req.project, mode = self.mode()))]
     pub async fn run_once(
         &self,
         req: &RunRequest,
@@ -231,10 +233,11 @@ impl Job {
                 _ => uuid::Uuid::now_v7().to_string(),
             };
             let status = if errors.is_empty() {
-                "completed"
+                RunStatus::Completed
             } else {
-                "completed_with_errors"
-            };
+                RunStatus::CompletedWithErrors
+            }
+            .as_str();
             if !req.dry_run {
                 // Decay moves every conviction, supported or not: store today's values.
                 let mut tx = self.store.begin().await?;

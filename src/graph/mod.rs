@@ -20,6 +20,7 @@ use std::{future::Future, time::Duration, time::Instant};
 
 use neo4rs::{BoltType, ConfigBuilder, Graph, Query, Row, Txn};
 use serde::{de::DeserializeOwned, Serialize};
+use tracing::Instrument;
 
 use crate::config::Neo4jSettings;
 
@@ -118,9 +119,9 @@ pub fn is_unavailable(err: &neo4rs::Error) -> bool {
 impl From<StoreError> for crate::error::ApiError {
     fn from(err: StoreError) -> Self {
         if err.is_unavailable() {
-            Self::Unavailable(err.to_string())
+            Self::unavailable(err)
         } else {
-            Self::Internal(err.to_string())
+            Self::internal(err)
         }
     }
 }
@@ -178,6 +179,7 @@ impl Store {
     /// Runs a statement and collects every row. A statement Neo4j rolls back with a
     /// transient error, even while its rows stream, is sent again (see [`again_if_transient`]).
     pub async fn rows(&self, q: Query) -> StoreResult<Vec<Row>> {
+        let span = statement_span("rows", &q);
         self.bounded(again_if_transient(StoreError::is_transient, || {
             let q = q.clone();
             async move {
@@ -189,6 +191,7 @@ impl Store {
                 Ok(rows)
             }
         }))
+        .instrument(span)
         .await
     }
 
@@ -204,10 +207,12 @@ impl Store {
 
     /// Runs a statement for its effect, sent again after a transient error like [`Self::rows`].
     pub async fn run(&self, q: Query) -> StoreResult<()> {
+        let span = statement_span("run", &q);
         self.bounded(again_if_transient(StoreError::is_transient, || {
             let q = q.clone();
             async move { Ok(self.graph.run(q).await.map(|_| ())?) }
         }))
+        .instrument(span)
         .await
     }
 
@@ -221,6 +226,22 @@ impl Store {
             timeout: self.timeout,
         })
     }
+}
+
+/// A `store` span for one statement: `db.statement` is its first line of Cypher (the
+/// statement's own text, never its parameters), computed only when the span is recorded.
+fn statement_span(op: &'static str, q: &Query) -> tracing::Span {
+    let span = tracing::debug_span!("store", db.op = op, db.statement = tracing::field::Empty);
+    if !span.is_disabled() {
+        let first = q
+            .query()
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty() && !l.starts_with("//"))
+            .unwrap_or_default();
+        span.record("db.statement", first.chars().take(100).collect::<String>());
+    }
+    span
 }
 
 /// Attempts of one autocommit statement while Neo4j answers with transient errors.
@@ -260,8 +281,12 @@ pub struct Tx {
 impl Tx {
     pub async fn run(&mut self, q: Query) -> StoreResult<()> {
         let timeout = self.timeout;
+        let span = statement_span("tx.run", &q);
         let txn = &mut self.txn;
-        match tokio::time::timeout(timeout, txn.run(q)).await {
+        match tokio::time::timeout(timeout, txn.run(q))
+            .instrument(span)
+            .await
+        {
             Ok(out) => out.map(|_| ()).map_err(Into::into),
             Err(_) => Err(StoreError::Timeout(timeout)),
         }
@@ -269,6 +294,7 @@ impl Tx {
 
     pub async fn fetch<T: DeserializeOwned>(&mut self, q: Query) -> StoreResult<Vec<T>> {
         let timeout = self.timeout;
+        let span = statement_span("tx.fetch", &q);
         let txn = &mut self.txn;
         let fut = async move {
             let mut stream = txn.execute(q).await?;
@@ -278,7 +304,7 @@ impl Tx {
             }
             Ok(out)
         };
-        match tokio::time::timeout(timeout, fut).await {
+        match tokio::time::timeout(timeout, fut).instrument(span).await {
             Ok(out) => out,
             Err(_) => Err(StoreError::Timeout(timeout)),
         }

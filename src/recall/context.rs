@@ -23,7 +23,7 @@ use crate::domain::budget::{self, Allocation};
 use crate::domain::operation::render_stored_line;
 use crate::domain::tokens;
 use crate::embed::Embedder;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, Code};
 use crate::graph::{self, param, statement, Store, StoreResult};
 use crate::recall::logs::{self, Log, Logs};
 use crate::recall::rank;
@@ -275,7 +275,7 @@ async fn scope(
                 )
                 .await?;
             if chain.is_empty() {
-                return Err(ApiError::not_found("session", "session_id"));
+                return Err(ApiError::not_found(Code::SessionNotFound, "session_id"));
             }
             chain
         }

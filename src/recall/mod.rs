@@ -25,7 +25,7 @@ pub mod window;
 
 use serde::Deserialize;
 
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, Code};
 use crate::graph::{statement, Store};
 
 /// A session as the read path sees it.
@@ -56,5 +56,5 @@ pub async fn session(store: &Store, project: &str, id: &str) -> ApiResult<Sessio
                 .param("session_id", id),
         )
         .await?
-        .ok_or_else(|| ApiError::not_found("session", "id"))
+        .ok_or_else(|| ApiError::not_found(Code::SessionNotFound, "id"))
 }

@@ -24,4 +24,5 @@ mod recall_cache;
 mod search;
 mod sessions;
 mod summaries;
+mod trace;
 mod turns;

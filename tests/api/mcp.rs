@@ -6,23 +6,40 @@ use serde_json::{json, Value};
 
 use crate::helpers::{count, eventually, TestApp};
 
-fn python() -> String {
-    if let Ok(p) = std::env::var("CAIRN_TEST_PYTHON") {
+/// The interpreter with SDK major `major`: `CAIRN_TEST_PYTHON` (1.x) or
+/// `CAIRN_TEST_PYTHON_MCP2` (2.x), else `.venv-test` / `.venv-test-mcp2`, else `python3`.
+fn python(major: u8) -> String {
+    let (var, venv) = match major {
+        1 => ("CAIRN_TEST_PYTHON", ".venv-test"),
+        _ => ("CAIRN_TEST_PYTHON_MCP2", ".venv-test-mcp2"),
+    };
+    if let Ok(p) = std::env::var(var) {
         return p;
     }
-    let venv = concat!(env!("CARGO_MANIFEST_DIR"), "/.venv-test/bin/python");
-    if std::path::Path::new(venv).exists() {
-        return venv.to_string();
+    let venv = format!("{}/{venv}/bin/python", env!("CARGO_MANIFEST_DIR"));
+    if std::path::Path::new(&venv).exists() {
+        return venv;
     }
     "python3".to_string()
 }
 
 #[tokio::test]
 async fn an_mcp_client_lists_and_calls_the_tools_with_the_api_key() {
+    drive_the_tools(1).await;
+}
+
+/// The SDK's current major: its client API changed (`Client`, `streamable_http_client` with an
+/// `httpx2` client), the server must not care.
+#[tokio::test]
+async fn the_mcp_sdk_2_client_lists_and_calls_the_tools_with_the_api_key() {
+    drive_the_tools(2).await;
+}
+
+async fn drive_the_tools(major: u8) {
     let app = TestApp::spawn().await;
     let key = crate::helpers::mint_key(&app.project, "write").await;
     let session = app.session().await;
-    let out = tokio::process::Command::new(python())
+    let out = tokio::process::Command::new(python(major))
         .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/client.py"))
         .arg(app.url("/mcp"))
         .arg(&key)
@@ -38,6 +55,12 @@ async fn an_mcp_client_lists_and_calls_the_tools_with_the_api_key() {
         String::from_utf8_lossy(&out.stderr)
     );
     let seen: Value = serde_json::from_slice(&out.stdout).expect("client output");
+    let sdk = seen["sdk"].as_str().unwrap_or_default();
+    assert!(
+        sdk.starts_with(&format!("{major}.")),
+        "wanted MCP SDK {major}.x, ran {sdk}: set CAIRN_TEST_PYTHON{}",
+        if major == 1 { "" } else { "_MCP2" }
+    );
     assert_eq!(seen["server"], "cairn");
     let tools = seen["tools"].as_object().unwrap();
     for name in [

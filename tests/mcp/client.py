@@ -1,30 +1,60 @@
 """Drives cairn's /mcp with the official MCP Python SDK (streamable HTTP), as an agent would.
+Works with both majors of the SDK: 1.x (`ClientSession` over `streamablehttp_client`) and 2.x
+(`Client` over `streamable_http_client` with an `httpx2` client carrying the key).
 
-Usage: client.py URL KEY PROJECT SESSION_ID. Prints one JSON object with what it saw; exits
-non-zero when the server does not behave. Called by tests/api/mcp.rs.
+Usage: client.py URL KEY PROJECT SESSION_ID. Prints one JSON object with what it saw (and the
+SDK's version); exits non-zero when the server does not behave. Called by tests/api/mcp.rs.
 """
 import asyncio
+import contextlib
+import importlib.metadata
 import json
 import sys
 
-from mcp import ClientSession
-from mcp.client.streamable_http import streamablehttp_client
+SDK_VERSION = importlib.metadata.version("mcp")
+
+
+@contextlib.asynccontextmanager
+async def connect(url: str, key: str):
+    """Yields (server name, an object with `list_tools` and `call_tool`)."""
+    headers = {"Authorization": f"Bearer {key}"}
+    if int(SDK_VERSION.split(".")[0]) >= 2:
+        from mcp import Client
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        http = create_mcp_http_client(headers=headers)
+        async with http, Client(streamable_http_client(url, http_client=http)) as client:
+            yield client.server_info.name, client
+    else:
+        from mcp import ClientSession
+        from mcp.client.streamable_http import streamablehttp_client
+
+        async with streamablehttp_client(url, headers=headers) as (read, write, _):
+            async with ClientSession(read, write) as session:
+                init = await session.initialize()
+                yield init.serverInfo.name, session
+
+
+def is_error(result) -> bool:
+    return bool(getattr(result, "is_error", None) or getattr(result, "isError", None))
+
+
+def input_schema(tool) -> dict:
+    return getattr(tool, "input_schema", None) or getattr(tool, "inputSchema", None)
 
 
 async def main(url: str, key: str, project: str, session_id: str) -> dict:
-    seen: dict = {}
-    headers = {"Authorization": f"Bearer {key}"}
-    async with streamablehttp_client(url, headers=headers) as (read, write, _):
-        async with ClientSession(read, write) as session:
-            init = await session.initialize()
-            seen["server"] = init.serverInfo.name
+    seen: dict = {"sdk": SDK_VERSION}
+    async with connect(url, key) as (server_name, session):
+            seen["server"] = server_name
             tools = (await session.list_tools()).tools
-            seen["tools"] = {t.name: {"description": t.description, "schema": t.inputSchema} for t in tools}
+            seen["tools"] = {t.name: {"description": t.description, "schema": input_schema(t)} for t in tools}
 
             async def call(name: str, args: dict) -> dict:
                 result = await session.call_tool(name, args)
                 text = "".join(c.text for c in result.content if getattr(c, "type", "") == "text")
-                return {"is_error": bool(result.isError), "text": text}
+                return {"is_error": is_error(result), "text": text}
 
             seen["record_decision"] = await call("record_decision", {
                 "session_id": session_id,

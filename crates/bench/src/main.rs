@@ -1,3 +1,7 @@
+// The benchmarks run the server in this process: its future nests deeply (request spans
+// around every middleware layer).
+#![recursion_limit = "256"]
+
 use clap::Parser;
 
 #[global_allocator]
