@@ -230,13 +230,14 @@ pub async fn search_in_with(
         async {
             match turns {
                 Some(hits) => Ok(sessions_of(hits)),
-                None => turns::search_in(
+                // On the heap: the turn search future is large for a request's stack.
+                None => Box::pin(turns::search_in(
                     store,
                     embedder.filter(|_| query_vector.is_some()),
                     lists,
                     weights,
                     &turn_query,
-                )
+                ))
                 .await
                 .map(|r| sessions_of(&r.hits)),
             }
