@@ -18,6 +18,7 @@
 //! - [`error`] — the one error table: stable code, HTTP status, what to do.
 //! - [`app`] — `Application::build` → `port()` → `run_until_stopped()`; shutdown and
 //!   background tasks (schema, idle-session sweep).
+//! - [`state`] — `AppState`, what every handler, tool and background job shares.
 //! - [`auth`] — API keys (hashed), scopes, per-key rate limits; the `/v1` and `/mcp` guard.
 //! - [`api`] — one `#[OpenApi]` struct per resource, JSON errors whose statuses each route
 //!   declares (`api::error`), the bearer scheme (`api::key`), parameter types that state their
@@ -38,7 +39,10 @@
 //! - [`knowledge`] — the CI report: what is known about a set of files, as JSON and Markdown.
 //! - [`recall`] — the read path: session reconstruction (narrative, unfinished work),
 //!   token-budgeted context with long-term memory, the sliding window, hybrid session search
-//!   (`search`; documents and embeddings kept by `index`), turn-level search (`turns`: single
+//!   (`search`; documents and embeddings kept by `index`; sessions also ranked by the turns
+//!   they hold), the ranking both searches share (`rank`: lists, weights, escaped Lucene
+//!   queries, reciprocal-rank fusion), the session a context draws on (`scope`), turn-level
+//!   search (`turns`: single
 //!   operations, decisions, memories and summaries; their vectors kept by `turn_index`, each
 //!   recording its model), task context built from the most relevant turns with the reply
 //!   or result after them (`relevant`), prompt-time recall for UserPromptSubmit (`prompt`),
@@ -76,4 +80,5 @@ pub mod graph;
 pub mod knowledge;
 pub mod mcp;
 pub mod recall;
+pub mod state;
 pub mod telemetry;

@@ -24,11 +24,11 @@ use rmcp::{
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::app::AppState;
 use crate::auth::{Principal, Scope};
 use crate::claude::context;
 use crate::domain::record::{DecisionInput, MemoryInput};
 use crate::error::{ApiError, ApiResult, Code};
+use crate::state::AppState;
 
 /// The MCP server: one per request (stateless), sharing the application state.
 #[derive(Clone)]

@@ -13,12 +13,12 @@ use super::error::{Body, Conflicts, Guarded, Handled, Missing};
 use super::key::ApiKey;
 use super::params::{BeliefStatusParam, IdParam, ProjectParam};
 use super::{scoped_project, ApiTags};
-use crate::app::AppState;
 use crate::auth::{Principal, Scope};
 use crate::domain::state::BeliefStatus;
 use crate::domain::{limits::MAX_RATIONALE_CHARS, validate};
 use crate::error::{ApiError, Code};
 use crate::graph::beliefs::{self, BeliefView, NewBelief};
+use crate::state::AppState;
 
 pub struct BeliefsApi(pub Arc<AppState>);
 

@@ -9,11 +9,11 @@ use super::error::{Body, Guarded, Handled, Missing, Unknown};
 use super::key::ApiKey;
 use super::params::ProjectParam;
 use super::ApiTags;
-use crate::app::AppState;
 use crate::auth::Scope;
 use crate::capture::Applied;
 use crate::domain::{record::subject_key, record::DecisionInput, validate};
 use crate::graph::decisions::{self, DecisionFilter, DecisionView};
+use crate::state::AppState;
 
 pub struct DecisionsApi(pub Arc<AppState>);
 

@@ -17,13 +17,13 @@ use super::error::{Body, Conflicts, Guarded, Handled, Missing};
 use super::key::ApiKey;
 use super::params::{IdParam, ProjectParam};
 use super::{scoped_project, ApiTags};
-use crate::app::AppState;
 use crate::auth::Scope;
 use crate::domain::{state::RunStatus, validate};
 use crate::error::{ApiError, Code};
 use crate::extract::{self, Job, RunRequest};
 use crate::graph::extraction::{self as g, RunStats, RunView};
 use crate::graph::now_ms;
+use crate::state::AppState;
 
 pub struct ExtractionApi(pub Arc<AppState>);
 

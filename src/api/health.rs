@@ -6,9 +6,9 @@ use std::{sync::Arc, time::Duration};
 use poem_openapi::{payload::Json, payload::PlainText, ApiResponse, Object, OpenApi};
 
 use super::ApiTags;
-use crate::app::AppState;
 use crate::embed::Status;
 use crate::graph::schema::{self, SCHEMA_VERSION};
+use crate::state::AppState;
 
 pub struct HealthApi(pub Arc<AppState>);
 

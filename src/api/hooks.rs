@@ -16,11 +16,11 @@ use super::error::{Body, Conflicts, Guarded, Handled, Missing, TimedOut, Unknown
 use super::key::ApiKey;
 use super::params::{BlankOrProjectParam, Ranged};
 use super::ApiTags;
-use crate::app::AppState;
 use crate::auth::Scope;
 use crate::claude::{self, context, mapping, mapping::Reply};
 use crate::domain::validate;
 use crate::error::ApiError;
+use crate::state::AppState;
 
 pub struct HooksApi(pub Arc<AppState>);
 

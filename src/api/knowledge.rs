@@ -12,11 +12,11 @@ use super::error::{Guarded, Handled};
 use super::key::ApiKey;
 use super::params::{FileListParam, FormatParam, ProjectParam, Ranged};
 use super::ApiTags;
-use crate::app::AppState;
 use crate::auth::Scope;
 use crate::domain::{limits::MAX_FILES_PER_OPERATION, limits::MAX_PATH_CHARS, paths, validate};
 use crate::error::{ApiError, Code};
 use crate::knowledge::{self, KnowledgeReport};
+use crate::state::AppState;
 
 pub struct KnowledgeApi(pub Arc<AppState>);
 

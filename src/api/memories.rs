@@ -8,10 +8,10 @@ use super::body::JsonBody;
 use super::error::{Body, Guarded, Handled, Missing};
 use super::key::ApiKey;
 use super::ApiTags;
-use crate::app::AppState;
 use crate::auth::Scope;
 use crate::capture::Applied;
 use crate::domain::record::MemoryInput;
+use crate::state::AppState;
 
 pub struct MemoriesApi(pub Arc<AppState>);
 

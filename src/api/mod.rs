@@ -25,7 +25,7 @@ use std::sync::Arc;
 use poem::{EndpointExt, Route};
 use poem_openapi::{OpenApiService, Tags};
 
-use crate::app::AppState;
+use crate::state::AppState;
 
 #[derive(Tags)]
 pub enum ApiTags {

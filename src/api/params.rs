@@ -127,7 +127,7 @@ string_param! {
 string_param! {
     /// A kind of turn to search (`POST /v1/search`'s `types`).
     TurnKindParam => MetaSchemaRef::Inline(Box::new(MetaSchema {
-        enum_items: super::search::TURN_KINDS
+        enum_items: crate::recall::turns::TURN_KINDS
             .iter()
             .map(|k| serde_json::Value::from(*k))
             .collect(),

@@ -9,10 +9,10 @@ use super::key::ApiKey;
 use super::params::IdParam;
 use super::sessions::Deleted;
 use super::ApiTags;
-use crate::app::AppState;
 use crate::auth::Scope;
 use crate::capture::Applied;
 use crate::error::ApiError;
+use crate::state::AppState;
 
 pub struct ProjectsApi(pub Arc<AppState>);
 

@@ -14,7 +14,6 @@ use super::error::{Body, Guarded, Handled, Missing};
 use super::key::ApiKey;
 use super::params::{IdParam, ProjectParam, Ranged};
 use super::{scoped_project, ApiTags};
-use crate::app::AppState;
 use crate::auth::{Principal, Scope};
 use crate::config::Encoding;
 use crate::domain::budget::{self, Allocation};
@@ -27,6 +26,7 @@ use crate::recall::{
     window::{self, Window, MAX_TOKEN_LIMIT},
     SessionHead,
 };
+use crate::state::AppState;
 
 pub struct RecallApi(pub Arc<AppState>);
 

@@ -11,13 +11,13 @@ use super::key::ApiKey;
 use super::params::TurnKindParam;
 use super::params::{IdParam, ProjectParam, Ranged};
 use super::ApiTags;
-use crate::app::AppState;
 use crate::auth::{Principal, Scope};
 use crate::domain::validate;
 use crate::error::{ApiError, Code};
 use crate::recall::handover::{self, Handover};
 use crate::recall::search::{self, Hit, Mode, Weights};
 use crate::recall::turns::{self, MatchedBy, TurnHit, TurnQuery};
+use crate::state::AppState;
 
 pub struct SearchApi(pub Arc<AppState>);
 
@@ -147,19 +147,6 @@ pub struct TurnSearchResponse {
     pub degraded: Option<String>,
 }
 
-/// The kinds a turn search may filter on.
-pub const TURN_KINDS: &[&str] = &[
-    "read",
-    "write",
-    "tool_call",
-    "search",
-    "decision",
-    "message",
-    "todo",
-    "memory",
-    "summary",
-];
-
 /// A turn search, validated.
 pub struct TurnSearchInput {
     pub project: String,
@@ -185,11 +172,14 @@ pub fn turn_search_input(body: &TurnSearchRequest) -> Result<TurnSearchInput, Ap
             ))
         }
         Some(t) => {
-            if let Some(i) = t.iter().position(|k| !TURN_KINDS.contains(&&**k)) {
+            if let Some(i) = t.iter().position(|k| !turns::TURN_KINDS.contains(&&**k)) {
                 return Err(ApiError::invalid(
                     Code::InvalidTypes,
                     format!("types[{i}]"),
-                    format!("`types` entries are among: {}", TURN_KINDS.join(", ")),
+                    format!(
+                        "`types` entries are among: {}",
+                        turns::TURN_KINDS.join(", ")
+                    ),
                 ));
             }
             Some(t.iter().map(|k| k.0.clone()).collect())

@@ -13,7 +13,6 @@ use super::error::{Body, Conflicts, Guarded, Handled, Missing, TimedOut, Unknown
 use super::key::ApiKey;
 use super::params::{IdParam, ProjectParam};
 use super::{scoped_project, ApiTags};
-use crate::app::AppState;
 use crate::auth::Scope;
 use crate::capture::Applied;
 use crate::domain::{
@@ -21,6 +20,7 @@ use crate::domain::{
 };
 use crate::error::{ApiError, Code};
 use crate::graph::sessions::SessionRow;
+use crate::state::AppState;
 
 pub struct SessionsApi(pub Arc<AppState>);
 

@@ -11,13 +11,13 @@
 use std::collections::HashSet;
 use std::sync::{Mutex, OnceLock};
 
-use crate::app::AppState;
 use crate::config::Encoding;
 use crate::domain::{paths, tokens};
 use crate::graph::{decisions, StoreResult};
 use crate::recall::handover::{self, Focus};
 use crate::recall::prompt as recall_prompt;
 use crate::recall::search::Weights;
+use crate::state::AppState;
 
 /// Default token budget of the SessionStart context.
 pub const DEFAULT_BUDGET_TOKENS: usize = 1_500;

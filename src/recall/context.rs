@@ -28,6 +28,7 @@ use crate::graph::{self, param, statement, Store, StoreResult};
 use crate::recall::logs::{self, Log, Logs};
 use crate::recall::rank;
 use crate::recall::reconstruction::OperationView;
+pub use crate::recall::scope::ScopeSession;
 use crate::recall::search::{self, Lists, Weights};
 use crate::recall::{relevant, turns};
 
@@ -84,19 +85,6 @@ pub struct Context {
     pub sections: Vec<Section>,
     /// Everything left out, in words ("4 older sessions excluded").
     pub warnings: Vec<String>,
-}
-
-/// A session the context may draw on.
-#[derive(Clone, Debug, Deserialize)]
-pub struct ScopeSession {
-    pub id: String,
-    pub task: Option<String>,
-    pub status: String,
-    pub summary: Option<String>,
-    pub llm_summary: Option<String>,
-    pub started_at: i64,
-    pub last_activity_at: i64,
-    pub operation_count: i64,
 }
 
 /// How a task context finds related sessions: the search of `POST /v1/sessions/search`.

@@ -18,6 +18,7 @@ pub mod prompt;
 pub mod rank;
 pub mod reconstruction;
 pub mod relevant;
+pub mod scope;
 pub mod search;
 pub mod turn_index;
 pub mod turns;

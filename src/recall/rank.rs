@@ -11,6 +11,9 @@ use std::collections::HashMap;
 
 use crate::config::SearchSettings;
 
+/// Query characters at most.
+pub const MAX_QUERY_CHARS: usize = 1_000;
+
 /// Terms sent to Lucene at most (the rest of a long query is ignored).
 const MAX_TERMS: usize = 64;
 /// The reciprocal-rank constant (Cormack et al.).

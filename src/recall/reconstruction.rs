@@ -9,6 +9,7 @@ use std::sync::Arc;
 use poem_openapi::Object;
 use serde::{Deserialize, Serialize};
 
+pub use super::logs::OperationView;
 use super::logs::{self, Logs};
 use super::SessionHead;
 use crate::domain::operation::{OpType, Todo};
@@ -17,36 +18,6 @@ use crate::graph::{decisions::DecisionView, statement, Store, StoreResult};
 
 /// Most operations a reconstruction returns.
 pub const MAX_OPERATIONS: usize = 5_000;
-
-/// An operation as reconstructed.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, Object)]
-pub struct OperationView {
-    pub id: String,
-    pub seq: i64,
-    #[oai(rename = "type")]
-    #[serde(rename = "type")]
-    pub kind: String,
-    pub target: Option<String>,
-    pub summary: String,
-    pub tool: Option<String>,
-    pub files_read: Vec<String>,
-    pub files_modified: Vec<String>,
-    pub role: Option<String>,
-    pub content: Option<String>,
-    /// The todo list as JSON text, for `todo` operations.
-    pub todos: Option<String>,
-    pub status: Option<String>,
-    /// Epoch milliseconds.
-    pub at: i64,
-    /// Tokens of the operation's one-line rendering in the server's encoding.
-    pub tokens: i64,
-    /// The decision a `decision` operation records.
-    pub decision_id: Option<String>,
-    /// The session, when a read across sessions needs it (not part of the answer).
-    #[oai(skip)]
-    #[serde(default, skip_serializing)]
-    pub session_id: String,
-}
 
 /// A belief the session's operations or decisions informed.
 #[derive(Clone, Debug, Serialize, Deserialize, Object)]

@@ -15,8 +15,8 @@ use crate::config::Encoding;
 use crate::domain::operation::render_stored_line;
 use crate::domain::tokens;
 use crate::graph::{param, statement, Store, StoreResult};
-use crate::recall::context::ScopeSession;
 use crate::recall::reconstruction::OperationView;
+use crate::recall::scope::ScopeSession;
 
 /// One operation turn search found relevant, best first.
 #[derive(Clone, Debug, PartialEq)]

@@ -13,13 +13,11 @@ use serde::Deserialize;
 
 use crate::embed::Embedder;
 use crate::graph::{now_ms, param, statement, Store, StoreResult};
-use crate::recall::context::ScopeSession;
 use crate::recall::rank::{fuse, lucene_query, recency};
-pub use crate::recall::rank::{Lists, Mode, Weights};
+pub use crate::recall::rank::{Lists, Mode, Weights, MAX_QUERY_CHARS};
+use crate::recall::scope::ScopeSession;
 use crate::recall::turns;
 
-/// Query characters at most.
-pub const MAX_QUERY_CHARS: usize = 1_000;
 /// Hits per search at most.
 pub const MAX_LIMIT: usize = 50;
 pub const DEFAULT_LIMIT: usize = 10;

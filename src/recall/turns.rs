@@ -15,12 +15,24 @@ use crate::embed::Embedder;
 use crate::graph::turns::{self as store_turns, Filter, TurnRow};
 use crate::graph::{now_ms, Store, StoreResult};
 use crate::recall::rank::{self, Lists, Mode, Weights};
-use crate::recall::search;
 
 /// Query characters at most.
-pub const MAX_QUERY_CHARS: usize = search::MAX_QUERY_CHARS;
+pub const MAX_QUERY_CHARS: usize = rank::MAX_QUERY_CHARS;
 /// Hits per search at most.
 pub const MAX_LIMIT: usize = 50;
+/// The kinds a turn search may filter on.
+pub const TURN_KINDS: &[&str] = &[
+    "read",
+    "write",
+    "tool_call",
+    "search",
+    "decision",
+    "message",
+    "todo",
+    "memory",
+    "summary",
+];
+
 /// Hits one search returns at most: what a request may ask for ([`MAX_LIMIT`]), or what a
 /// task context fills a large history share with.
 pub const MAX_HITS: usize = 200;

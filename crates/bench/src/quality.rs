@@ -24,12 +24,13 @@ use clap::{Args, Parser};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use cairn::app::{AppState, Application};
+use cairn::app::Application;
 use cairn::config::Settings;
 use cairn::domain::budget::Allocation;
 use cairn::recall::context::{self, Finder};
 use cairn::recall::search::{self, Lists, Weights};
 use cairn::recall::turns;
+use cairn::state::AppState;
 
 /// The LoCoMo extract shipped with the sources (the repository's `tests/fixtures`).
 const DEFAULT_DATA: &str = concat!(
