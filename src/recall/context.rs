@@ -118,7 +118,7 @@ pub async fn candidate_sessions(
     turns: Option<&[turns::TurnHit]>,
 ) -> StoreResult<Vec<ScopeSession>> {
     if !task.trim().is_empty() {
-        let found = search::search_in_with(
+        let found = search::search_in(
             store,
             finder.embedder,
             finder.lists,

@@ -136,32 +136,15 @@ pub async fn search(
         text,
         limit,
         exclude,
+        None,
     )
     .await
 }
 
-/// [`search`] on the chosen ranked lists only.
+/// [`search`] on the chosen ranked lists only, ranking sessions by `turns` when the caller has
+/// searched the turns for the same text already (else turn search runs here).
 #[allow(clippy::too_many_arguments)]
 pub async fn search_in(
-    store: &Store,
-    embedder: Option<&Embedder>,
-    lists: Lists,
-    weights: Weights,
-    project: &str,
-    text: &str,
-    limit: usize,
-    exclude: &[String],
-) -> StoreResult<Found> {
-    search_in_with(
-        store, embedder, lists, weights, project, text, limit, exclude, None,
-    )
-    .await
-}
-
-/// [`search_in`], ranking sessions by `turns` when the caller has searched the turns for the
-/// same text already (else turn search runs here).
-#[allow(clippy::too_many_arguments)]
-pub async fn search_in_with(
     store: &Store,
     embedder: Option<&Embedder>,
     lists: Lists,

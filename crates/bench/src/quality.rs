@@ -395,6 +395,7 @@ async fn ask(
         &question.question,
         TOP_SESSIONS,
         &[],
+        None,
     )
     .await?
     .hits;
