@@ -318,10 +318,17 @@ fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
-/// The sessions of turn hits (best first), each once, with its best turn's similarity.
+/// The sessions of turn hits (best first), each once, with its best turn's similarity. Only
+/// turns the query's words found count: a vector list always has a nearest turn, however far,
+/// and sessions close in meaning have a list of their own.
 fn sessions_of(hits: &[turns::TurnHit]) -> Vec<(String, f64)> {
     let mut out: Vec<(String, f64)> = Vec::new();
-    for h in hits.iter().filter(|h| !h.session_id.is_empty()) {
+    let worded = |h: &&turns::TurnHit| h.matched_by != turns::MatchedBy::Vector;
+    for h in hits
+        .iter()
+        .filter(|h| !h.session_id.is_empty())
+        .filter(worded)
+    {
         if !out.iter().any(|(id, _)| *id == h.session_id) {
             out.push((h.session_id.clone(), h.similarity));
         }
