@@ -13,7 +13,7 @@ use std::sync::{Mutex, OnceLock};
 
 use crate::config::Encoding;
 use crate::domain::{paths, tokens};
-use crate::graph::{decisions, StoreResult};
+use crate::graph::StoreResult;
 use crate::recall::handover::{self, Focus};
 use crate::recall::prompt as recall_prompt;
 use crate::recall::search::Weights;
@@ -120,19 +120,7 @@ pub async fn session_start_for(
         _ => Focus::Latest,
     };
     let inner = budget_tokens.saturating_sub(fence_tokens(encoding));
-    let standing: Vec<_> = decisions::list(
-        &state.store,
-        project,
-        &decisions::DecisionFilter {
-            limit: 40,
-            ..Default::default()
-        },
-    )
-    .await?
-    .into_iter()
-    .filter(|d| d.superseded_by.is_none())
-    .take(DECISIONS)
-    .collect();
+    let standing = handover::decisions_in_force(&state.store, project, DECISIONS).await?;
     let current = (!session_id.is_empty()).then_some(session_id);
     let share = if standing.is_empty() {
         inner
@@ -157,20 +145,7 @@ pub async fn session_start_for(
     } else {
         String::new()
     };
-    if !standing.is_empty() {
-        let mut section = String::from("\n\n### Decisions in force\n");
-        for d in standing {
-            let line = decision_line(&d.subject, &d.choice, &d.alternatives, &d.rationale);
-            let candidate = format!("{md}{section}{line}\n");
-            if tokens::count(encoding, &candidate) <= inner {
-                section.push_str(&line);
-                section.push('\n');
-            }
-        }
-        if section.lines().count() > 3 {
-            md.push_str(&section);
-        }
-    }
+    handover::append_decisions_in_force(&mut md, &standing, encoding, inner);
     Ok(fenced_within(encoding, &md, budget_tokens))
 }
 
@@ -276,16 +251,6 @@ pub async fn prompt(
     Ok(fenced_within(encoding, &md, budget_tokens))
 }
 
-/// "chose X over Y because Z", as a Markdown list item.
-pub fn decision_line(subject: &str, choice: &str, rejected: &[String], rationale: &str) -> String {
-    let over = if rejected.is_empty() {
-        String::new()
-    } else {
-        format!(" over {}", rejected.join(", "))
-    };
-    format!("- **{subject}**: chose {choice}{over} because {rationale}")
-}
-
 /// Files already answered for, per session: a file's context is given once per session.
 fn answered() -> &'static Mutex<HashSet<(String, String)>> {
     static SEEN: OnceLock<Mutex<HashSet<(String, String)>>> = OnceLock::new();
@@ -327,7 +292,7 @@ pub async fn file(
         .decisions
         .iter()
         .filter(|d| !d.superseded)
-        .map(|d| decision_line(&d.subject, &d.choice, &d.rejected, &d.rationale))
+        .map(|d| handover::decision_line(&d.subject, &d.choice, &d.rejected, &d.rationale))
         .collect();
     lines.extend(
         known
@@ -380,7 +345,7 @@ mod tests {
     #[test]
     fn a_decision_reads_chose_x_over_y_because_z() {
         assert_eq!(
-            decision_line("db", "Neo4j", &["Postgres".into()], "graph queries"),
+            handover::decision_line("db", "Neo4j", &["Postgres".into()], "graph queries"),
             "- **db**: chose Neo4j over Postgres because graph queries"
         );
     }

@@ -443,6 +443,64 @@ pub fn render(h: &Handover, encoding: Encoding, budget: usize) -> (String, usize
     (text, used)
 }
 
+/// Decisions still standing (none superseded them), newest first, at most `n`: what a new
+/// session must not undo without reason.
+pub async fn decisions_in_force(
+    store: &Store,
+    project: &str,
+    n: usize,
+) -> StoreResult<Vec<crate::graph::decisions::DecisionView>> {
+    let all = crate::graph::decisions::list(
+        store,
+        project,
+        &crate::graph::decisions::DecisionFilter {
+            limit: 40,
+            ..Default::default()
+        },
+    )
+    .await?;
+    Ok(all
+        .into_iter()
+        .filter(|d| d.superseded_by.is_none())
+        .take(n)
+        .collect())
+}
+
+/// Appends a "Decisions in force" section to `md`, a line per decision while the whole stays
+/// within `budget` tokens; nothing when not one line fits.
+pub fn append_decisions_in_force(
+    md: &mut String,
+    standing: &[crate::graph::decisions::DecisionView],
+    encoding: Encoding,
+    budget: usize,
+) {
+    if standing.is_empty() {
+        return;
+    }
+    let mut section = String::from("\n\n### Decisions in force\n");
+    for d in standing {
+        let line = decision_line(&d.subject, &d.choice, &d.alternatives, &d.rationale);
+        let candidate = format!("{md}{section}{line}\n");
+        if tokens::count(encoding, &candidate) <= budget {
+            section.push_str(&line);
+            section.push('\n');
+        }
+    }
+    if section.lines().count() > 3 {
+        md.push_str(&section);
+    }
+}
+
+/// "chose X over Y because Z", as a Markdown list item.
+pub fn decision_line(subject: &str, choice: &str, rejected: &[String], rationale: &str) -> String {
+    let over = if rejected.is_empty() {
+        String::new()
+    } else {
+        format!(" over {}", rejected.join(", "))
+    };
+    format!("- **{subject}**: chose {choice}{over} because {rationale}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
