@@ -11,6 +11,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::domain::operation::OpType;
 use crate::embed::Embedder;
 use crate::graph::turns::{self as store_turns, Filter, TurnRow};
 use crate::graph::{now_ms, Store, StoreResult};
@@ -20,18 +21,20 @@ use crate::recall::rank::{self, Lists, Mode, Weights};
 pub const MAX_QUERY_CHARS: usize = rank::MAX_QUERY_CHARS;
 /// Hits per search at most.
 pub const MAX_LIMIT: usize = 50;
-/// The kinds a turn search may filter on.
-pub const TURN_KINDS: &[&str] = &[
-    "read",
-    "write",
-    "tool_call",
-    "search",
-    "decision",
-    "message",
-    "todo",
-    "memory",
-    "summary",
-];
+/// The kinds a turn search may filter on: the operation types, then memories and summaries.
+pub const TURN_KINDS: &[&str] = &KINDS;
+
+const KINDS: [&str; OpType::ALL.len() + 2] = {
+    let mut out = [""; OpType::ALL.len() + 2];
+    let mut i = 0;
+    while i < OpType::ALL.len() {
+        out[i] = OpType::ALL[i];
+        i += 1;
+    }
+    out[i] = "memory";
+    out[i + 1] = "summary";
+    out
+};
 
 /// Hits one search returns at most: what a request may ask for ([`MAX_LIMIT`]), or what a
 /// task context fills a large history share with.
@@ -548,6 +551,13 @@ mod tests {
         let ids: Vec<&str> = hits.iter().map(|h| h.operation_id.as_str()).collect();
         // Another session's summary with the same words stays: it is not that turn's twin.
         assert_eq!(ids, ["op-9", "summary:t"]);
+    }
+
+    #[test]
+    fn turn_kinds_are_the_operation_types_then_memories_and_summaries() {
+        assert_eq!(TURN_KINDS.len(), OpType::ALL.len() + 2);
+        assert_eq!(&TURN_KINDS[..OpType::ALL.len()], &OpType::ALL[..]);
+        assert_eq!(&TURN_KINDS[OpType::ALL.len()..], &["memory", "summary"]);
     }
 
     #[test]
