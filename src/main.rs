@@ -11,11 +11,5 @@ async fn main() {
     cairn::allocator::collect_idle_embedding_heap();
     let cli = cairn::cli::Cli::parse();
     cairn::telemetry::init_logging("info,neo4rs=warn");
-    match cairn::cli::run(cli).await {
-        Ok(code) => std::process::exit(code),
-        Err(err) => {
-            eprintln!("error: {err:#}");
-            std::process::exit(1);
-        }
-    }
+    cairn::cli::exit_with(cairn::cli::run(cli).await);
 }

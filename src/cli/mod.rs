@@ -52,6 +52,18 @@ pub enum Command {
 }
 
 /// Runs the parsed command; returns the process exit code.
+/// Ends a binary's process with a command's outcome: its exit code, or 1 after printing the
+/// error with its causes.
+pub fn exit_with(outcome: anyhow::Result<i32>) -> ! {
+    match outcome {
+        Ok(code) => std::process::exit(code),
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            std::process::exit(1);
+        }
+    }
+}
+
 pub async fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::Serve(settings) => serve::run(*settings).await.map(|_| 0),

@@ -12,11 +12,5 @@ async fn main() {
     cairn::allocator::collect_idle_embedding_heap();
     let args = cairn_bench::cli::BenchArgs::parse();
     cairn::telemetry::init_logging("info,neo4rs=warn");
-    match cairn_bench::cli::run(args).await {
-        Ok(code) => std::process::exit(code),
-        Err(err) => {
-            eprintln!("error: {err:#}");
-            std::process::exit(1);
-        }
-    }
+    cairn::cli::exit_with(cairn_bench::cli::run(args).await);
 }
