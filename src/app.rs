@@ -262,11 +262,10 @@ async fn abandon_sweep(state: Arc<AppState>, mut stop: watch::Receiver<bool>) {
             _ = tokio::time::sleep(every) => {}
             _ = stop.wait_for(|v| *v) => return,
         }
-        match graph::sessions::abandon_idle(
-            &state.store,
-            graph::now_ms() - idle_ms,
-            state.settings.tokenizer,
-        )
+        let encoding = state.settings.tokenizer;
+        match graph::sessions::abandon_idle(&state.store, graph::now_ms() - idle_ms, |m| {
+            crate::capture::summary::derive(m, encoding)
+        })
         .instrument(tracing::info_span!("job", job.name = "abandon_sweep"))
         .await
         {

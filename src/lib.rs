@@ -52,8 +52,9 @@
 //!   the wake-up `handover`. Sessions'
 //!   operation logs are cached exactly in `logs` (append-only, extended by what is new).
 //!   Budget arithmetic is pure, in `domain::budget`.
-//! - [`graph`] — the Neo4j store, one file per aggregate; statements live in `cypher/`;
-//!   `nodelay` turns Nagle's algorithm off on the driver's sockets.
+//! - [`graph`] — the Neo4j store, the one module that runs statements: typed functions, one
+//!   file per aggregate, their statements in `cypher/<aggregate>/`; `nodelay` turns Nagle's
+//!   algorithm off on the driver's sockets.
 //! - [`extract`] — the pattern-extraction job: candidate mining, session digest, versioned
 //!   prompts (`prompts/`), the LLM client, answer validation, applying results in one
 //!   transaction per session; `ExtractionRun` records.

@@ -5,31 +5,16 @@
 //! the writer and the sweep feed it what `graph::sessions::summary_material` reads. What it
 //! returns is redacted, at most [`SUMMARY_TOKENS`] tokens and within the close limits.
 
-use serde::Deserialize;
-
-use crate::claude::{mapping, redact};
+use crate::claude::redact;
 use crate::config::Encoding;
 use crate::domain::{limits::MAX_RATIONALE_CHARS, operation::Todo, tokens};
-use crate::recall::reconstruction::{fold_todos, TodoOp};
+pub use crate::graph::sessions::Material;
+use crate::recall::reconstruction::fold_todos;
 
 /// The largest derived summary, in tokens of the configured encoding.
 pub const SUMMARY_TOKENS: usize = 400;
 /// Each todo named in a derived summary keeps at most this many characters.
 const TODO_CHARS: usize = 120;
-
-/// What a session's summary is derived from.
-#[derive(Debug, Default, Deserialize)]
-pub struct Material {
-    /// The summary already stored, if any: it is never replaced.
-    pub summary: Option<String>,
-    /// The content of the last compaction operation.
-    pub compaction: Option<String>,
-    /// The last assistant turn.
-    pub last_assistant: Option<String>,
-    /// The todo operations, oldest first: whole lists and task updates.
-    #[serde(default)]
-    pub todos: Vec<TodoOp>,
-}
 
 /// The summary a session without one gets, or `None` when it has one or nothing to go on.
 pub fn derive(m: &Material, encoding: Encoding) -> Option<String> {
@@ -59,7 +44,7 @@ pub fn derive(m: &Material, encoding: Encoding) -> Option<String> {
             }
         }
     };
-    let text = mapping::bounded(text.trim(), MAX_RATIONALE_CHARS);
+    let text = redact::bounded(text.trim(), MAX_RATIONALE_CHARS);
     Some(fit(encoding, &text, SUMMARY_TOKENS)).filter(|t| !t.is_empty())
 }
 
@@ -95,7 +80,7 @@ fn todo_state(todos: &[Todo]) -> Option<String> {
         todos
             .iter()
             .filter(|t| t.status == status)
-            .map(|t| mapping::clip(t.content.trim(), TODO_CHARS))
+            .map(|t| redact::clip(t.content.trim(), TODO_CHARS))
             .collect()
     };
     let done = todos.iter().filter(|t| t.status == "completed").count();
@@ -125,6 +110,7 @@ fn fit(encoding: Encoding, text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph::operations::TodoOp;
 
     const ENC: Encoding = Encoding::O200kBase;
 

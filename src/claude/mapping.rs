@@ -545,8 +545,8 @@ pub fn message(
     }
 }
 
-/// The `tool` of the operation that keeps a compaction summary.
-pub const COMPACTION_TOOL: &str = "PostCompact";
+pub use super::redact::{bounded, clip};
+pub use crate::domain::operation::COMPACTION_TOOL;
 
 /// A compaction with the summary Claude Code wrote (PostCompact's `compact_summary`, a
 /// transcript's `isCompactSummary` line): the session's own recap, kept in `content` of a
@@ -1031,23 +1031,6 @@ fn first_line(s: &str) -> &str {
 pub fn working_dir(cwd: Option<&str>) -> Option<String> {
     cwd.filter(|c| !c.is_empty())
         .map(|c| bounded(c, MAX_PATH_CHARS))
-}
-
-/// What the mapping keeps of `s`: at most `max` characters, redacted again, because pieces
-/// that were clean apart can form a secret together (`MY_TOKEN` and `= …` joined by a
-/// newline).
-pub fn bounded(s: &str, max: usize) -> String {
-    clip(&redact::text(&clip(s, max)), max)
-}
-
-/// At most `max` characters of `s`, cut on a char boundary with `…` when shortened.
-pub fn clip(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
-    }
-    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
-    out.push('…');
-    out
 }
 
 #[cfg(test)]

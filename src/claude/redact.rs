@@ -141,6 +141,23 @@ fn secret_name(key: &str) -> bool {
         && !k.ends_with("tokens")
 }
 
+/// What is kept of `s`: at most `max` characters, redacted again, because pieces
+/// that were clean apart can form a secret together (`MY_TOKEN` and `= …` joined by a
+/// newline).
+pub fn bounded(s: &str, max: usize) -> String {
+    clip(&text(&clip(s, max)), max)
+}
+
+/// At most `max` characters of `s`, cut on a char boundary with `…` when shortened.
+pub fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

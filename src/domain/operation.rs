@@ -7,6 +7,9 @@ use serde::{Deserialize, Serialize};
 use super::tokens;
 use crate::config::Encoding;
 
+/// The `tool` of the operation that keeps a compaction summary (Claude Code's compaction).
+pub const COMPACTION_TOOL: &str = "PostCompact";
+
 /// The kinds of operation the contract names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Enum)]
 #[serde(rename_all = "snake_case")]

@@ -35,7 +35,7 @@ pub async fn create(store: &Store, b: &NewBelief<'_>) -> StoreResult<()> {
     let now = now_ms();
     store
         .run(
-            statement(include_str!("../../cypher/belief_create.cypher"))
+            statement(include_str!("../../cypher/beliefs/create.cypher"))
                 .param("id", b.id)
                 .param("project", b.project)
                 .param("content", b.content)
@@ -74,7 +74,7 @@ pub async fn list(
     let now = now_ms();
     let rows: Vec<Row> = store
         .fetch(
-            statement(include_str!("../../cypher/beliefs_list.cypher"))
+            statement(include_str!("../../cypher/beliefs/list.cypher"))
                 .param("project", project)
                 .param("status", status)
                 .param("now", now)
@@ -107,7 +107,7 @@ pub async fn list(
 pub async fn known(store: &Store, project: &str, ids: &[String]) -> StoreResult<HashSet<String>> {
     super::known_ids(
         store,
-        include_str!("../../cypher/beliefs_known.cypher"),
+        include_str!("../../cypher/beliefs/known.cypher"),
         project,
         ids,
     )
@@ -133,13 +133,89 @@ pub async fn set_status(
 ) -> StoreResult<Option<Reviewed>> {
     store
         .fetch_one(
-            statement(include_str!("../../cypher/belief_set_status.cypher"))
+            statement(include_str!("../../cypher/beliefs/set_status.cypher"))
                 .param("project", project)
                 .param("id", id)
                 .param("from", param(from)?)
                 .param("to", to)
                 .param("actor", actor)
                 .param("now", now_ms()),
+        )
+        .await
+}
+
+/// A belief the session's operations or decisions informed.
+#[derive(Clone, Debug, serde::Serialize, Deserialize, poem_openapi::Object)]
+pub struct BeliefAffected {
+    pub id: String,
+    pub content: String,
+    pub status: String,
+    /// Pieces of evidence from this session that support it.
+    pub reinforced: i64,
+    /// Pieces of evidence from this session that contradict it.
+    pub weakened: i64,
+}
+
+/// The beliefs `session_id`'s operations or decisions informed, with its evidence on each.
+pub async fn affected_by_session(
+    store: &Store,
+    project: &str,
+    session_id: &str,
+) -> StoreResult<Vec<BeliefAffected>> {
+    store
+        .fetch(
+            statement(include_str!(
+                "../../cypher/beliefs/affected_by_session.cypher"
+            ))
+            .param("project", project)
+            .param("session_id", session_id),
+        )
+        .await
+}
+
+/// A belief and what links it to a context's sessions and files.
+#[derive(Deserialize)]
+pub struct BeliefLinks {
+    pub id: String,
+    pub links: Vec<String>,
+}
+
+/// The beliefs informed by work in `sessions` or on `files`.
+pub async fn linked_to(
+    store: &Store,
+    project: &str,
+    sessions: &[&str],
+    files: &[&str],
+) -> StoreResult<Vec<BeliefLinks>> {
+    store
+        .fetch(
+            statement(include_str!("../../cypher/beliefs/linked_to.cypher"))
+                .param("project", project)
+                .param("sessions", super::param(&sessions)?)
+                .param("files", super::param(&files)?),
+        )
+        .await
+}
+
+/// An active belief, as the handover lists it.
+#[derive(Clone, Debug, serde::Serialize, Deserialize, poem_openapi::Object)]
+pub struct ActiveBelief {
+    pub id: String,
+    pub content: String,
+    pub conviction: f64,
+}
+
+/// The project's active beliefs with the highest conviction, at most `limit`.
+pub async fn strongest_active(
+    store: &Store,
+    project: &str,
+    limit: usize,
+) -> StoreResult<Vec<ActiveBelief>> {
+    store
+        .fetch(
+            statement(include_str!("../../cypher/beliefs/strongest_active.cypher"))
+                .param("project", project)
+                .param("limit", limit as i64),
         )
         .await
 }

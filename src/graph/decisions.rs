@@ -40,7 +40,7 @@ pub async fn create(tx: &mut Tx, d: &NewDecision) -> StoreResult<()> {
     }
     let exists = tx
         .fetch::<Exists>(
-            statement(include_str!("../../cypher/decision_exists.cypher"))
+            statement(include_str!("../../cypher/decisions/exists.cypher"))
                 .param("id", d.id.as_str()),
         )
         .await?;
@@ -48,7 +48,7 @@ pub async fn create(tx: &mut Tx, d: &NewDecision) -> StoreResult<()> {
         return Ok(());
     }
     tx.run(
-        statement(include_str!("../../cypher/decision_create.cypher"))
+        statement(include_str!("../../cypher/decisions/create.cypher"))
             .param("id", d.id.as_str())
             .param("project", d.project.as_str())
             .param("session_id", d.session_id.clone())
@@ -73,7 +73,7 @@ pub async fn create(tx: &mut Tx, d: &NewDecision) -> StoreResult<()> {
         chosen: false,
     }));
     tx.run(
-        statement(include_str!("../../cypher/decision_options.cypher"))
+        statement(include_str!("../../cypher/decisions/options.cypher"))
             .param("id", d.id.as_str())
             .param("project", d.project.as_str())
             .param("options", param(&options)?),
@@ -81,7 +81,7 @@ pub async fn create(tx: &mut Tx, d: &NewDecision) -> StoreResult<()> {
     .await?;
     if !d.beliefs.is_empty() {
         tx.run(
-            statement(include_str!("../../cypher/decision_informs.cypher"))
+            statement(include_str!("../../cypher/decisions/informs.cypher"))
                 .param("id", d.id.as_str())
                 .param("project", d.project.as_str())
                 .param("at", d.at)
@@ -92,7 +92,7 @@ pub async fn create(tx: &mut Tx, d: &NewDecision) -> StoreResult<()> {
     if let Some(op) = &d.operation {
         tx.run(
             statement(include_str!(
-                "../../cypher/decision_record_operation.cypher"
+                "../../cypher/decisions/record_operation.cypher"
             ))
             .param("id", d.id.as_str())
             .param("operation_id", op.id.as_str())
@@ -121,11 +121,79 @@ pub async fn list(
 ) -> StoreResult<Vec<DecisionView>> {
     store
         .fetch(
-            statement(include_str!("../../cypher/decisions_list.cypher"))
+            statement(include_str!("../../cypher/decisions/list.cypher"))
                 .param("project", project)
                 .param("subject_key", f.subject_key)
                 .param("file", f.file)
                 .param("limit", f.limit),
+        )
+        .await
+}
+
+/// The decisions made in `session_id`, as the reconstruction lists them.
+pub async fn of_session(
+    store: &Store,
+    project: &str,
+    session_id: &str,
+) -> StoreResult<Vec<DecisionView>> {
+    store
+        .fetch(
+            statement(include_str!("../../cypher/decisions/of_session.cypher"))
+                .param("project", project)
+                .param("session_id", session_id),
+        )
+        .await
+}
+
+/// A decision as a context lists it.
+#[derive(Deserialize)]
+pub struct ContextDecision {
+    pub subject: String,
+    pub choice: String,
+    pub rationale: Option<String>,
+    pub superseded_by: Option<String>,
+}
+
+/// The decisions made in `sessions` or about `files`, at most `limit`.
+pub async fn for_context(
+    store: &Store,
+    project: &str,
+    sessions: &[&str],
+    files: &[&str],
+    limit: usize,
+) -> StoreResult<Vec<ContextDecision>> {
+    store
+        .fetch(
+            statement(include_str!("../../cypher/decisions/for_context.cypher"))
+                .param("project", project)
+                .param("sessions", param(&sessions)?)
+                .param("files", param(&files)?)
+                .param("limit", limit as i64),
+        )
+        .await
+}
+
+/// A decision whose files have not changed since it was made.
+#[derive(Deserialize)]
+pub struct FollowUp {
+    pub subject: Option<String>,
+    pub choice: Option<String>,
+    pub files: Vec<String>,
+}
+
+/// The decisions of `session_id` awaiting follow-up: their files unchanged since.
+pub async fn awaiting_follow_up(
+    store: &Store,
+    project: &str,
+    session_id: &str,
+) -> StoreResult<Vec<FollowUp>> {
+    store
+        .fetch(
+            statement(include_str!(
+                "../../cypher/decisions/awaiting_follow_up.cypher"
+            ))
+            .param("project", project)
+            .param("session_id", session_id),
         )
         .await
 }

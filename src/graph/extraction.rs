@@ -27,11 +27,13 @@ pub async fn pending(
 ) -> StoreResult<Vec<Pending>> {
     store
         .fetch(
-            statement(include_str!("../../cypher/extract_sessions_pending.cypher"))
-                .param("project", project)
-                .param("since", since_ms)
-                .param("version", version)
-                .param("limit", limit),
+            statement(include_str!(
+                "../../cypher/extraction/sessions_pending.cypher"
+            ))
+            .param("project", project)
+            .param("since", since_ms)
+            .param("version", version)
+            .param("limit", limit),
         )
         .await
 }
@@ -77,7 +79,7 @@ pub async fn session_material(
     store
         .fetch_one(
             statement(include_str!(
-                "../../cypher/extract_session_operations.cypher"
+                "../../cypher/extraction/session_operations.cypher"
             ))
             .param("project", project)
             .param("session_id", session_id),
@@ -107,11 +109,13 @@ pub async fn related_touches(
     }
     store
         .fetch(
-            statement(include_str!("../../cypher/extract_related_touches.cypher"))
-                .param("project", project)
-                .param("session_id", session_id)
-                .param("paths", param(paths)?)
-                .param("limit", limit),
+            statement(include_str!(
+                "../../cypher/extraction/related_touches.cypher"
+            ))
+            .param("project", project)
+            .param("session_id", session_id)
+            .param("paths", param(paths)?)
+            .param("limit", limit),
         )
         .await
 }
@@ -135,7 +139,7 @@ pub async fn session_decisions(
     store
         .fetch(
             statement(include_str!(
-                "../../cypher/extract_session_decisions.cypher"
+                "../../cypher/extraction/session_decisions.cypher"
             ))
             .param("project", project)
             .param("session_id", session_id),
@@ -172,10 +176,12 @@ pub fn fulltext_query(text: &str, max_words: usize) -> Option<String> {
 /// inside Lucene (a quoted phrase).
 fn related_query(project: &str, words: &str, limit: i64) -> neo4rs::Query {
     let phrase = project.replace('\\', "\\\\").replace('"', "\\\"");
-    statement(include_str!("../../cypher/extract_beliefs_related.cypher"))
-        .param("project", project)
-        .param("query", format!("+project:\"{phrase}\" +content:({words})"))
-        .param("limit", limit)
+    statement(include_str!(
+        "../../cypher/extraction/beliefs_related.cypher"
+    ))
+    .param("project", project)
+    .param("query", format!("+project:\"{phrase}\" +content:({words})"))
+    .param("limit", limit)
 }
 
 pub async fn related_beliefs(
@@ -210,7 +216,7 @@ pub async fn claim(
     }
     let rows: Vec<Done> = tx
         .fetch(
-            statement(include_str!("../../cypher/extract_session_claim.cypher"))
+            statement(include_str!("../../cypher/extraction/session_claim.cypher"))
                 .param("project", project)
                 .param("session_id", session_id)
                 .param("version", version)
@@ -248,10 +254,12 @@ pub async fn merge_patterns(tx: &mut Tx, project: &str, rows: &[PatternRow]) -> 
         return Ok(());
     }
     tx.run(
-        statement(include_str!("../../cypher/extract_patterns_merge.cypher"))
-            .param("project", project)
-            .param("rows", param(rows)?)
-            .param("now", now_ms()),
+        statement(include_str!(
+            "../../cypher/extraction/patterns_merge.cypher"
+        ))
+        .param("project", project)
+        .param("rows", param(rows)?)
+        .param("now", now_ms()),
     )
     .await
 }
@@ -283,10 +291,12 @@ pub async fn create_proposed(
         return Ok(Vec::new());
     }
     tx.fetch(
-        statement(include_str!("../../cypher/extract_beliefs_create.cypher"))
-            .param("project", project)
-            .param("rows", param(rows)?)
-            .param("now", now_ms()),
+        statement(include_str!(
+            "../../cypher/extraction/beliefs_create.cypher"
+        ))
+        .param("project", project)
+        .param("rows", param(rows)?)
+        .param("now", now_ms()),
     )
     .await
 }
@@ -312,7 +322,7 @@ pub async fn informs(
         return Ok(());
     }
     tx.run(
-        statement(include_str!("../../cypher/extract_informs.cypher"))
+        statement(include_str!("../../cypher/extraction/informs.cypher"))
             .param("project", project)
             .param("run_id", run_id)
             .param("rows", param(rows)?),
@@ -336,9 +346,11 @@ pub async fn belief_statuses(
     }
     Ok(tx
         .fetch::<Row>(
-            statement(include_str!("../../cypher/extract_beliefs_status.cypher"))
-                .param("project", project)
-                .param("ids", param(ids)?),
+            statement(include_str!(
+                "../../cypher/extraction/beliefs_status.cypher"
+            ))
+            .param("project", project)
+            .param("ids", param(ids)?),
         )
         .await?
         .into_iter()
@@ -366,7 +378,7 @@ pub async fn rejected(
     }
     let rows: Vec<Row> = tx
         .fetch(
-            statement(include_str!("../../cypher/extract_rejected_keys.cypher"))
+            statement(include_str!("../../cypher/extraction/rejected_keys.cypher"))
                 .param("project", project)
                 .param("content_keys", param(content_keys)?)
                 .param("evidence_keys", param(evidence_keys)?),
@@ -427,9 +439,11 @@ pub async fn refresh_convictions(
     };
     let rows: Vec<Row> = tx
         .fetch(
-            statement(include_str!("../../cypher/extract_belief_evidence.cypher"))
-                .param("project", project)
-                .param("ids", ids),
+            statement(include_str!(
+                "../../cypher/extraction/belief_evidence.cypher"
+            ))
+            .param("project", project)
+            .param("ids", ids),
         )
         .await?;
     let out: Vec<Recomputed> = rows
@@ -468,7 +482,7 @@ pub async fn refresh_convictions(
     if !out.is_empty() {
         tx.run(
             statement(include_str!(
-                "../../cypher/extract_belief_conviction_set.cypher"
+                "../../cypher/extraction/belief_conviction_set.cypher"
             ))
             .param("project", project)
             .param("rows", param(&out)?)
@@ -489,7 +503,7 @@ pub async fn run_create(
 ) -> StoreResult<()> {
     store
         .run(
-            statement(include_str!("../../cypher/extract_run_create.cypher"))
+            statement(include_str!("../../cypher/extraction/run_create.cypher"))
                 .param("id", id)
                 .param("project", project)
                 .param("mode", mode)
@@ -514,7 +528,7 @@ pub struct RunRecord<'a> {
 pub async fn run_finish(store: &Store, r: &RunRecord<'_>) -> StoreResult<()> {
     store
         .run(
-            statement(include_str!("../../cypher/extract_run_finish.cypher"))
+            statement(include_str!("../../cypher/extraction/run_finish.cypher"))
                 .param("id", r.id)
                 .param("project", r.project)
                 .param("mode", r.mode)
@@ -603,6 +617,8 @@ pub struct RunView {
 
 pub async fn run_get(store: &Store, id: &str) -> StoreResult<Option<RunView>> {
     store
-        .fetch_one(statement(include_str!("../../cypher/extract_run_get.cypher")).param("id", id))
+        .fetch_one(
+            statement(include_str!("../../cypher/extraction/run_get.cypher")).param("id", id),
+        )
         .await
 }

@@ -44,7 +44,7 @@ pub struct NewKey<'a> {
 pub async fn create(store: &Store, k: &NewKey<'_>) -> StoreResult<()> {
     store
         .run(
-            statement(include_str!("../../cypher/api_key_create.cypher"))
+            statement(include_str!("../../cypher/keys/create.cypher"))
                 .param("id", k.id)
                 .param("project", k.project)
                 .param("scope", k.scope)
@@ -59,15 +59,13 @@ pub async fn create(store: &Store, k: &NewKey<'_>) -> StoreResult<()> {
 
 pub async fn get(store: &Store, id: &str) -> StoreResult<Option<StoredKey>> {
     store
-        .fetch_one(statement(include_str!("../../cypher/api_key_get.cypher")).param("id", id))
+        .fetch_one(statement(include_str!("../../cypher/keys/get.cypher")).param("id", id))
         .await
 }
 
 pub async fn list(store: &Store, project: &str) -> StoreResult<Vec<KeyInfo>> {
     store
-        .fetch(
-            statement(include_str!("../../cypher/api_keys_list.cypher")).param("project", project),
-        )
+        .fetch(statement(include_str!("../../cypher/keys/list.cypher")).param("project", project))
         .await
 }
 
@@ -80,7 +78,7 @@ pub async fn revoke(store: &Store, project: &str, id: &str, actor: &str) -> Stor
     }
     let rows: Vec<Row> = store
         .fetch(
-            statement(include_str!("../../cypher/api_key_revoke.cypher"))
+            statement(include_str!("../../cypher/keys/revoke.cypher"))
                 .param("id", id)
                 .param("project", project)
                 .param("actor", actor)
@@ -101,7 +99,7 @@ pub async fn audit(
 ) -> StoreResult<()> {
     store
         .run(
-            statement(include_str!("../../cypher/audit_record.cypher"))
+            statement(include_str!("../../cypher/keys/audit_record.cypher"))
                 .param("id", uuid::Uuid::now_v7().to_string())
                 .param("project", project)
                 .param("action", action)
@@ -115,7 +113,7 @@ pub async fn audit(
 pub async fn audit_trail(store: &Store, project: &str, limit: i64) -> StoreResult<Vec<AuditEvent>> {
     store
         .fetch(
-            statement(include_str!("../../cypher/audit_list.cypher"))
+            statement(include_str!("../../cypher/keys/audit_list.cypher"))
                 .param("project", project)
                 .param("limit", limit),
         )

@@ -63,10 +63,10 @@ pub async fn about(
             .param("files", files.clone())
     };
     let (d, b, s, t) = tokio::join!(
-        store.fetch(q(include_str!("../../cypher/knowledge_decisions.cypher"))),
-        store.fetch(q(include_str!("../../cypher/knowledge_beliefs.cypher"))),
-        store.fetch(q(include_str!("../../cypher/knowledge_sessions.cypher"))),
-        store.fetch(q(include_str!("../../cypher/knowledge_todos.cypher"))),
+        store.fetch(q(include_str!("../../cypher/knowledge/decisions.cypher"))),
+        store.fetch(q(include_str!("../../cypher/knowledge/beliefs.cypher"))),
+        store.fetch(q(include_str!("../../cypher/knowledge/sessions.cypher"))),
+        store.fetch(q(include_str!("../../cypher/knowledge/todos.cypher"))),
     );
     Ok((d?, b?, s?, t?))
 }

@@ -1,11 +1,13 @@
 //! Memories: facts, assumptions, lessons and discoveries someone asked cairn to remember.
 
-use super::{statement, StoreResult, Tx};
+use serde::Deserialize;
+
+use super::{statement, Store, StoreResult, Tx};
 use crate::domain::{record::NewMemory, turn_text};
 
 pub async fn create(tx: &mut Tx, m: &NewMemory) -> StoreResult<()> {
     tx.run(
-        statement(include_str!("../../cypher/memory_create.cypher"))
+        statement(include_str!("../../cypher/memories/create.cypher"))
             .param("id", m.id.as_str())
             .param("project", m.project.as_str())
             .param("session_id", m.session_id.clone())
@@ -17,4 +19,29 @@ pub async fn create(tx: &mut Tx, m: &NewMemory) -> StoreResult<()> {
             .param("at", m.at),
     )
     .await
+}
+
+/// A memory as a context weighs it.
+#[derive(Deserialize)]
+pub struct ContextMemory {
+    pub kind: String,
+    pub content: String,
+    pub confidence: Option<f64>,
+    pub session_id: Option<String>,
+    pub tokens: i64,
+}
+
+/// The project's memories a context chooses from, at most `limit`.
+pub async fn for_context(
+    store: &Store,
+    project: &str,
+    limit: usize,
+) -> StoreResult<Vec<ContextMemory>> {
+    store
+        .fetch(
+            statement(include_str!("../../cypher/memories/for_context.cypher"))
+                .param("project", project)
+                .param("limit", limit as i64),
+        )
+        .await
 }

@@ -1,6 +1,9 @@
-//! The Neo4j store. Every statement lives in `cypher/` and is loaded with `include_str!` beside
-//! the function that runs it; every call is bounded by the configured timeout so a dead server
-//! turns into `neo4j_unavailable`, never a hang. One file per aggregate.
+//! The Neo4j store — the one module that runs statements. Every statement the product runs
+//! lives in `cypher/<aggregate>/<name>.cypher` (the schema's in `cypher/schema*.cypher`) and
+//! is loaded with `include_str!` beside the typed function that runs it, in the file of the
+//! same aggregate here; `recall`, `extract`, `capture` and the rest call those functions and
+//! never see a statement (a test below keeps it so). Every call is bounded by the configured
+//! timeout so a dead server turns into `neo4j_unavailable`, never a hang.
 
 pub mod beliefs;
 pub mod decisions;
@@ -377,6 +380,69 @@ pub fn now_ms() -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The Rust sources under `dir`, with their paths relative to the crate.
+    fn sources(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                sources(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let rel = path
+                    .strip_prefix(env!("CARGO_MANIFEST_DIR"))
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                out.push((rel, std::fs::read_to_string(&path).unwrap()));
+            }
+        }
+    }
+
+    #[test]
+    fn only_the_store_runs_statements_and_every_statement_is_run() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = Vec::new();
+        sources(&root.join("src"), &mut files);
+        let mut loaded = std::collections::BTreeSet::new();
+        for (path, text) in &files {
+            let in_store = path.starts_with("src/graph/");
+            for (i, line) in text.lines().enumerate() {
+                let runs = ["statement(", "neo4rs::query(", ".cypher\""]
+                    .iter()
+                    .any(|p| line.contains(p));
+                if !in_store && runs && !line.trim_start().starts_with("//") {
+                    panic!("{path}:{}: a statement outside the store: {line}", i + 1);
+                }
+            }
+            let mut rest = text.as_str();
+            while let Some(at) = rest.find("\"../../cypher/") {
+                rest = &rest[at + 14..];
+                let end = rest.find('"').unwrap();
+                if rest[..end].ends_with(".cypher") {
+                    loaded.insert(rest[..end].to_string());
+                }
+                rest = &rest[end..];
+            }
+        }
+        let mut on_disk = std::collections::BTreeSet::new();
+        let mut dirs = vec![root.join("cypher")];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else {
+                    let rel = path.strip_prefix(root.join("cypher")).unwrap();
+                    on_disk.insert(rel.to_string_lossy().into_owned());
+                }
+            }
+        }
+        assert_eq!(
+            on_disk, loaded,
+            "every file in cypher/ is run, and only those"
+        );
+        assert!(loaded.len() > 90, "{}", loaded.len());
+    }
 
     #[test]
     fn a_slow_or_lost_neo4j_is_unavailable_never_a_rejection() {

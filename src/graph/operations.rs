@@ -204,7 +204,7 @@ pub async fn append(tx: &mut Tx, groups: &[Group<'_>], known: Ids) -> StoreResul
         .collect();
     let tails: HashMap<String, (i64, Option<String>)> = tx
         .fetch::<TailRow>(
-            statement(include_str!("../../cypher/operations_lock_sessions.cypher"))
+            statement(include_str!("../../cypher/operations/lock_sessions.cypher"))
                 .param("sessions", param(&locks)?),
         )
         .await?
@@ -219,7 +219,7 @@ pub async fn append(tx: &mut Tx, groups: &[Group<'_>], known: Ids) -> StoreResul
             .collect();
         seen = tx
             .fetch::<Existing>(
-                statement(include_str!("../../cypher/operations_existing.cypher"))
+                statement(include_str!("../../cypher/operations/existing.cypher"))
                     .param("ids", param(&ids)?),
             )
             .await?
@@ -344,7 +344,7 @@ pub async fn append(tx: &mut Tx, groups: &[Group<'_>], known: Ids) -> StoreResul
         .sort_by(|a, b| (a.project, a.path, a.id, a.mode).cmp(&(b.project, b.path, b.id, b.mode)));
     touches.dedup_by(|a, b| (a.project, a.path, a.id, a.mode) == (b.project, b.path, b.id, b.mode));
     tx.run(
-        statement(include_str!("../../cypher/operations_write.cypher"))
+        statement(include_str!("../../cypher/operations/write.cypher"))
             .param(
                 "chains",
                 BoltType::List(BoltList {
@@ -364,9 +364,227 @@ pub async fn append(tx: &mut Tx, groups: &[Group<'_>], known: Ids) -> StoreResul
 pub async fn known(store: &Store, project: &str, ids: &[String]) -> StoreResult<HashSet<String>> {
     super::known_ids(
         store,
-        include_str!("../../cypher/operations_known.cypher"),
+        include_str!("../../cypher/operations/known.cypher"),
         project,
         ids,
     )
     .await
+}
+
+/// A stored `todo` operation: its tool and its todos as JSON.
+#[derive(Debug, Default, Deserialize)]
+pub struct TodoOp {
+    pub tool: Option<String>,
+    pub todos: Option<String>,
+}
+
+/// An operation as reconstructed.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, poem_openapi::Object)]
+pub struct OperationView {
+    pub id: String,
+    pub seq: i64,
+    #[oai(rename = "type")]
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub target: Option<String>,
+    pub summary: String,
+    pub tool: Option<String>,
+    pub files_read: Vec<String>,
+    pub files_modified: Vec<String>,
+    pub role: Option<String>,
+    pub content: Option<String>,
+    /// The todo list as JSON text, for `todo` operations.
+    pub todos: Option<String>,
+    pub status: Option<String>,
+    /// Epoch milliseconds.
+    pub at: i64,
+    /// Tokens of the operation's one-line rendering in the server's encoding.
+    pub tokens: i64,
+    /// The decision a `decision` operation records.
+    pub decision_id: Option<String>,
+    /// The session, when a read across sessions needs it (not part of the answer).
+    #[oai(skip)]
+    #[serde(default, skip_serializing)]
+    pub session_id: String,
+}
+
+/// A session's operations with seq above `after` (0: all), in seq order.
+pub async fn after(
+    store: &Store,
+    project: &str,
+    session_id: &str,
+    after: i64,
+) -> StoreResult<Vec<OperationView>> {
+    store
+        .fetch(
+            statement(include_str!("../../cypher/operations/after.cypher"))
+                .param("project", project)
+                .param("session_id", session_id)
+                .param("after", after),
+        )
+        .await
+}
+
+/// The operations at these `(session, seq)` places, each with its session.
+pub async fn at(
+    store: &Store,
+    project: &str,
+    places: &[(String, i64)],
+) -> StoreResult<Vec<OperationView>> {
+    #[derive(Serialize)]
+    struct K<'a> {
+        session_id: &'a str,
+        seq: i64,
+    }
+    if places.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ks: Vec<K<'_>> = places
+        .iter()
+        .map(|(s, seq)| K {
+            session_id: s,
+            seq: *seq,
+        })
+        .collect();
+    store
+        .fetch(
+            statement(include_str!("../../cypher/operations/at.cypher"))
+                .param("project", project)
+                .param("keys", param(&ks)?),
+        )
+        .await
+}
+
+/// One session's page of history: its operations with seq below `before`, newest first.
+#[derive(Serialize)]
+pub struct Page<'a> {
+    pub id: &'a str,
+    pub before: i64,
+}
+
+/// The pages' operations, at most `limit` per session, each with its session.
+pub async fn pages(
+    store: &Store,
+    project: &str,
+    pages: &[Page<'_>],
+    limit: usize,
+) -> StoreResult<Vec<OperationView>> {
+    store
+        .fetch(
+            statement(include_str!("../../cypher/operations/pages.cypher"))
+                .param("project", project)
+                .param("limit", limit as i64)
+                .param("pages", param(&pages)?),
+        )
+        .await
+}
+
+/// A conversation turn as the sliding window reads it.
+#[derive(Deserialize)]
+pub struct WindowTurn {
+    pub seq: i64,
+    pub role: Option<String>,
+    pub content: Option<String>,
+    pub summary: String,
+    /// Stored tokens of its line.
+    pub tokens: i64,
+    /// The session's turns in all.
+    pub total: i64,
+}
+
+/// A session's conversation turns, newest first, at most `limit`.
+pub async fn window(
+    store: &Store,
+    project: &str,
+    session_id: &str,
+    limit: usize,
+) -> StoreResult<Vec<WindowTurn>> {
+    store
+        .fetch(
+            statement(include_str!("../../cypher/operations/window.cypher"))
+                .param("project", project)
+                .param("session_id", session_id)
+                .param("limit", limit as i64),
+        )
+        .await
+}
+
+/// A file the sessions touched: how (the latest mode), in which sessions, when last.
+#[derive(Debug, Deserialize, PartialEq)]
+pub struct FileRow {
+    pub path: String,
+    pub mode: Option<String>,
+    pub sessions: Vec<String>,
+    pub at: i64,
+}
+
+/// The files `sessions` touched, most recently touched first, at most `limit`.
+pub async fn files_of(
+    store: &Store,
+    project: &str,
+    sessions: &[&str],
+    limit: usize,
+) -> StoreResult<Vec<FileRow>> {
+    store
+        .fetch(
+            statement(include_str!("../../cypher/operations/files_of.cypher"))
+                .param("project", project)
+                .param("sessions", param(&sessions)?)
+                .param("limit", limit as i64),
+        )
+        .await
+}
+
+/// A file written in several of a set of sessions.
+#[derive(Clone, Debug, Serialize, Deserialize, poem_openapi::Object)]
+pub struct HotFile {
+    pub path: String,
+    /// Related sessions that wrote it.
+    pub sessions: i64,
+}
+
+/// The files written in at least `min_sessions` of `sessions`.
+pub async fn written_in_several(
+    store: &Store,
+    project: &str,
+    sessions: &[&str],
+    min_sessions: i64,
+) -> StoreResult<Vec<HotFile>> {
+    if sessions.is_empty() {
+        return Ok(Vec::new());
+    }
+    store
+        .fetch(
+            statement(include_str!(
+                "../../cypher/operations/written_in_several.cypher"
+            ))
+            .param("project", project)
+            .param("ids", param(&sessions)?)
+            .param("min_sessions", min_sessions),
+        )
+        .await
+}
+
+/// A file one session touched, and whether it wrote it.
+#[derive(Deserialize)]
+pub struct SessionFile {
+    pub path: String,
+    pub written: bool,
+}
+
+/// The files `session_id` touched.
+pub async fn files_of_session(
+    store: &Store,
+    project: &str,
+    session_id: &str,
+) -> StoreResult<Vec<SessionFile>> {
+    store
+        .fetch(
+            statement(include_str!(
+                "../../cypher/operations/files_of_session.cypher"
+            ))
+            .param("project", project)
+            .param("session_id", session_id),
+        )
+        .await
 }

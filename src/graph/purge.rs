@@ -7,7 +7,7 @@ const CHUNK: i64 = 5_000;
 
 pub async fn session(tx: &mut Tx, project: &str, id: &str) -> StoreResult<()> {
     tx.run(
-        statement(include_str!("../../cypher/purge_session.cypher"))
+        statement(include_str!("../../cypher/purge/session.cypher"))
             .param("project", project)
             .param("id", id),
     )
@@ -16,7 +16,7 @@ pub async fn session(tx: &mut Tx, project: &str, id: &str) -> StoreResult<()> {
 }
 
 pub async fn project(tx: &mut Tx, project: &str) -> StoreResult<()> {
-    tx.run(statement(include_str!("../../cypher/purge_project.cypher")).param("project", project))
+    tx.run(statement(include_str!("../../cypher/purge/project.cypher")).param("project", project))
         .await
 }
 
@@ -31,7 +31,7 @@ pub async fn operations_in_steps(store: &Store, project: &str) -> StoreResult<u6
     loop {
         let n = store
             .fetch_one::<Deleted>(
-                statement(include_str!("../../cypher/purge_operations_chunk.cypher"))
+                statement(include_str!("../../cypher/purge/operations_chunk.cypher"))
                     .param("project", project)
                     .param("limit", CHUNK),
             )
@@ -53,6 +53,6 @@ pub async fn project_now(store: &Store, project: &str) -> StoreResult<()> {
 }
 
 async fn orphans(tx: &mut Tx, project: &str) -> StoreResult<()> {
-    tx.run(statement(include_str!("../../cypher/purge_orphans.cypher")).param("project", project))
+    tx.run(statement(include_str!("../../cypher/purge/orphans.cypher")).param("project", project))
         .await
 }

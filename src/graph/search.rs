@@ -1,14 +1,281 @@
-//! The write side of search that capture needs: marking a session's search document stale.
-//! Building documents and embeddings is `recall::index`'s job.
+//! Sessions' search documents and their embeddings: marking a document stale (capture),
+//! reading what documents are built from and storing them, the embedding queue. Building a
+//! document's text is `recall::index`'s job; ranked reads are `recall::search`'s, through
+//! [`sessions_by_words`], [`sessions_by_vector`] and [`hit_sessions`].
 
-use super::{statement, StoreResult, Tx};
+use serde::{Deserialize, Serialize};
+
+use super::{now_ms, param, statement, Store, StoreResult, Tx};
 
 /// Marks a session's search document stale; the indexer rebuilds it in the background.
 pub async fn mark_dirty(tx: &mut Tx, project: &str, session_id: &str) -> StoreResult<()> {
     tx.run(
-        statement(include_str!("../../cypher/search_mark_dirty.cypher"))
+        statement(include_str!("../../cypher/search/mark_dirty.cypher"))
             .param("project", project)
             .param("session_id", session_id),
     )
     .await
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct DecisionPart {
+    pub subject: Option<String>,
+    pub choice: Option<String>,
+    pub rationale: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct OperationPart {
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    pub summary: Option<String>,
+    pub role: Option<String>,
+    pub content: Option<String>,
+    pub rationale: Option<String>,
+}
+
+/// What a session's search document is built from.
+#[derive(Debug, Default, Deserialize)]
+pub struct DocSource {
+    pub id: String,
+    pub project: String,
+    pub rev: i64,
+    pub task: Option<String>,
+    pub summary: Option<String>,
+    pub next_steps: Vec<String>,
+    pub decisions: Vec<DecisionPart>,
+    pub files: Vec<String>,
+    /// Newest first.
+    pub operations: Vec<OperationPart>,
+    pub writes: i64,
+}
+
+/// A built document, ready to store.
+#[derive(Debug, Serialize)]
+pub struct Doc {
+    pub id: String,
+    pub project: String,
+    pub rev: i64,
+    pub doc: String,
+    pub hash: String,
+    pub files: Vec<String>,
+    pub importance: f64,
+}
+
+/// An embedding for the document with `hash` of a session.
+#[derive(Serialize)]
+pub struct Stored<'a> {
+    pub id: &'a str,
+    pub project: &'a str,
+    pub hash: &'a str,
+    pub vector: Vec<f32>,
+}
+
+/// Queues sessions whose embedding another model made for embedding with `model`; returns
+/// how many.
+pub async fn requeue_other_models(store: &Store, model: &str) -> StoreResult<i64> {
+    #[derive(Deserialize)]
+    struct Row {
+        queued: i64,
+    }
+    Ok(store
+        .fetch_one::<Row>(
+            statement(include_str!("../../cypher/search/requeue_models.cypher"))
+                .param("model", model),
+        )
+        .await?
+        .map_or(0, |r| r.queued))
+}
+
+/// Marks sessions that never had a search document as dirty; returns how many.
+pub async fn backfill(store: &Store) -> StoreResult<i64> {
+    #[derive(Deserialize)]
+    struct Row {
+        marked: i64,
+    }
+    Ok(store
+        .fetch_one::<Row>(statement(include_str!(
+            "../../cypher/search/backfill.cypher"
+        )))
+        .await?
+        .map_or(0, |r| r.marked))
+}
+
+/// Up to `limit` sessions whose document is stale, with what to build it from.
+pub async fn dirty_sources(
+    store: &Store,
+    limit: usize,
+    max_files: usize,
+    max_operations: usize,
+) -> StoreResult<Vec<DocSource>> {
+    store
+        .fetch(
+            statement(include_str!("../../cypher/search/dirty_sessions.cypher"))
+                .param("limit", limit as i64)
+                .param("max_files", max_files as i64)
+                .param("max_operations", max_operations as i64),
+        )
+        .await
+}
+
+/// Stores built documents (each marked clean and pending an embedding).
+pub async fn store_docs(store: &Store, docs: &[Doc]) -> StoreResult<()> {
+    store
+        .run(
+            statement(include_str!("../../cypher/search/store_docs.cypher"))
+                .param("rows", param(&docs)?)
+                .param("now", now_ms()),
+        )
+        .await
+}
+
+/// A document waiting for its embedding.
+#[derive(Deserialize)]
+pub struct Pending {
+    pub id: String,
+    pub project: String,
+    pub doc: String,
+    pub hash: String,
+}
+
+/// Up to `limit` documents due for an embedding.
+pub async fn pending_docs(store: &Store, limit: usize) -> StoreResult<Vec<Pending>> {
+    store
+        .fetch(
+            statement(include_str!("../../cypher/search/embed_pending.cypher"))
+                .param("limit", limit as i64)
+                .param("now", now_ms()),
+        )
+        .await
+}
+
+/// Puts `pending` back for a later retry, the delay doubling per failure from
+/// `base_delay_ms`.
+pub async fn embedding_failed(
+    store: &Store,
+    pending: &[Pending],
+    base_delay_ms: i64,
+) -> StoreResult<()> {
+    #[derive(Serialize)]
+    struct Key<'a> {
+        id: &'a str,
+        project: &'a str,
+    }
+    let keys: Vec<Key> = pending
+        .iter()
+        .map(|p| Key {
+            id: &p.id,
+            project: &p.project,
+        })
+        .collect();
+    store
+        .run(
+            statement(include_str!("../../cypher/search/embed_failed.cypher"))
+                .param("rows", param(&keys)?)
+                .param("now", now_ms())
+                .param("base_delay_ms", base_delay_ms),
+        )
+        .await
+}
+
+/// Stores embeddings that `model` (of `dim` dimensions) made, skipping sessions whose
+/// document changed meanwhile.
+pub async fn store_embeddings(
+    store: &Store,
+    model: &str,
+    dim: usize,
+    rows: &[Stored<'_>],
+) -> StoreResult<()> {
+    store
+        .run(
+            statement(include_str!("../../cypher/search/store_embeddings.cypher"))
+                .param("rows", param(rows)?)
+                .param("model", model)
+                .param("dim", dim as i64)
+                .param("now", now_ms()),
+        )
+        .await
+}
+
+/// A session and its score in one ranked list.
+#[derive(Debug, Deserialize)]
+pub struct Scored {
+    pub id: String,
+    pub score: f64,
+}
+
+/// The project's sessions whose documents match the Lucene `query` (already escaped), best
+/// first, at most `k`.
+pub async fn sessions_by_words(
+    store: &Store,
+    project: &str,
+    query: &str,
+    k: usize,
+) -> StoreResult<Vec<Scored>> {
+    store
+        .fetch(
+            statement(include_str!("../../cypher/search/fulltext.cypher"))
+                .param("query", query)
+                .param("project", project)
+                .param("k", k as i64),
+        )
+        .await
+}
+
+/// The project's sessions nearest to `vector` among those `model` embedded, at most `k`:
+/// from the shared vector index, or (`exact`) by scanning the project's vectors.
+pub async fn sessions_by_vector(
+    store: &Store,
+    project: &str,
+    model: &str,
+    vector: &[f32],
+    k: usize,
+    exact: bool,
+) -> StoreResult<Vec<Scored>> {
+    let q = if exact {
+        statement(include_str!("../../cypher/search/vector_exact.cypher"))
+    } else {
+        statement(include_str!("../../cypher/search/vector.cypher"))
+    };
+    store
+        .fetch(
+            q.param("vector", param(vector)?)
+                .param("project", project)
+                .param("model", model)
+                .param("k", k as i64),
+        )
+        .await
+}
+
+/// A session found, with what a hit shows of it.
+#[derive(Deserialize)]
+pub struct HitSession {
+    pub id: String,
+    pub task: Option<String>,
+    pub summary: Option<String>,
+    pub status: Option<String>,
+    pub files: Vec<String>,
+    pub importance: f64,
+    pub llm_summary: Option<String>,
+    pub started_at: i64,
+    pub last_activity_at: Option<i64>,
+    pub operation_count: i64,
+}
+
+/// The project's sessions with these ids, as hits show them.
+pub async fn hit_sessions(
+    store: &Store,
+    project: &str,
+    ids: &[&str],
+) -> StoreResult<Vec<HitSession>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    store
+        .fetch(
+            statement(include_str!("../../cypher/search/hits.cypher"))
+                .param("ids", param(&ids)?)
+                .param("project", project),
+        )
+        .await
 }

@@ -5,9 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{now_ms, statement, Store, StoreResult, Tx};
-use crate::capture::summary::{self, Material};
-use crate::claude::mapping::COMPACTION_TOOL;
-use crate::config::Encoding;
+use crate::domain::operation::COMPACTION_TOOL;
 use crate::domain::{
     record::{NewClose, NewSession},
     turn_text,
@@ -43,7 +41,7 @@ pub struct SessionRow {
 
 pub async fn start(tx: &mut Tx, cmd: &NewSession) -> StoreResult<()> {
     tx.run(
-        statement(include_str!("../../cypher/session_start.cypher"))
+        statement(include_str!("../../cypher/sessions/start.cypher"))
             .param("id", cmd.id.as_str())
             .param("project", cmd.project.as_str())
             .param("agent", cmd.agent.clone())
@@ -60,7 +58,7 @@ pub async fn start(tx: &mut Tx, cmd: &NewSession) -> StoreResult<()> {
 
 pub async fn close(tx: &mut Tx, cmd: &NewClose) -> StoreResult<()> {
     tx.run(
-        statement(include_str!("../../cypher/session_close.cypher"))
+        statement(include_str!("../../cypher/sessions/close.cypher"))
             .param("id", cmd.id.as_str())
             .param("project", cmd.project.as_str())
             .param("status", cmd.status.as_str())
@@ -78,8 +76,22 @@ pub async fn close(tx: &mut Tx, cmd: &NewClose) -> StoreResult<()> {
 /// The session with this id, whatever its project (callers check the project).
 pub async fn get(store: &Store, id: &str) -> StoreResult<Option<SessionRow>> {
     store
-        .fetch_one(statement(include_str!("../../cypher/session_get.cypher")).param("id", id))
+        .fetch_one(statement(include_str!("../../cypher/sessions/get.cypher")).param("id", id))
         .await
+}
+
+/// What a session's summary is derived from.
+#[derive(Debug, Default, Deserialize)]
+pub struct Material {
+    /// The summary already stored, if any: it is never replaced.
+    pub summary: Option<String>,
+    /// The content of the last compaction operation.
+    pub compaction: Option<String>,
+    /// The last assistant turn.
+    pub last_assistant: Option<String>,
+    /// The todo operations, oldest first: whole lists and task updates.
+    #[serde(default)]
+    pub todos: Vec<super::operations::TodoOp>,
 }
 
 /// What the summary of session `id` would be derived from, read inside the transaction
@@ -94,15 +106,21 @@ pub async fn summary_material(tx: &mut Tx, project: &str, id: &str) -> StoreResu
 }
 
 fn material_query(project: &str, id: &str) -> neo4rs::Query {
-    statement(include_str!("../../cypher/session_summary_material.cypher"))
-        .param("id", id)
-        .param("project", project)
-        .param("compaction", COMPACTION_TOOL)
+    statement(include_str!(
+        "../../cypher/sessions/summary_material.cypher"
+    ))
+    .param("id", id)
+    .param("project", project)
+    .param("compaction", COMPACTION_TOOL)
 }
 
-/// Marks sessions idle since before `cutoff_ms` as abandoned, each summed up from what it
-/// holds when it has no summary; returns how many were abandoned.
-pub async fn abandon_idle(store: &Store, cutoff_ms: i64, encoding: Encoding) -> StoreResult<i64> {
+/// Marks sessions idle since before `cutoff_ms` as abandoned, each without a summary summed
+/// up by `derive` from what it holds; returns how many were abandoned.
+pub async fn abandon_idle(
+    store: &Store,
+    cutoff_ms: i64,
+    derive: impl Fn(&Material) -> Option<String>,
+) -> StoreResult<i64> {
     #[derive(Deserialize)]
     struct Row {
         project: String,
@@ -111,7 +129,7 @@ pub async fn abandon_idle(store: &Store, cutoff_ms: i64, encoding: Encoding) -> 
     }
     let rows: Vec<Row> = store
         .fetch(
-            statement(include_str!("../../cypher/sessions_abandon_idle.cypher"))
+            statement(include_str!("../../cypher/sessions/abandon_idle.cypher"))
                 .param("cutoff", cutoff_ms)
                 .param("now", now_ms()),
         )
@@ -124,17 +142,180 @@ pub async fn abandon_idle(store: &Store, cutoff_ms: i64, encoding: Encoding) -> 
         else {
             continue;
         };
-        if let Some(text) = summary::derive(&m, encoding) {
+        if let Some(text) = derive(&m) {
             derived.push(serde_json::json!({"project": r.project, "id": r.id, "summary": text}));
         }
     }
     if !derived.is_empty() {
         store
             .run(
-                statement(include_str!("../../cypher/sessions_set_summary.cypher"))
+                statement(include_str!("../../cypher/sessions/set_summary.cypher"))
                     .param("rows", super::param(&derived)?),
             )
             .await?;
     }
     Ok(rows.len() as i64)
+}
+
+/// A session as the read path sees it.
+#[derive(Clone, Debug, Deserialize)]
+pub struct SessionHead {
+    pub id: String,
+    pub agent: Option<String>,
+    pub task: Option<String>,
+    pub status: String,
+    pub summary: Option<String>,
+    /// The summary the extraction job wrote with an LLM, when it has run.
+    pub llm_summary: Option<String>,
+    #[serde(default)]
+    pub next_steps: Vec<String>,
+    pub started_at: i64,
+    pub closed_at: Option<i64>,
+    pub last_activity_at: i64,
+    pub operation_count: i64,
+    pub continues: Option<String>,
+}
+
+/// The session `id` of `project` (`None` also for another project's).
+pub async fn head(store: &Store, project: &str, id: &str) -> StoreResult<Option<SessionHead>> {
+    store
+        .fetch_one(
+            statement(include_str!("../../cypher/sessions/head.cypher"))
+                .param("project", project)
+                .param("session_id", id),
+        )
+        .await
+}
+
+/// A child session (a subagent's work), as the handover and reconstruction name it.
+#[derive(Clone, Debug, Serialize, Deserialize, poem_openapi::Object)]
+pub struct ChildSession {
+    pub id: String,
+    pub agent_type: Option<String>,
+    pub task: Option<String>,
+    pub summary: Option<String>,
+    pub status: Option<String>,
+    pub operations: i64,
+}
+
+/// The child sessions of `session_id`, oldest first, at most `limit`.
+pub async fn children(
+    store: &Store,
+    project: &str,
+    session_id: &str,
+    limit: usize,
+) -> StoreResult<Vec<ChildSession>> {
+    store
+        .fetch(
+            statement(include_str!("../../cypher/sessions/children.cypher"))
+                .param("project", project)
+                .param("session_id", session_id)
+                .param("limit", limit as i64),
+        )
+        .await
+}
+
+/// What a session left open, as stored: its todo operations in order and the next steps
+/// it closed with (`None`: no such session).
+pub async fn unfinished(
+    store: &Store,
+    project: &str,
+    session_id: &str,
+) -> StoreResult<Option<(Vec<super::operations::TodoOp>, Vec<String>)>> {
+    #[derive(Deserialize)]
+    struct Row {
+        lists: Vec<super::operations::TodoOp>,
+        next_steps: Vec<String>,
+    }
+    let row: Option<Row> = store
+        .fetch_one(
+            statement(include_str!("../../cypher/sessions/unfinished.cypher"))
+                .param("project", project)
+                .param("session_id", session_id),
+        )
+        .await?;
+    Ok(row.map(|r| (r.lists, r.next_steps)))
+}
+
+/// A session the context may draw on (read with search hits, the scope of a context).
+#[derive(Clone, Debug, Deserialize)]
+pub struct ScopeSession {
+    pub id: String,
+    pub task: Option<String>,
+    pub status: String,
+    pub summary: Option<String>,
+    pub llm_summary: Option<String>,
+    pub started_at: i64,
+    pub last_activity_at: i64,
+    pub operation_count: i64,
+}
+
+/// The project's sessions with these ids.
+pub async fn by_ids(store: &Store, project: &str, ids: &[&str]) -> StoreResult<Vec<ScopeSession>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    store
+        .fetch(
+            statement(include_str!("../../cypher/sessions/by_ids.cypher"))
+                .param("project", project)
+                .param("ids", super::param(&ids)?),
+        )
+        .await
+}
+
+/// The project's most recently active sessions, newest first.
+pub async fn recent(store: &Store, project: &str, limit: usize) -> StoreResult<Vec<ScopeSession>> {
+    store
+        .fetch(
+            statement(include_str!("../../cypher/sessions/recent.cypher"))
+                .param("project", project)
+                .param("limit", limit as i64),
+        )
+        .await
+}
+
+/// `session_id` and the sessions it continues, newest first (empty: no such session).
+pub async fn chain(
+    store: &Store,
+    project: &str,
+    session_id: &str,
+) -> StoreResult<Vec<ScopeSession>> {
+    store
+        .fetch(
+            statement(include_str!("../../cypher/sessions/chain.cypher"))
+                .param("project", project)
+                .param("session_id", session_id),
+        )
+        .await
+}
+
+/// The latest session with content, as the handover opens with it.
+#[derive(Deserialize)]
+pub struct LastSession {
+    pub id: String,
+    pub task: Option<String>,
+    pub summary: Option<String>,
+    pub status: Option<String>,
+    pub last_activity_at: Option<i64>,
+}
+
+/// The project's latest session with content other than `exclude` — or, with `own`,
+/// `exclude` itself when it has content.
+pub async fn last_with_content(
+    store: &Store,
+    project: &str,
+    exclude: &str,
+    own: bool,
+) -> StoreResult<Option<LastSession>> {
+    store
+        .fetch_one(
+            statement(include_str!(
+                "../../cypher/sessions/last_with_content.cypher"
+            ))
+            .param("project", project)
+            .param("exclude", exclude)
+            .param("own", own),
+        )
+        .await
 }

@@ -47,7 +47,7 @@ pub async fn fulltext(
     lucene: &str,
     k: usize,
 ) -> StoreResult<Vec<TurnRow>> {
-    let q = statement(include_str!("../../cypher/turns_fulltext.cypher"))
+    let q = statement(include_str!("../../cypher/turns/fulltext.cypher"))
         .param("query", lucene)
         .param("k", k as i64);
     store.fetch(f.apply(q)?).await
@@ -63,7 +63,7 @@ pub async fn nearest(
     k: usize,
     wide: usize,
 ) -> StoreResult<Vec<TurnRow>> {
-    let q = statement(include_str!("../../cypher/turns_vector.cypher"))
+    let q = statement(include_str!("../../cypher/turns/vector.cypher"))
         .param("vector", param(vector)?)
         .param("model", model)
         .param("k", k as i64)
@@ -82,9 +82,9 @@ pub async fn nearest_exact(
     scan: usize,
 ) -> StoreResult<Vec<TurnRow>> {
     let text = if f.sessions.is_some() {
-        include_str!("../../cypher/turns_vector_sessions.cypher")
+        include_str!("../../cypher/turns/vector_sessions.cypher")
     } else {
-        include_str!("../../cypher/turns_vector_exact.cypher")
+        include_str!("../../cypher/turns/vector_exact.cypher")
     };
     let q = statement(text)
         .param("vector", param(vector)?)
@@ -108,7 +108,7 @@ pub async fn embeddings(
     }
     let rows: Vec<Row> = store
         .fetch(
-            statement(include_str!("../../cypher/turns_embeddings.cypher"))
+            statement(include_str!("../../cypher/turns/embeddings.cypher"))
                 .param("ids", param(ids)?)
                 .param("project", project)
                 .param("model", model),
@@ -125,7 +125,7 @@ pub async fn pending_in_project(store: &Store, project: &str, model: &str) -> St
     }
     Ok(store
         .fetch_one::<Row>(
-            statement(include_str!("../../cypher/turns_pending_project.cypher"))
+            statement(include_str!("../../cypher/turns/pending_project.cypher"))
                 .param("project", project)
                 .param("model", model),
         )
@@ -169,7 +169,7 @@ pub async fn work(
 ) -> StoreResult<Vec<WorkSession>> {
     store
         .fetch(
-            statement(include_str!("../../cypher/turns_work.cypher"))
+            statement(include_str!("../../cypher/turns/work.cypher"))
                 .param("model", model)
                 .param("sessions", sessions as i64)
                 .param("per_session", per_session as i64)
@@ -198,7 +198,7 @@ pub async fn store_turns(
     }
     store
         .run(
-            statement(include_str!("../../cypher/turns_store.cypher"))
+            statement(include_str!("../../cypher/turns/store.cypher"))
                 .param("rows", param(rows)?)
                 .param("model", model)
                 .param("dim", dim as i64),
@@ -221,7 +221,7 @@ pub async fn advance(store: &Store, model: &str, rows: &[Cursor<'_>]) -> StoreRe
     }
     store
         .run(
-            statement(include_str!("../../cypher/turns_advance.cypher"))
+            statement(include_str!("../../cypher/turns/advance.cypher"))
                 .param("rows", param(rows)?)
                 .param("model", model),
         )
@@ -232,7 +232,7 @@ pub async fn advance(store: &Store, model: &str, rows: &[Cursor<'_>]) -> StoreRe
 pub async fn failed(store: &Store, rows: &[Cursor<'_>], base_delay_ms: i64) -> StoreResult<()> {
     store
         .run(
-            statement(include_str!("../../cypher/turns_failed.cypher"))
+            statement(include_str!("../../cypher/turns/failed.cypher"))
                 .param("rows", param(rows)?)
                 .param("now", now_ms())
                 .param("base_delay_ms", base_delay_ms),
@@ -248,7 +248,7 @@ pub async fn lag(store: &Store, model: &str) -> StoreResult<i64> {
     }
     Ok(store
         .fetch_one::<Row>(
-            statement(include_str!("../../cypher/turns_lag.cypher")).param("model", model),
+            statement(include_str!("../../cypher/turns/lag.cypher")).param("model", model),
         )
         .await?
         .map_or(0, |r| r.pending))
@@ -263,7 +263,7 @@ pub async fn backfill(store: &Store, model: &str) -> StoreResult<(i64, i64)> {
     }
     Ok(store
         .fetch_one::<Row>(
-            statement(include_str!("../../cypher/turns_backfill.cypher")).param("model", model),
+            statement(include_str!("../../cypher/turns/backfill.cypher")).param("model", model),
         )
         .await?
         .map_or((0, 0), |r| (r.sessions, r.operations)))
@@ -285,7 +285,7 @@ pub struct MissingText {
 pub async fn missing_texts(store: &Store, limit: usize) -> StoreResult<Vec<MissingText>> {
     store
         .fetch(
-            statement(include_str!("../../cypher/turns_texts_missing.cypher"))
+            statement(include_str!("../../cypher/turns/texts_missing.cypher"))
                 .param("limit", limit as i64),
         )
         .await
@@ -302,7 +302,7 @@ pub struct TextWrite<'a> {
 pub async fn store_texts(store: &Store, rows: &[TextWrite<'_>]) -> StoreResult<()> {
     store
         .run(
-            statement(include_str!("../../cypher/turns_texts_store.cypher"))
+            statement(include_str!("../../cypher/turns/texts_store.cypher"))
                 .param("rows", param(rows)?),
         )
         .await

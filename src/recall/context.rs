@@ -16,7 +16,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use poem_openapi::Object;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::config::Encoding;
 use crate::domain::budget::{self, Allocation};
@@ -24,7 +24,10 @@ use crate::domain::operation::render_stored_line;
 use crate::domain::tokens;
 use crate::embed::Embedder;
 use crate::error::{ApiError, ApiResult, Code};
-use crate::graph::{self, param, statement, Store, StoreResult};
+use crate::graph::decisions::ContextDecision;
+use crate::graph::memories::ContextMemory;
+use crate::graph::operations::{self, FileRow, Page};
+use crate::graph::{self, Store, StoreResult};
 use crate::recall::logs::{self, Log, Logs};
 use crate::recall::rank;
 use crate::recall::reconstruction::OperationView;
@@ -134,13 +137,7 @@ pub async fn candidate_sessions(
             return Ok(found.hits.into_iter().filter_map(|h| h.session).collect());
         }
     }
-    store
-        .fetch(
-            statement(include_str!("../../cypher/recall_sessions_recent.cypher"))
-                .param("project", project)
-                .param("limit", limit as i64),
-        )
-        .await
+    graph::sessions::recent(store, project, limit).await
 }
 
 /// Words too common in a team's work to tell memories apart, beyond [`rank::STOP_WORDS`].
@@ -207,37 +204,6 @@ fn clip(s: &str, max_chars: usize) -> String {
     out
 }
 
-#[derive(Debug, Deserialize, PartialEq)]
-struct FileRow {
-    path: String,
-    mode: Option<String>,
-    sessions: Vec<String>,
-    at: i64,
-}
-
-#[derive(Deserialize)]
-struct DecisionRow {
-    subject: String,
-    choice: String,
-    rationale: Option<String>,
-    superseded_by: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct LinkRow {
-    id: String,
-    links: Vec<String>,
-}
-
-#[derive(Deserialize)]
-struct MemoryRow {
-    kind: String,
-    content: String,
-    confidence: Option<f64>,
-    session_id: Option<String>,
-    tokens: i64,
-}
-
 /// One session's slice of the history: its header and its operations newest first.
 struct SessionLines {
     header: Line,
@@ -255,13 +221,7 @@ async fn scope(
 ) -> ApiResult<Vec<ScopeSession>> {
     let mut sessions = match req.session_id {
         Some(sid) => {
-            let chain: Vec<ScopeSession> = store
-                .fetch(
-                    statement(include_str!("../../cypher/recall_session_chain.cypher"))
-                        .param("project", req.project)
-                        .param("session_id", sid),
-                )
-                .await?;
+            let chain = graph::sessions::chain(store, req.project, sid).await?;
             if chain.is_empty() {
                 return Err(ApiError::not_found(Code::SessionNotFound, "session_id"));
             }
@@ -310,14 +270,6 @@ const TOKENS_PER_OP_GUESS: usize = 10;
 /// history is paged and files are queried instead.
 const WHOLE_READ_MAX: i64 = 5_000;
 
-/// One session's page of history: its operations with seq below `before`, newest first
-/// (`recall_history_operations.cypher`).
-#[derive(Serialize)]
-struct Page<'a> {
-    id: &'a str,
-    before: i64,
-}
-
 /// Operations per history page for a share of `want` tokens.
 fn page_size(want: usize) -> usize {
     (want / 8).clamp(50, 2_000)
@@ -354,16 +306,7 @@ async fn session_logs(
         .collect();
     let mut by_session: HashMap<String, Vec<OperationView>> = HashMap::new();
     if !pages.is_empty() {
-        let rows: Vec<OperationView> = store
-            .fetch(
-                statement(include_str!(
-                    "../../cypher/recall_history_operations.cypher"
-                ))
-                .param("project", req.project)
-                .param("limit", WHOLE_READ_MAX)
-                .param("pages", param(&pages)?),
-            )
-            .await?;
+        let rows = operations::pages(store, req.project, &pages, WHOLE_READ_MAX as usize).await?;
         for r in rows {
             by_session.entry(r.session_id.clone()).or_default().push(r);
         }
@@ -413,19 +356,6 @@ async fn history(
     want: usize,
 ) -> StoreResult<Vec<SessionLines>> {
     let page = page_size(want);
-    let fetch = |pages: Vec<Page<'_>>| {
-        store.fetch::<OperationView>(
-            statement(include_str!(
-                "../../cypher/recall_history_operations.cypher"
-            ))
-            .param("project", req.project)
-            .param("limit", page as i64)
-            .param(
-                "pages",
-                param(&pages).unwrap_or_else(|_| Vec::<i64>::new().into()),
-            ),
-        )
-    };
     let to_line = |r: &OperationView| {
         let text = render_stored_line(
             &r.kind,
@@ -466,7 +396,7 @@ async fn history(
             .collect::<Vec<_>>();
         let mut by_session: HashMap<String, Vec<OperationView>> = HashMap::new();
         if !pages.is_empty() {
-            for r in fetch(pages).await? {
+            for r in operations::pages(store, req.project, &pages, page).await? {
                 by_session.entry(r.session_id.clone()).or_default().push(r);
             }
         }
@@ -501,11 +431,12 @@ async fn history(
                     && !ops.is_empty()
                 {
                     let before = ops.last().map_or(i64::MAX, |(seq, _)| *seq);
-                    let more: Vec<(i64, Line)> = fetch(vec![Page { id: &s.id, before }])
-                        .await?
-                        .iter()
-                        .map(to_line)
-                        .collect();
+                    let more: Vec<(i64, Line)> =
+                        operations::pages(store, req.project, &[Page { id: &s.id, before }], page)
+                            .await?
+                            .iter()
+                            .map(to_line)
+                            .collect();
                     if more.is_empty() {
                         break;
                     }
@@ -523,7 +454,7 @@ async fn history(
     Ok(out)
 }
 
-/// Files touched in the given logs, as `recall_files.cypher` lists them: one row per path,
+/// Files touched in the given logs, as `operations::files_of` lists them: one row per path,
 /// the newest reference's mode (a write before a read of the same operation), the sessions
 /// that touched it newest first, newest path first, at most `limit`.
 fn files_from_logs(logs: &[(&str, &Log)], limit: usize) -> Vec<FileRow> {
@@ -704,14 +635,11 @@ async fn assemble_boxed(store: &Store, req: &Request<'_>) -> ApiResult<Context> 
     let started = std::time::Instant::now();
     let plan = budget::plan(req.budget, &req.allocation);
     // The project's long-term memory does not depend on the scope: read it meanwhile.
-    let mem_q = statement(include_str!("../../cypher/recall_memories.cypher"))
-        .param("project", req.project)
-        .param("limit", 500i64);
     // A task's turns are searched first: they rank its sessions too.
     let (turn_hits, beliefs, memories) = tokio::join!(
         Box::pin(find_turns(store, req, plan.text)),
         graph::beliefs::list(store, req.project, Some("active"), req.half_life_ms, 500),
-        store.fetch::<MemoryRow>(mem_q),
+        graph::memories::for_context(store, req.project, 500),
     );
     let (turn_hits, beliefs, memories) = (turn_hits?, beliefs?, memories?);
     let sessions = Box::pin(scope(store, req, &turn_hits)).await?;
@@ -733,11 +661,10 @@ async fn assemble_boxed(store: &Store, req: &Request<'_>) -> ApiResult<Context> 
         session_logs(req, store, &sessions, plan.text).await?
     };
     let (hist, files) = if relevant.is_some() {
-        let files_q = statement(include_str!("../../cypher/recall_files.cypher"))
-            .param("project", req.project)
-            .param("sessions", param(&ids)?)
-            .param("limit", MAX_FILES as i64);
-        (Vec::new(), store.fetch::<FileRow>(files_q).await?)
+        (
+            Vec::new(),
+            graph::operations::files_of(store, req.project, &ids, MAX_FILES).await?,
+        )
     } else if cached.len() == sessions.len() {
         // Every session's log is in hand: its files need no query.
         let logs: Vec<(&str, &Log)> = sessions
@@ -750,31 +677,18 @@ async fn assemble_boxed(store: &Store, req: &Request<'_>) -> ApiResult<Context> 
             files,
         )
     } else {
-        let files_q = statement(include_str!("../../cypher/recall_files.cypher"))
-            .param("project", req.project)
-            .param("sessions", param(&ids)?)
-            .param("limit", MAX_FILES as i64);
         let (hist, files) = tokio::join!(
             history(store, req, &sessions, &cached, plan.text),
-            store.fetch::<FileRow>(files_q),
+            graph::operations::files_of(store, req.project, &ids, MAX_FILES),
         );
         (hist?, files?)
     };
     let history_ms = started.elapsed().as_millis() as u64;
     let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
 
-    let dec_q = statement(include_str!("../../cypher/recall_decisions.cypher"))
-        .param("project", req.project)
-        .param("sessions", param(&ids)?)
-        .param("files", param(&paths)?)
-        .param("limit", 100i64);
-    let link_q = statement(include_str!("../../cypher/recall_beliefs_linked.cypher"))
-        .param("project", req.project)
-        .param("sessions", param(&ids)?)
-        .param("files", param(&paths)?);
     let (decisions, links) = tokio::join!(
-        store.fetch::<DecisionRow>(dec_q),
-        store.fetch::<LinkRow>(link_q),
+        graph::decisions::for_context(store, req.project, &ids, &paths, 100),
+        graph::beliefs::linked_to(store, req.project, &ids, &paths),
     );
     let (decisions, links) = (decisions?, links?);
     let fetched_ms = started.elapsed().as_millis() as u64;
@@ -810,7 +724,7 @@ async fn assemble_boxed(store: &Store, req: &Request<'_>) -> ApiResult<Context> 
     let ranked_decisions = req.task.is_some() && req.session_id.is_none();
     let mut decisions = decisions;
     if ranked_decisions {
-        let score = |d: &DecisionRow| {
+        let score = |d: &ContextDecision| {
             let text = format!(
                 "{} {} {}",
                 d.subject,
@@ -819,7 +733,7 @@ async fn assemble_boxed(store: &Store, req: &Request<'_>) -> ApiResult<Context> 
             );
             text_score(&text, &task_words) - if d.superseded_by.is_some() { 0.5 } else { 0.0 }
         };
-        let mut scored: Vec<(f64, DecisionRow)> =
+        let mut scored: Vec<(f64, ContextDecision)> =
             decisions.into_iter().map(|d| (score(&d), d)).collect();
         // A stable sort keeps the statement's newest-first order among equals.
         scored.sort_by(|a, b| b.0.total_cmp(&a.0));
@@ -852,7 +766,7 @@ async fn assemble_boxed(store: &Store, req: &Request<'_>) -> ApiResult<Context> 
         })
         .collect();
     ranked_beliefs.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let mut ranked_memories: Vec<(f64, &MemoryRow)> = memories
+    let mut ranked_memories: Vec<(f64, &ContextMemory)> = memories
         .iter()
         .filter_map(|m| {
             let relevance = if m

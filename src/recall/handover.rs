@@ -4,14 +4,16 @@
 //! next steps (open todos, decisions awaiting follow-up, files changed without a test
 //! touched) — as data and as a Markdown block within a token budget.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::reconstruction::{self, children, ChildSession, Unfinished};
 use super::search::{self, Weights};
 use crate::config::Encoding;
 use crate::domain::tokens;
 use crate::embed::Embedder;
-use crate::graph::{now_ms, param, statement, Store, StoreResult};
+pub use crate::graph::beliefs::ActiveBelief;
+pub use crate::graph::operations::HotFile;
+use crate::graph::{self, now_ms, operations, sessions, Store, StoreResult};
 
 /// Related sessions shown at most.
 pub const RELATED: usize = 5;
@@ -46,20 +48,6 @@ pub struct RelatedSession {
     pub relevance_pct: u32,
     pub days_ago: f64,
     pub files: Vec<String>,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, poem_openapi::Object)]
-pub struct ActiveBelief {
-    pub id: String,
-    pub content: String,
-    pub conviction: f64,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, poem_openapi::Object)]
-pub struct HotFile {
-    pub path: String,
-    /// Related sessions that wrote it.
-    pub sessions: i64,
 }
 
 #[derive(Clone, Debug, Serialize, poem_openapi::Object)]
@@ -149,14 +137,6 @@ pub async fn build_with(
     budget: usize,
     focus: Focus,
 ) -> StoreResult<Handover> {
-    #[derive(Deserialize)]
-    struct Last {
-        id: String,
-        task: Option<String>,
-        summary: Option<String>,
-        status: Option<String>,
-        last_activity_at: Option<i64>,
-    }
     let now = now_ms();
     let current = match session_id {
         Some(id) => crate::graph::sessions::get(store, id)
@@ -164,18 +144,13 @@ pub async fn build_with(
             .filter(|s| s.project == project),
         None => None,
     };
-    let last_query = |own: bool| {
-        statement(include_str!("../../cypher/handover_last_session.cypher"))
-            .param("project", project)
-            .param("exclude", session_id.unwrap_or_default())
-            .param("own", own)
-    };
-    let mut last: Option<Last> = None;
+    let exclude = session_id.unwrap_or_default();
+    let mut last = None;
     if focus == Focus::Own && session_id.is_some() {
-        last = store.fetch_one(last_query(true)).await?;
+        last = sessions::last_with_content(store, project, exclude, true).await?;
     }
     if last.is_none() {
-        last = store.fetch_one(last_query(false)).await?;
+        last = sessions::last_with_content(store, project, exclude, false).await?;
     }
     let last = match last {
         Some(l) => {
@@ -240,26 +215,10 @@ pub async fn build_with(
         })
         .collect();
 
-    let beliefs: Vec<ActiveBelief> = store
-        .fetch(
-            statement(include_str!("../../cypher/handover_beliefs.cypher"))
-                .param("project", project)
-                .param("limit", 10_i64),
-        )
-        .await?;
+    let beliefs = graph::beliefs::strongest_active(store, project, 10).await?;
     let pool_ids: Vec<&str> = pool.iter().map(|h| h.session_id.as_str()).collect();
-    let hot_files: Vec<HotFile> = if pool_ids.is_empty() {
-        Vec::new()
-    } else {
-        store
-            .fetch(
-                statement(include_str!("../../cypher/handover_hot_files.cypher"))
-                    .param("project", project)
-                    .param("ids", param(&pool_ids)?)
-                    .param("min_sessions", HOT_FILE_SESSIONS),
-            )
-            .await?
-    };
+    let hot_files =
+        operations::written_in_several(store, project, &pool_ids, HOT_FILE_SESSIONS).await?;
 
     let mut next_steps = Vec::new();
     if let Some(l) = &last {
@@ -292,19 +251,7 @@ pub async fn build_with(
 }
 
 async fn follow_ups(store: &Store, project: &str, session_id: &str) -> StoreResult<Vec<NextStep>> {
-    #[derive(Deserialize)]
-    struct Row {
-        subject: Option<String>,
-        choice: Option<String>,
-        files: Vec<String>,
-    }
-    let rows: Vec<Row> = store
-        .fetch(
-            statement(include_str!("../../cypher/handover_followups.cypher"))
-                .param("project", project)
-                .param("session_id", session_id),
-        )
-        .await?;
+    let rows = graph::decisions::awaiting_follow_up(store, project, session_id).await?;
     Ok(rows
         .into_iter()
         .map(|r| NextStep {
@@ -320,18 +267,7 @@ async fn follow_ups(store: &Store, project: &str, session_id: &str) -> StoreResu
 }
 
 async fn untested(store: &Store, project: &str, session_id: &str) -> StoreResult<Vec<NextStep>> {
-    #[derive(Deserialize)]
-    struct Row {
-        path: String,
-        written: bool,
-    }
-    let rows: Vec<Row> = store
-        .fetch(
-            statement(include_str!("../../cypher/handover_session_files.cypher"))
-                .param("project", project)
-                .param("session_id", session_id),
-        )
-        .await?;
+    let rows = operations::files_of_session(store, project, session_id).await?;
     if rows.iter().any(|r| is_test_path(&r.path)) {
         return Ok(Vec::new());
     }

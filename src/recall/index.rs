@@ -8,12 +8,12 @@
 
 use std::{sync::Arc, time::Duration};
 
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use tokio::sync::watch;
 
 use crate::embed::Embedder;
-use crate::graph::{now_ms, param, statement, Store, StoreResult};
+pub use crate::graph::search::{DecisionPart, Doc, DocSource, OperationPart, Stored};
+use crate::graph::{search, Store, StoreResult};
 use crate::recall::turn_index;
 
 /// Characters of a search document at most.
@@ -28,51 +28,6 @@ const MAX_LINE_CHARS: usize = 300;
 pub const BATCH: usize = 200;
 /// First retry delay after a failed embedding; doubles per failure, capped at an hour.
 const RETRY_BASE_MS: i64 = 5_000;
-
-#[derive(Debug, Default, Deserialize)]
-pub struct DecisionPart {
-    pub subject: Option<String>,
-    pub choice: Option<String>,
-    pub rationale: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-pub struct OperationPart {
-    #[serde(rename = "type")]
-    pub kind: Option<String>,
-    pub summary: Option<String>,
-    pub role: Option<String>,
-    pub content: Option<String>,
-    pub rationale: Option<String>,
-}
-
-/// What a session's search document is built from.
-#[derive(Debug, Default, Deserialize)]
-pub struct DocSource {
-    pub id: String,
-    pub project: String,
-    pub rev: i64,
-    pub task: Option<String>,
-    pub summary: Option<String>,
-    pub next_steps: Vec<String>,
-    pub decisions: Vec<DecisionPart>,
-    pub files: Vec<String>,
-    /// Newest first.
-    pub operations: Vec<OperationPart>,
-    pub writes: i64,
-}
-
-/// A built document, ready to store.
-#[derive(Debug, Serialize)]
-pub struct Doc {
-    pub id: String,
-    pub project: String,
-    pub rev: i64,
-    pub doc: String,
-    pub hash: String,
-    pub files: Vec<String>,
-    pub importance: f64,
-}
 
 fn clip(text: &str, max: usize) -> String {
     let text = text.trim();
@@ -160,54 +115,22 @@ pub fn build(src: &DocSource) -> Doc {
 /// Queues sessions whose embedding another model made for embedding with `model`; returns
 /// how many.
 pub async fn requeue_other_models(store: &Store, model: &str) -> StoreResult<i64> {
-    #[derive(Deserialize)]
-    struct Row {
-        queued: i64,
-    }
-    Ok(store
-        .fetch_one::<Row>(
-            statement(include_str!("../../cypher/search_requeue_models.cypher"))
-                .param("model", model),
-        )
-        .await?
-        .map_or(0, |r| r.queued))
+    search::requeue_other_models(store, model).await
 }
 
 /// Marks sessions that never had a search document as dirty; returns how many.
 pub async fn backfill(store: &Store) -> StoreResult<i64> {
-    #[derive(Deserialize)]
-    struct Row {
-        marked: i64,
-    }
-    Ok(store
-        .fetch_one::<Row>(statement(include_str!(
-            "../../cypher/search_backfill.cypher"
-        )))
-        .await?
-        .map_or(0, |r| r.marked))
+    search::backfill(store).await
 }
 
 /// Rebuilds up to `limit` dirty documents; returns how many.
 pub async fn rebuild_dirty(store: &Store, limit: usize) -> StoreResult<usize> {
-    let sources: Vec<DocSource> = store
-        .fetch(
-            statement(include_str!("../../cypher/search_dirty_sessions.cypher"))
-                .param("limit", limit as i64)
-                .param("max_files", MAX_FILES as i64)
-                .param("max_operations", MAX_OPERATIONS as i64),
-        )
-        .await?;
+    let sources = search::dirty_sources(store, limit, MAX_FILES, MAX_OPERATIONS).await?;
     if sources.is_empty() {
         return Ok(0);
     }
     let docs: Vec<Doc> = sources.iter().map(build).collect();
-    store
-        .run(
-            statement(include_str!("../../cypher/search_store_docs.cypher"))
-                .param("rows", param(&docs)?)
-                .param("now", now_ms()),
-        )
-        .await?;
+    search::store_docs(store, &docs).await?;
     Ok(docs.len())
 }
 
@@ -224,25 +147,7 @@ pub async fn embed_pending(
     embedder: &Embedder,
     limit: usize,
 ) -> StoreResult<Embedded> {
-    #[derive(Deserialize)]
-    struct Pending {
-        id: String,
-        project: String,
-        doc: String,
-        hash: String,
-    }
-    #[derive(Serialize)]
-    struct Key<'a> {
-        id: &'a str,
-        project: &'a str,
-    }
-    let pending: Vec<Pending> = store
-        .fetch(
-            statement(include_str!("../../cypher/search_embed_pending.cypher"))
-                .param("limit", limit as i64)
-                .param("now", now_ms()),
-        )
-        .await?;
+    let pending = search::pending_docs(store, limit).await?;
     if pending.is_empty() {
         return Ok(Embedded::default());
     }
@@ -268,36 +173,13 @@ pub async fn embed_pending(
         Err(err) => {
             tracing::warn!(error = %err, sessions = pending.len(), "embedding failed; the sessions stay pending and are retried later");
             metrics::counter!("cairn_embeddings_failed_total").increment(pending.len() as u64);
-            let keys: Vec<Key> = pending
-                .iter()
-                .map(|p| Key {
-                    id: &p.id,
-                    project: &p.project,
-                })
-                .collect();
-            store
-                .run(
-                    statement(include_str!("../../cypher/search_embed_failed.cypher"))
-                        .param("rows", param(&keys)?)
-                        .param("now", now_ms())
-                        .param("base_delay_ms", RETRY_BASE_MS),
-                )
-                .await?;
+            search::embedding_failed(store, &pending, RETRY_BASE_MS).await?;
             Ok(Embedded {
                 stored: 0,
                 failed: pending.len(),
             })
         }
     }
-}
-
-/// An embedding for the document with `hash` of a session.
-#[derive(Serialize)]
-pub struct Stored<'a> {
-    pub id: &'a str,
-    pub project: &'a str,
-    pub hash: &'a str,
-    pub vector: Vec<f32>,
 }
 
 /// Stores embeddings that `model` made (skipping sessions whose document changed meanwhile).
@@ -307,15 +189,7 @@ pub async fn store_embeddings(
     dim: usize,
     rows: &[Stored<'_>],
 ) -> StoreResult<()> {
-    store
-        .run(
-            statement(include_str!("../../cypher/search_store_embeddings.cypher"))
-                .param("rows", param(rows)?)
-                .param("model", model)
-                .param("dim", dim as i64)
-                .param("now", now_ms()),
-        )
-        .await?;
+    search::store_embeddings(store, model, dim, rows).await?;
     metrics::counter!("cairn_embeddings_stored_total").increment(rows.len() as u64);
     Ok(())
 }

@@ -11,40 +11,8 @@
 
 use std::sync::Arc;
 
-use poem_openapi::Object;
-use serde::{Deserialize, Serialize};
-
-use crate::graph::{statement, Store, StoreResult};
-
-/// An operation as reconstructed.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, Object)]
-pub struct OperationView {
-    pub id: String,
-    pub seq: i64,
-    #[oai(rename = "type")]
-    #[serde(rename = "type")]
-    pub kind: String,
-    pub target: Option<String>,
-    pub summary: String,
-    pub tool: Option<String>,
-    pub files_read: Vec<String>,
-    pub files_modified: Vec<String>,
-    pub role: Option<String>,
-    pub content: Option<String>,
-    /// The todo list as JSON text, for `todo` operations.
-    pub todos: Option<String>,
-    pub status: Option<String>,
-    /// Epoch milliseconds.
-    pub at: i64,
-    /// Tokens of the operation's one-line rendering in the server's encoding.
-    pub tokens: i64,
-    /// The decision a `decision` operation records.
-    pub decision_id: Option<String>,
-    /// The session, when a read across sessions needs it (not part of the answer).
-    #[oai(skip)]
-    #[serde(default, skip_serializing)]
-    pub session_id: String,
-}
+pub use crate::graph::operations::OperationView;
+use crate::graph::{operations, Store, StoreResult};
 
 /// One session's operations, seq 1..=n in order; shared, so extending a log copies
 /// pointers, not operations.
@@ -246,16 +214,7 @@ async fn read_after(
     session_id: &str,
     after: i64,
 ) -> StoreResult<Vec<OperationView>> {
-    store
-        .fetch(
-            statement(include_str!(
-                "../../cypher/recall_session_operations.cypher"
-            ))
-            .param("project", project)
-            .param("session_id", session_id)
-            .param("after", after),
-        )
-        .await
+    operations::after(store, project, session_id, after).await
 }
 
 #[cfg(test)]

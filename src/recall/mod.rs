@@ -24,38 +24,14 @@ pub mod turn_index;
 pub mod turns;
 pub mod window;
 
-use serde::Deserialize;
-
 use crate::error::{ApiError, ApiResult, Code};
-use crate::graph::{statement, Store};
+use crate::graph::{sessions, Store};
 
-/// A session as the read path sees it.
-#[derive(Clone, Debug, Deserialize)]
-pub struct SessionHead {
-    pub id: String,
-    pub agent: Option<String>,
-    pub task: Option<String>,
-    pub status: String,
-    pub summary: Option<String>,
-    /// The summary the extraction job wrote with an LLM, when it has run.
-    pub llm_summary: Option<String>,
-    #[serde(default)]
-    pub next_steps: Vec<String>,
-    pub started_at: i64,
-    pub closed_at: Option<i64>,
-    pub last_activity_at: i64,
-    pub operation_count: i64,
-    pub continues: Option<String>,
-}
+pub use crate::graph::sessions::SessionHead;
 
 /// The session `id` of `project`, or `session_not_found` (also for another project's).
 pub async fn session(store: &Store, project: &str, id: &str) -> ApiResult<SessionHead> {
-    store
-        .fetch_one::<SessionHead>(
-            statement(include_str!("../../cypher/recall_session.cypher"))
-                .param("project", project)
-                .param("session_id", id),
-        )
+    sessions::head(store, project, id)
         .await?
         .ok_or_else(|| ApiError::not_found(Code::SessionNotFound, "id"))
 }

@@ -14,22 +14,13 @@ use super::logs::{self, Logs};
 use super::SessionHead;
 use crate::domain::operation::{OpType, Todo};
 use crate::error::ApiResult;
-use crate::graph::{decisions::DecisionView, statement, Store, StoreResult};
+pub use crate::graph::beliefs::BeliefAffected;
+pub use crate::graph::operations::TodoOp;
+pub use crate::graph::sessions::ChildSession;
+use crate::graph::{beliefs, decisions, decisions::DecisionView, sessions, Store, StoreResult};
 
 /// Most operations a reconstruction returns.
 pub const MAX_OPERATIONS: usize = 5_000;
-
-/// A belief the session's operations or decisions informed.
-#[derive(Clone, Debug, Serialize, Deserialize, Object)]
-pub struct BeliefAffected {
-    pub id: String,
-    pub content: String,
-    pub status: String,
-    /// Pieces of evidence from this session that support it.
-    pub reinforced: i64,
-    /// Pieces of evidence from this session that contradict it.
-    pub weakened: i64,
-}
 
 /// Something the session left open.
 #[derive(Clone, Debug, Serialize, Deserialize, Object, PartialEq)]
@@ -63,17 +54,6 @@ impl Default for Filter {
     }
 }
 
-/// A child session (a subagent's work), as the handover and reconstruction name it.
-#[derive(Clone, Debug, Serialize, Deserialize, poem_openapi::Object)]
-pub struct ChildSession {
-    pub id: String,
-    pub agent_type: Option<String>,
-    pub task: Option<String>,
-    pub summary: Option<String>,
-    pub status: Option<String>,
-    pub operations: i64,
-}
-
 impl ChildSession {
     /// One line: who, what for, how it ended.
     pub fn line(&self) -> String {
@@ -98,14 +78,7 @@ pub async fn children(
     project: &str,
     session_id: &str,
 ) -> StoreResult<Vec<ChildSession>> {
-    store
-        .fetch(
-            statement(include_str!("../../cypher/handover_children.cypher"))
-                .param("project", project)
-                .param("session_id", session_id)
-                .param("limit", CHILDREN as i64),
-        )
-        .await
+    sessions::children(store, project, session_id, CHILDREN).await
 }
 
 /// A reconstructed session.
@@ -190,16 +163,10 @@ pub async fn reconstruct(
         started_at: head.started_at,
         operation_count: head.operation_count,
     };
-    let dec_q = statement(include_str!("../../cypher/recall_session_decisions.cypher"))
-        .param("project", project)
-        .param("session_id", sid);
-    let bel_q = statement(include_str!("../../cypher/recall_session_beliefs.cypher"))
-        .param("project", project)
-        .param("session_id", sid);
     let (log, decisions, beliefs, open, kids) = tokio::join!(
         logs.load(store, project, log_head),
-        store.fetch::<DecisionView>(dec_q),
-        store.fetch::<BeliefAffected>(bel_q),
+        decisions::of_session(store, project, sid),
+        beliefs::affected_by_session(store, project, sid),
         unfinished(store, project, sid),
         children(store, project, sid),
     );
@@ -262,30 +229,11 @@ pub async fn unfinished(
     project: &str,
     session_id: &str,
 ) -> StoreResult<Vec<Unfinished>> {
-    #[derive(Deserialize)]
-    struct Row {
-        lists: Vec<TodoOp>,
-        next_steps: Vec<String>,
-    }
-    let row = store
-        .fetch_one::<Row>(
-            statement(include_str!("../../cypher/recall_unfinished.cypher"))
-                .param("project", project)
-                .param("session_id", session_id),
-        )
-        .await?;
-    let Some(row) = row else {
+    let Some((lists, next_steps)) = sessions::unfinished(store, project, session_id).await? else {
         return Ok(Vec::new());
     };
-    let todos = serde_json::to_string(&fold_todos(&row.lists)).ok();
-    Ok(open_items(todos.as_deref(), &row.next_steps))
-}
-
-/// A stored `todo` operation: its tool and its todos as JSON.
-#[derive(Debug, Default, Deserialize)]
-pub struct TodoOp {
-    pub tool: Option<String>,
-    pub todos: Option<String>,
+    let todos = serde_json::to_string(&fold_todos(&lists)).ok();
+    Ok(open_items(todos.as_deref(), &next_steps))
 }
 
 /// Tools (and Claude Code hook events) whose `todo` operation updates single items of the

@@ -9,13 +9,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde::Serialize;
-
 use crate::config::Encoding;
 use crate::domain::operation::render_stored_line;
 use crate::domain::tokens;
-use crate::graph::{param, statement, Store, StoreResult};
-use crate::recall::reconstruction::OperationView;
+use crate::graph::{self, operations, Store, StoreResult};
 use crate::recall::scope::ScopeSession;
 
 /// One operation turn search found relevant, best first.
@@ -187,29 +184,7 @@ pub async fn read_items(
     stored: Encoding,
     share: usize,
 ) -> StoreResult<HashMap<Key, Item>> {
-    #[derive(Serialize)]
-    struct K<'a> {
-        session_id: &'a str,
-        seq: i64,
-    }
-    let ks: Vec<K<'_>> = keys
-        .iter()
-        .map(|(s, seq)| K {
-            session_id: s,
-            seq: *seq,
-        })
-        .collect();
-    let rows: Vec<OperationView> = if ks.is_empty() {
-        Vec::new()
-    } else {
-        store
-            .fetch(
-                statement(include_str!("../../cypher/recall_operations_at.cypher"))
-                    .param("project", project)
-                    .param("keys", param(&ks)?),
-            )
-            .await?
-    };
+    let rows = operations::at(store, project, keys).await?;
     let cap = line_cap(share);
     Ok(rows
         .into_iter()
@@ -263,16 +238,7 @@ pub async fn sessions(
     project: &str,
     ids: &[&str],
 ) -> StoreResult<Vec<ScopeSession>> {
-    if ids.is_empty() {
-        return Ok(Vec::new());
-    }
-    store
-        .fetch(
-            statement(include_str!("../../cypher/recall_sessions_by_id.cypher"))
-                .param("project", project)
-                .param("ids", param(&ids)?),
-        )
-        .await
+    graph::sessions::by_ids(store, project, ids).await
 }
 
 /// The positions to read for `found`: each hit, and the next one where it may carry the answer.

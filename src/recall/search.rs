@@ -9,10 +9,9 @@
 
 use std::collections::HashMap;
 
-use serde::Deserialize;
-
 use crate::embed::Embedder;
-use crate::graph::{now_ms, param, statement, Store, StoreResult};
+use crate::graph::search::Scored;
+use crate::graph::{self, now_ms, Store, StoreResult};
 use crate::recall::rank::{fuse, lucene_query, recency};
 pub use crate::recall::rank::{Lists, Mode, Weights, MAX_QUERY_CHARS};
 use crate::recall::scope::ScopeSession;
@@ -54,38 +53,11 @@ pub struct Found {
     pub degraded: Option<String>,
 }
 
-#[derive(Deserialize)]
-struct Scored {
-    id: String,
-    score: f64,
-}
-
-/// Runs one ranked-list statement: `$project`, `$k` and one input parameter.
-async fn ranked(
-    store: &Store,
-    text: &'static str,
-    project: &str,
-    model: &str,
-    input: (&str, neo4rs::BoltType),
-    k: usize,
-) -> StoreResult<Vec<Scored>> {
-    store
-        .fetch(
-            statement(text)
-                .param(input.0, input.1)
-                .param("project", project)
-                .param("model", model)
-                .param("k", k as i64),
-        )
-        .await
-}
-
 async fn fulltext(store: &Store, project: &str, text: &str, k: usize) -> StoreResult<Vec<Scored>> {
     let Some(query) = lucene_query(project, text) else {
         return Ok(Vec::new());
     };
-    let cypher = include_str!("../../cypher/search_fulltext.cypher");
-    ranked(store, cypher, project, "", ("query", query.into()), k).await
+    graph::search::sessions_by_words(store, project, &query, k).await
 }
 
 /// The nearest sessions by the vectors `model` made.
@@ -96,25 +68,14 @@ async fn vector(
     v: &[f32],
     k: usize,
 ) -> StoreResult<Vec<Scored>> {
-    let vector = param(v)?;
     // The index is shared by every project: ask for more, and scan this project exactly
     // when other projects crowded it out.
-    let approx_cypher = include_str!("../../cypher/search_vector.cypher");
     let wide = (k * 4).min(1_000);
-    let approx = ranked(
-        store,
-        approx_cypher,
-        project,
-        model,
-        ("vector", vector.clone()),
-        wide,
-    )
-    .await?;
+    let approx = graph::search::sessions_by_vector(store, project, model, v, wide, false).await?;
     if approx.len() >= k {
         return Ok(approx.into_iter().take(k).collect());
     }
-    let exact_cypher = include_str!("../../cypher/search_vector_exact.cypher");
-    ranked(store, exact_cypher, project, model, ("vector", vector), k).await
+    graph::search::sessions_by_vector(store, project, model, v, k, true).await
 }
 
 /// Searches `project`'s sessions for `text`; sessions in `exclude` are left out.
@@ -243,30 +204,7 @@ pub async fn search_in(
     }
     let fused = fuse(&ranked, exclude, (limit * 4).max(40));
     let ids: Vec<&str> = fused.iter().map(|(id, _)| id.as_str()).collect();
-    #[derive(Deserialize)]
-    struct Row {
-        id: String,
-        task: Option<String>,
-        summary: Option<String>,
-        status: Option<String>,
-        files: Vec<String>,
-        importance: f64,
-        llm_summary: Option<String>,
-        started_at: i64,
-        last_activity_at: Option<i64>,
-        operation_count: i64,
-    }
-    let rows: Vec<Row> = if ids.is_empty() {
-        Vec::new()
-    } else {
-        store
-            .fetch(
-                statement(include_str!("../../cypher/search_hits.cypher"))
-                    .param("ids", param(&ids)?)
-                    .param("project", project),
-            )
-            .await?
-    };
+    let rows = graph::search::hit_sessions(store, project, &ids).await?;
     let similarity: HashMap<&str, f64> = fused.iter().map(|(id, s)| (id.as_str(), *s)).collect();
     let now = now_ms();
     let mut hits: Vec<Hit> = rows

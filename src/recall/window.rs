@@ -3,12 +3,12 @@
 //! `User: …` / `Assistant: …` lines.
 
 use poem_openapi::Object;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::config::Encoding;
 use crate::domain::operation::{render_line, OpType};
 use crate::domain::{budget, tokens};
-use crate::graph::{statement, Store, StoreResult};
+use crate::graph::{operations, Store, StoreResult};
 
 /// Largest `token_limit` accepted.
 pub const MAX_TOKEN_LIMIT: usize = 200_000;
@@ -47,26 +47,10 @@ pub async fn window(
     limit: usize,
     encoding: Encoding,
 ) -> StoreResult<Window> {
-    #[derive(Deserialize)]
-    struct Row {
-        seq: i64,
-        role: Option<String>,
-        content: Option<String>,
-        summary: String,
-        tokens: i64,
-        total: i64,
-    }
     // Each turn costs at least two tokens ("User:"), so no more than limit/2 + 1 can fit;
     // one more row tells whether older turns exist.
-    let fetch = (limit / 2 + 2).min(10_000) as i64;
-    let rows: Vec<Row> = store
-        .fetch(
-            statement(include_str!("../../cypher/recall_window.cypher"))
-                .param("project", project)
-                .param("session_id", session_id)
-                .param("limit", fetch),
-        )
-        .await?;
+    let fetch = (limit / 2 + 2).min(10_000);
+    let rows = operations::window(store, project, session_id, fetch).await?;
     let total = rows.first().map_or(0, |r| r.total.max(0) as usize);
     let lines: Vec<(i64, String, String, usize)> = rows
         .into_iter()

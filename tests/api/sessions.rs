@@ -135,9 +135,11 @@ async fn idle_sessions_are_marked_abandoned() {
         )
         .await
         .unwrap();
-    let n = cairn::graph::sessions::abandon_idle(&store, 1, cairn::config::Encoding::O200kBase)
-        .await
-        .unwrap();
+    let n = cairn::graph::sessions::abandon_idle(&store, 1, |m| {
+        cairn::capture::summary::derive(m, cairn::config::Encoding::O200kBase)
+    })
+    .await
+    .unwrap();
     assert!(n >= 1);
     let (_, row) = app.get(&format!("/v1/sessions/{sid}")).await;
     assert_eq!(row["status"], "abandoned");

@@ -167,9 +167,11 @@ async fn the_idle_sweep_sums_up_what_it_abandons() {
         )
         .await
         .unwrap();
-    let n = cairn::graph::sessions::abandon_idle(&store(), 1, ENC)
-        .await
-        .unwrap();
+    let n = cairn::graph::sessions::abandon_idle(&store(), 1, |m| {
+        cairn::capture::summary::derive(m, ENC)
+    })
+    .await
+    .unwrap();
     assert!(n >= 3, "{n}");
     assert_last_turn_and_todos(&summary_of(&app, &sid, "abandoned").await);
     assert_eq!(summary_of(&app, &kept, "abandoned").await, "by hand");
