@@ -21,6 +21,7 @@ mod operations;
 mod purge;
 mod recall;
 mod recall_cache;
+mod replicas;
 mod search;
 mod sessions;
 mod summaries;

@@ -141,6 +141,11 @@ impl ServeChild {
         Ok(())
     }
 
+    /// The child's process id (none once it has been waited for).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
     /// Starts the same command again, on the same port and spool (after [`Self::kill`]).
     pub fn restart(&mut self) -> anyhow::Result<()> {
         self.child = command(&self.options)?;
