@@ -253,6 +253,58 @@ async fn a_replica_killed_mid_ingest_and_restarted_keeps_every_acknowledged_oper
 }
 
 #[tokio::test]
+async fn sigterm_drains_the_spool_into_neo4j_before_the_process_ends() {
+    let proxy = crate::helpers::neo4j_proxy().await;
+    let dir = tempfile::tempdir().unwrap();
+    schema_once().await;
+    let mut neo4j = cairn_testkit::app::neo4j_settings();
+    neo4j.uri = proxy.uri().to_string();
+    neo4j.timeout_ms = 2_000;
+    let mut options = ServeOptions::new(cairn_exe(), &dir.path().join("spool"), &neo4j).unwrap();
+    options.args = vec!["--embed".into(), "off".into()];
+    let mut rep = ServeChild::spawn(options).unwrap();
+    rep.wait_ready(&client(), Duration::from_secs(60))
+        .await
+        .unwrap();
+    let project = format!("test-{}", uuid::Uuid::new_v4().simple());
+    let session = start_session(&client(), &rep.base, &project).await;
+    eventually(30, "the session in Neo4j", || async {
+        count(
+            "MATCH (s:Session {project: $project}) RETURN count(s) AS n",
+            &project,
+        )
+        .await
+            == 1
+    })
+    .await;
+    // Neo4j out of reach: what is acknowledged now stays in the spool.
+    proxy.cut();
+    let acked = write_spread(vec![rep.base.clone()], session.clone(), 0, 200, 20).await;
+    assert_eq!(
+        chain(&session).await.0.len(),
+        0,
+        "nothing written while cut off"
+    );
+    let restore = async {
+        tokio::time::sleep(Duration::from_millis(1_500)).await;
+        proxy.restore();
+    };
+    let (status, _) = tokio::join!(rep.terminate(Duration::from_secs(60)), restore);
+    assert!(
+        status.unwrap().success(),
+        "cairn serve exits cleanly after draining"
+    );
+    // No restart: the stopping process wrote everything itself.
+    let (ops, follows) = chain(&session).await;
+    let stored: HashSet<&String> = ops.iter().map(|(id, _)| id).collect();
+    assert!(
+        acked.iter().all(|id| stored.contains(id)),
+        "every acknowledged operation written"
+    );
+    assert_one_chain(&ops, &follows);
+}
+
+#[tokio::test]
 async fn one_holder_at_a_time_and_an_expired_lease_is_taken_over() {
     schema_once().await;
     let store = store();
