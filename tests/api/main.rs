@@ -23,6 +23,7 @@ mod purge;
 mod recall;
 mod recall_cache;
 mod replicas;
+mod routing;
 mod search;
 mod sessions;
 mod summaries;

@@ -12,6 +12,8 @@
 //! - [`hooks`] — the Claude Code command hook, a process per event.
 //! - [`embed`] — the embedded embedding model's throughput and memory.
 //! - [`faults`] — capture through faults, each ending with an exactly-once check.
+// The benchmarks' futures nest the whole application (and the driver's routing layer) deeply.
+#![recursion_limit = "256"]
 
 pub mod cli;
 pub mod disk;
