@@ -427,6 +427,7 @@ pub struct ScheduleSettings {
     pub tz: String,
     /// Only this project in scheduled runs (default: every project); its lease is its own.
     #[arg(
+        id = "extract_schedule_project",
         long = "extract-schedule-project",
         env = "CAIRN_EXTRACT_SCHEDULE_PROJECT"
     )]
