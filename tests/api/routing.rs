@@ -29,9 +29,7 @@ async fn capture_and_recall_work_through_a_routing_uri() {
         .collect();
     app.ops_sync(&sid, json!(ops)).await;
     // Written through the routing driver, read back through it at once (?sync=true).
-    let (status, rec) = app
-        .get(&format!("/v1/sessions/{sid}/reconstruction"))
-        .await;
+    let (status, rec) = app.get(&format!("/v1/sessions/{sid}/reconstruction")).await;
     assert_eq!(status, 200, "{rec}");
     let seen: Vec<&str> = rec["operations"]
         .as_array()
@@ -49,7 +47,10 @@ async fn capture_and_recall_work_through_a_routing_uri() {
         .await;
     assert!(status == 201, "{status} {body}");
     let (status, list) = app
-        .get(&format!("/v1/decisions?project={}&subject=routing", app.project))
+        .get(&format!(
+            "/v1/decisions?project={}&subject=routing",
+            app.project
+        ))
         .await;
     assert_eq!(status, 200, "{list}");
     assert_eq!(list["decisions"][0]["choice"], "neo4j scheme", "{list}");

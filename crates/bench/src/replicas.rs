@@ -89,7 +89,16 @@ pub async fn run(args: ReplicasArgs) -> anyhow::Result<Vec<Scenario>> {
     for (i, (name, replicas, shared)) in plan.into_iter().enumerate() {
         let project = format!("bench-replicas-{run_id}-{i}");
         let name = name.replace("replicas", &format!("{replicas} replicas"));
-        let s = scenario(&http, &store, &bases[..replicas], &project, &args, shared, name).await?;
+        let s = scenario(
+            &http,
+            &store,
+            &bases[..replicas],
+            &project,
+            &args,
+            shared,
+            name,
+        )
+        .await?;
         eprintln!(
             "{}: {:.0} ops/s, ack p50 {:.1} ms p99 {:.1} ms",
             s.name, s.ops_per_sec, s.ack_p50_ms, s.ack_p99_ms
@@ -134,9 +143,11 @@ async fn scenario(
             (0..per_client)
                 .map(|b| {
                     let ops: Vec<_> = (0..args.batch)
-                        .map(|i| json!({"id": format!("{project}-c{c}-b{b}-{i}"), "type": "read",
+                        .map(|i| {
+                            json!({"id": format!("{project}-c{c}-b{b}-{i}"), "type": "read",
                                         "target": format!("src/module_{}.rs", i % 50),
-                                        "summary": format!("client {c} batch {b} operation {i}")}))
+                                        "summary": format!("client {c} batch {b} operation {i}")})
+                        })
                         .collect();
                     bytes::Bytes::from(json!({ "operations": ops }).to_string())
                 })
@@ -162,7 +173,11 @@ async fn scenario(
                     .body(body)
                     .send()
                     .await?;
-                anyhow::ensure!(r.status().as_u16() == 202, "capture answered {}", r.status());
+                anyhow::ensure!(
+                    r.status().as_u16() == 202,
+                    "capture answered {}",
+                    r.status()
+                );
                 lat.push(t.elapsed());
             }
             anyhow::Ok(lat)
