@@ -162,26 +162,12 @@ async fn scenario(
             bases[c % bases.len()],
             ids[if shared { 0 } else { c }]
         );
-        let http = http.clone();
-        tasks.push(tokio::spawn(async move {
-            let mut lat = Vec::new();
-            for body in bodies {
-                let t = Instant::now();
-                let r = http
-                    .post(&url)
-                    .header("content-type", "application/json")
-                    .body(body)
-                    .send()
-                    .await?;
-                anyhow::ensure!(
-                    r.status().as_u16() == 202,
-                    "capture answered {}",
-                    r.status()
-                );
-                lat.push(t.elapsed());
-            }
-            anyhow::Ok(lat)
-        }));
+        tasks.push(tokio::spawn(crate::ingest::send(
+            http.clone(),
+            url,
+            bodies,
+            None,
+        )));
     }
     let mut lat = Vec::new();
     for t in tasks {
