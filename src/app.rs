@@ -77,6 +77,10 @@ impl Application {
                     .map_err(anyhow::Error::msg)
             })
             .transpose()?;
+        if let Some(p) = &settings.schedule.project {
+            crate::domain::validate::project("CAIRN_EXTRACT_SCHEDULE_PROJECT", p)
+                .map_err(|e| anyhow::anyhow!("CAIRN_EXTRACT_SCHEDULE_PROJECT: {e}"))?;
+        }
         let acceptor = TcpListener::bind(settings.bind)
             .into_acceptor()
             .await
@@ -219,9 +223,10 @@ impl Application {
             tracing::error!("the capture writer ended abnormally; what it had not written stays in the spool and is replayed on the next start");
         }
         schema_task.abort();
-        sweep_task.abort();
+        // Both saw the stop signal and let go of their leases, so another replica takes over
+        // at once; give them a moment to say so.
+        let _ = tokio::time::timeout(Duration::from_secs(2), sweep_task).await;
         if let Some(task) = schedule_task {
-            // It saw the stop signal too and released its lease; give it a moment to say so.
             let _ = tokio::time::timeout(Duration::from_secs(2), task).await;
         }
         index_task.abort();
@@ -293,7 +298,8 @@ async fn ensure_schema(state: Arc<AppState>, mut stop: watch::Receiver<bool>) {
     }
 }
 
-/// The lease the idle-session sweep is run under: one replica sweeps at a time.
+/// The lease the idle-session sweep is run under, followed by its idle time: one replica
+/// sweeps at a time, among those that agree on what idle means.
 const SWEEP_LEASE: &str = "abandon_sweep";
 
 /// Marks sessions idle for longer than the configured time as abandoned. With several
@@ -303,6 +309,7 @@ async fn abandon_sweep(state: Arc<AppState>, mut stop: watch::Receiver<bool>) {
     let every = Duration::from_secs(state.settings.abandon_sweep_secs.max(1));
     let idle_ms = (state.settings.abandon_after_secs * 1000) as i64;
     let holder = graph::lease::process_holder();
+    let lease = format!("{SWEEP_LEASE}:{}", state.settings.abandon_after_secs);
     let lease_ms = (every.as_millis() as i64 * 3).max(3_000);
     loop {
         let stopping = tokio::select! {
@@ -310,10 +317,10 @@ async fn abandon_sweep(state: Arc<AppState>, mut stop: watch::Receiver<bool>) {
             _ = stop.wait_for(|v| *v) => true,
         };
         if stopping {
-            let _ = graph::lease::release(&state.store, SWEEP_LEASE, holder, None).await;
+            let _ = graph::lease::release(&state.store, &lease, holder, None).await;
             return;
         }
-        match graph::lease::acquire(&state.store, SWEEP_LEASE, holder, lease_ms, None).await {
+        match graph::lease::acquire(&state.store, &lease, holder, lease_ms, None).await {
             Ok(graph::lease::LeaseState::Held) => {}
             Ok(_) => continue,
             Err(err) => {

@@ -374,6 +374,46 @@ async fn one_holder_at_a_time_and_an_expired_lease_is_taken_over() {
     );
 }
 
+#[tokio::test]
+async fn the_idle_sweep_runs_under_a_lease_another_replica_cannot_take() {
+    // An idle time of its own, so the lease is this app's alone.
+    let idle_secs = 100_000 + (uuid::Uuid::new_v4().as_u128() % 1_000_000) as u64;
+    let app = TestApp::builder()
+        .with(move |s| {
+            s.abandon_sweep_secs = 1;
+            s.abandon_after_secs = idle_secs;
+        })
+        .spawn()
+        .await;
+    let name = format!("abandon_sweep:{idle_secs}");
+    // `count` binds its argument as `$project`: here, the lease's suffix.
+    eventually(30, "the sweeper holds its lease", || async {
+        count(
+            "MATCH (l:Lease) WHERE l.name = 'abandon_sweep:' + $project AND l.holder IS NOT NULL \
+             RETURN count(l) AS n",
+            &idle_secs.to_string(),
+        )
+        .await
+            == 1
+    })
+    .await;
+    assert_eq!(
+        lease::acquire(&store(), &name, "another-replica", 3_000, None)
+            .await
+            .unwrap(),
+        LeaseState::Busy,
+        "a second replica does not sweep meanwhile"
+    );
+    app.stop().await;
+    // Stopping lets go of it: another replica takes over at once.
+    assert_eq!(
+        lease::acquire(&store(), &name, "another-replica", 3_000, None)
+            .await
+            .unwrap(),
+        LeaseState::Held
+    );
+}
+
 /// `n` closed sessions of `app`'s project, each with a few operations; their ids.
 async fn closed_sessions(app: &TestApp, n: usize) -> Vec<String> {
     let mut ids = Vec::new();
