@@ -603,3 +603,47 @@ async fn a_replica_killed_holding_the_lease_hands_the_run_over_after_expiry() {
     }
     app.stop().await;
 }
+
+#[tokio::test]
+async fn the_replicas_benchmark_lands_every_operation_of_each_scenario() {
+    use clap::Parser;
+    #[derive(Parser)]
+    struct Args {
+        #[command(flatten)]
+        bench: cairn_bench::replicas::ReplicasArgs,
+    }
+    schema_once().await;
+    let uri = crate::helpers::neo4j_uri();
+    let args = Args::parse_from([
+        "test",
+        "--operations",
+        "1600",
+        "--batch",
+        "50",
+        "--clients",
+        "16",
+        "--replicas",
+        "2",
+        "--neo4j-uri",
+        uri.as_str(),
+        "--cairn-bin",
+        env!("CARGO_BIN_EXE_cairn"),
+    ])
+    .bench;
+    let rows = cairn_bench::replicas::run(args)
+        .await
+        .expect("the bench runs");
+    let shape: Vec<(usize, usize, usize)> = rows
+        .iter()
+        .map(|r| (r.replicas, r.sessions, r.operations))
+        .collect();
+    assert_eq!(shape, vec![(1, 16, 1600), (2, 16, 1600), (2, 1, 1600)]);
+    for r in &rows {
+        assert!(
+            r.ops_per_sec > 0.0
+                && r.ack_p99_ms >= r.ack_p50_ms
+                && r.in_neo4j_after_s >= r.acked_after_s,
+            "{r:?}"
+        );
+    }
+}
