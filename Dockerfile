@@ -16,7 +16,7 @@ RUN cargo build --release --locked --bin cairn && strip target/release/cairn
 FROM debian:bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl git \
     && rm -rf /var/lib/apt/lists/* \
-    && useradd --system --create-home --home-dir /var/lib/cairn cairn
+    && useradd --system --uid 10001 --create-home --home-dir /var/lib/cairn cairn
 COPY --from=build /src/target/release/cairn /usr/local/bin/cairn
 COPY --from=model /model/all-MiniLM-L6-v2 /usr/local/share/cairn/models/all-MiniLM-L6-v2
 USER cairn

@@ -18,13 +18,18 @@ run: neo4j-start embed-model
 	@echo "(or serve without keys, loopback only: CAIRN_INSECURE_NO_AUTH=true make run)"
 	./target/release/cairn serve
 
-test: neo4j-start embed-model .venv-test/bin/python .venv-test-mcp2/bin/python
+test: neo4j-start embed-model .venv-test/bin/python .venv-test/.deploy-check .venv-test-mcp2/bin/python
 	CAIRN_TEST_PYTHON=$(CURDIR)/.venv-test/bin/python CAIRN_TEST_PYTHON_MCP2=$(CURDIR)/.venv-test-mcp2/bin/python $(CARGO) test --workspace --all-targets --no-fail-fast
 
 # The official MCP Python SDK, for the MCP tests (tests/mcp/client.py).
 .venv-test/bin/python:
 	python3 -m venv .venv-test
 	.venv-test/bin/pip install --quiet "mcp>=1.10,<2"
+
+# scripts/check-deploy: the Compose and Kubernetes files against the schemas in deploy/schemas.
+.venv-test/.deploy-check: .venv-test/bin/python
+	.venv-test/bin/pip install --quiet "jsonschema>=4.18,<5" "pyyaml>=6,<7"
+	touch $@
 
 # The SDK's current major (2.x), whose client API changed.
 .venv-test-mcp2/bin/python:

@@ -15,6 +15,8 @@ CREATE CONSTRAINT extraction_run_id IF NOT EXISTS FOR (n:ExtractionRun) REQUIRE 
 CREATE CONSTRAINT api_key_id IF NOT EXISTS FOR (n:ApiKey) REQUIRE n.id IS UNIQUE;
 CREATE CONSTRAINT audit_event_id IF NOT EXISTS FOR (n:AuditEvent) REQUIRE n.id IS UNIQUE;
 CREATE CONSTRAINT schema_meta_id IF NOT EXISTS FOR (n:SchemaMeta) REQUIRE n.id IS UNIQUE;
+// Leases of background jobs shared by replicas (the extraction schedule, the idle sweep).
+CREATE CONSTRAINT lease_name IF NOT EXISTS FOR (n:Lease) REQUIRE n.name IS UNIQUE;
 // A file is identified by its project-relative path within its project.
 CREATE CONSTRAINT file_identity IF NOT EXISTS FOR (n:File) REQUIRE (n.project, n.path) IS UNIQUE;
 

@@ -1,6 +1,8 @@
 //! The running service: [`Application::build`] binds the port and wires the store, the capture
 //! path, the embeddings client and the routes; [`Application::run_until_stopped`] serves until SIGINT/SIGTERM (or
-//! [`Application::stopper`]), then lets the writer drain the spool before returning.
+//! [`Application::stopper`]), then lets the writer drain the spool before returning. Background
+//! tasks: the schema check, the idle-session sweep (under a lease, one replica at a time), the
+//! search index and, when `CAIRN_EXTRACT_SCHEDULE` is set, the scheduled extraction.
 
 use std::{sync::Arc, time::Duration};
 
@@ -21,6 +23,7 @@ pub struct Application {
     state: Arc<AppState>,
     writer: Writer,
     stop_tx: watch::Sender<bool>,
+    schedule: Option<crate::extract::schedule::Schedule>,
 }
 
 impl Application {
@@ -65,6 +68,19 @@ impl Application {
                 settings.spool_dir.display()
             )
         })?;
+        let schedule = settings
+            .schedule
+            .schedule
+            .as_deref()
+            .map(|expr| {
+                crate::extract::schedule::Schedule::parse(expr, &settings.schedule.tz)
+                    .map_err(anyhow::Error::msg)
+            })
+            .transpose()?;
+        if let Some(p) = &settings.schedule.project {
+            crate::domain::validate::project("CAIRN_EXTRACT_SCHEDULE_PROJECT", p)
+                .map_err(|e| anyhow::anyhow!("CAIRN_EXTRACT_SCHEDULE_PROJECT: {e}"))?;
+        }
         let acceptor = TcpListener::bind(settings.bind)
             .into_acceptor()
             .await
@@ -93,6 +109,7 @@ impl Application {
             }),
             writer,
             stop_tx,
+            schedule,
         })
     }
 
@@ -117,6 +134,7 @@ impl Application {
             state,
             writer,
             stop_tx,
+            schedule,
         } = self;
         let settings = &state.settings;
         tracing::info!(port, neo4j.uri = %settings.neo4j.uri, spool.dir = %settings.spool_dir.display(), "cairn serving");
@@ -154,6 +172,28 @@ impl Application {
                 .instrument(tracing::info_span!("job", job.name = "schema")),
         );
         let sweep_task = tokio::spawn(abandon_sweep(state.clone(), stop_tx.subscribe()));
+        let schedule_task = match schedule {
+            Some(schedule) => {
+                let scheduler = crate::extract::schedule::Scheduler {
+                    job: crate::extract::Job::new(
+                        state.store.clone(),
+                        settings.extract.clone(),
+                        settings.tokenizer,
+                        settings.belief_half_life_ms(),
+                    )
+                    .context("could not set up the scheduled extraction")?,
+                    store: state.store.clone(),
+                    schedule,
+                    lease_ttl_ms: settings.schedule.lease_ttl_ms(),
+                    holder: graph::lease::process_holder().to_string(),
+                    project: settings.schedule.project.clone(),
+                };
+                Some(tokio::spawn(scheduler.run(stop_tx.subscribe()).instrument(
+                    tracing::info_span!("job", job.name = "extraction_schedule"),
+                )))
+            }
+            None => None,
+        };
         let index_task = tokio::spawn(
             crate::recall::index::run(
                 state.store.clone(),
@@ -183,7 +223,12 @@ impl Application {
             tracing::error!("the capture writer ended abnormally; what it had not written stays in the spool and is replayed on the next start");
         }
         schema_task.abort();
-        sweep_task.abort();
+        // Both saw the stop signal and let go of their leases, so another replica takes over
+        // at once; give them a moment to say so.
+        let _ = tokio::time::timeout(Duration::from_secs(2), sweep_task).await;
+        if let Some(task) = schedule_task {
+            let _ = tokio::time::timeout(Duration::from_secs(2), task).await;
+        }
         index_task.abort();
         signals.abort();
         tracing::info!(
@@ -253,14 +298,35 @@ async fn ensure_schema(state: Arc<AppState>, mut stop: watch::Receiver<bool>) {
     }
 }
 
-/// Marks sessions idle for longer than the configured time as abandoned.
+/// The lease the idle-session sweep is run under, followed by its idle time: one replica
+/// sweeps at a time, among those that agree on what idle means.
+const SWEEP_LEASE: &str = "abandon_sweep";
+
+/// Marks sessions idle for longer than the configured time as abandoned. With several
+/// replicas, the one holding the sweep lease sweeps; it renews the lease at each sweep (it
+/// lives three sweep intervals), so another takes over when it stops.
 async fn abandon_sweep(state: Arc<AppState>, mut stop: watch::Receiver<bool>) {
     let every = Duration::from_secs(state.settings.abandon_sweep_secs.max(1));
     let idle_ms = (state.settings.abandon_after_secs * 1000) as i64;
+    let holder = graph::lease::process_holder();
+    let lease = format!("{SWEEP_LEASE}:{}", state.settings.abandon_after_secs);
+    let lease_ms = (every.as_millis() as i64 * 3).max(3_000);
     loop {
-        tokio::select! {
-            _ = tokio::time::sleep(every) => {}
-            _ = stop.wait_for(|v| *v) => return,
+        let stopping = tokio::select! {
+            _ = tokio::time::sleep(every) => false,
+            _ = stop.wait_for(|v| *v) => true,
+        };
+        if stopping {
+            let _ = graph::lease::release(&state.store, &lease, holder, None).await;
+            return;
+        }
+        match graph::lease::acquire(&state.store, &lease, holder, lease_ms, None).await {
+            Ok(graph::lease::LeaseState::Held) => {}
+            Ok(_) => continue,
+            Err(err) => {
+                tracing::debug!(error = %err, "abandon sweep skipped: no lease");
+                continue;
+            }
         }
         let encoding = state.settings.tokenizer;
         match graph::sessions::abandon_idle(&state.store, graph::now_ms() - idle_ms, |m| {

@@ -307,6 +307,9 @@ pub struct Settings {
 
     #[command(flatten)]
     pub extract: ExtractSettings,
+
+    #[command(flatten)]
+    pub schedule: ScheduleSettings,
 }
 
 /// The pattern-extraction job: the LLM endpoint, its price, and how beliefs are approved.
@@ -388,11 +391,61 @@ pub struct ExtractSettings {
         default_value_t = 0.6
     )]
     pub belief_match_threshold: f64,
+    /// Seconds a run's claim on a session lives without its heartbeat (renewed every third
+    /// of it). A run that dies leaves its sessions to others after this long; keep it at most
+    /// half the schedule's lease (`CAIRN_EXTRACT_LEASE_TTL_SECS`).
+    #[arg(
+        long = "extract-claim-ttl-secs",
+        env = "CAIRN_EXTRACT_CLAIM_TTL_SECS",
+        default_value_t = 30,
+        value_parser = clap::value_parser!(u64).range(1..=86_400)
+    )]
+    pub claim_ttl_secs: u64,
 }
 
 impl ExtractSettings {
     pub fn llm_timeout(&self) -> Duration {
         Duration::from_secs(self.llm_timeout_secs.max(1))
+    }
+
+    pub fn claim_ttl_ms(&self) -> i64 {
+        (self.claim_ttl_secs.max(1) * 1000) as i64
+    }
+}
+
+/// The extraction job on a schedule, run by `cairn serve` (one replica at a time, under a
+/// lease in Neo4j).
+#[derive(Args, Clone, Debug)]
+pub struct ScheduleSettings {
+    /// When `cairn serve` runs extraction over every project: a cron expression of 5 fields
+    /// (minute hour day-of-month month day-of-week) or 6 with seconds first, in
+    /// `CAIRN_EXTRACT_TZ`; `0 3 * * *` is 03:00 every night. Unset: never (the default).
+    #[arg(long = "extract-schedule", env = "CAIRN_EXTRACT_SCHEDULE")]
+    pub schedule: Option<String>,
+    /// The IANA time zone the schedule is read in (`UTC`, `Europe/Paris`…).
+    #[arg(long = "extract-tz", env = "CAIRN_EXTRACT_TZ", default_value = "UTC")]
+    pub tz: String,
+    /// Only this project in scheduled runs (default: every project); its lease is its own.
+    #[arg(
+        id = "extract_schedule_project",
+        long = "extract-schedule-project",
+        env = "CAIRN_EXTRACT_SCHEDULE_PROJECT"
+    )]
+    pub project: Option<String>,
+    /// Seconds the scheduled run's lease lives without its heartbeat (renewed every third of
+    /// it): how soon another replica takes over the run of one that died.
+    #[arg(
+        long = "extract-lease-ttl-secs",
+        env = "CAIRN_EXTRACT_LEASE_TTL_SECS",
+        default_value_t = 60,
+        value_parser = clap::value_parser!(u64).range(1..=86_400)
+    )]
+    pub lease_ttl_secs: u64,
+}
+
+impl ScheduleSettings {
+    pub fn lease_ttl_ms(&self) -> i64 {
+        (self.lease_ttl_secs.max(1) * 1000) as i64
     }
 }
 

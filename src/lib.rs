@@ -17,7 +17,7 @@
 //! - [`telemetry`] — tracing (text or JSON), the current request's id, the Prometheus recorder.
 //! - [`error`] — the one error table: stable code, HTTP status, what to do.
 //! - [`app`] — `Application::build` → `port()` → `run_until_stopped()`; shutdown and
-//!   background tasks (schema, idle-session sweep).
+//!   background tasks (schema, idle-session sweep under a lease, scheduled extraction).
 //! - [`state`] — `AppState`, what every handler, tool and background job shares.
 //! - [`auth`] — API keys (hashed), scopes, per-key rate limits; the `/v1` and `/mcp` guard.
 //! - [`api`] — one `#[OpenApi]` struct per resource, JSON errors whose statuses each route
@@ -54,10 +54,13 @@
 //!   Budget arithmetic is pure, in `domain::budget`.
 //! - [`graph`] — the Neo4j store, the one module that runs statements: typed functions, one
 //!   file per aggregate, their statements in `cypher/<aggregate>/`; `nodelay` turns Nagle's
-//!   algorithm off on the driver's sockets.
+//!   algorithm off on the driver's sockets; `lease` holds the leases background jobs shared
+//!   by replicas run under (expiry, heartbeat, ticks done).
 //! - [`extract`] — the pattern-extraction job: candidate mining, session digest, versioned
 //!   prompts (`prompts/`), the LLM client, answer validation, applying results in one
-//!   transaction per session; `ExtractionRun` records.
+//!   transaction per session; `ExtractionRun` records. Sessions are claimed in the graph
+//!   before the LLM sees them (runs on several replicas pay once); `extract::schedule` runs
+//!   the job on a cron schedule under a lease.
 //! - [`claude`] — Claude Code: hook event shapes (after the SDK's types, `docs/claude-code.md`),
 //!   the one event → capture mapping (subagents into child sessions), secret redaction, the
 //!   fenced context hooks answer with (SessionStart handover, a file's decisions at

@@ -4,18 +4,22 @@
 //! ([`prompt`]), asks the LLM once per session ([`llm`]), validates the answer ([`validate`])
 //! and applies it in one transaction ([`apply`]). With no LLM configured it runs in
 //! mining-only mode. [`Job::run_once`] is one run; it is idempotent: a second run finds
-//! nothing to do. Nothing here knows about HTTP.
+//! nothing to do. Each session is claimed in the graph before the LLM sees it, and the claim
+//! renewed while the run works on it, so runs at the same time on other replicas or from
+//! `cairn extract` send it to the LLM once per live claim. [`schedule`] runs the job itself
+//! on a cron schedule under a lease. Nothing here knows about HTTP.
 
 pub mod apply;
 pub mod digest;
 pub mod llm;
 pub mod mining;
 pub mod prompt;
+pub mod schedule;
 pub mod validate;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::Arc;
-use std::time::Instant;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 
@@ -193,15 +197,30 @@ impl Job {
         }
         progress.start(pending.len());
         let concurrency = self.settings.llm_concurrency.max(1);
-        let reports: Vec<SessionReport> = futures::stream::iter(pending)
-            .map(|p| async move {
-                let report = self.session(&p, req).await;
-                progress.done(&report);
-                report
+        let holder = format!(
+            "{}:{}",
+            crate::graph::lease::process_holder(),
+            uuid::Uuid::now_v7().simple()
+        );
+        let claims = Claims {
+            who: g::Claimant {
+                holder: &holder,
+                ttl_ms: self.settings.claim_ttl_ms(),
+            },
+            in_flight: Mutex::default(),
+        };
+        let work = futures::stream::iter(pending)
+            .map(|p| {
+                let claims = &claims;
+                async move {
+                    let report = self.session(&p, req, claims).await;
+                    progress.done(&report);
+                    report
+                }
             })
             .buffer_unordered(concurrency)
-            .collect()
-            .await;
+            .collect::<Vec<SessionReport>>();
+        let reports = claims.keep_alive(&self.store, work).await;
 
         let mut out = Outcome {
             mode: self.mode(),
@@ -284,7 +303,12 @@ impl Job {
         Ok(out)
     }
 
-    async fn session(&self, p: &g::Pending, req: &RunRequest) -> SessionReport {
+    async fn session(
+        &self,
+        p: &g::Pending,
+        req: &RunRequest,
+        claims: &Claims<'_>,
+    ) -> SessionReport {
         let mut report = SessionReport {
             session_id: p.id.clone(),
             project: p.project.clone(),
@@ -296,10 +320,38 @@ impl Job {
             skipped: false,
             prompt: None,
         };
-        if let Err(e) = self.analyse(p, req, &mut report).await {
+        // Claimed before the LLM sees it, so concurrent runs (replicas, `cairn extract`) pay
+        // for each session once; a dry run writes nothing, not even a claim.
+        if !req.dry_run {
+            match g::take(&self.store, claims.who, &p.project, &p.id, self.version()).await {
+                Ok(true) => claims.hold(&p.id),
+                Ok(false) => {
+                    tracing::debug!(session.id = %p.id, "session claimed by another run or done");
+                    report.skipped = true;
+                    return report;
+                }
+                Err(e) => {
+                    report.stats.sessions_failed = 1;
+                    report.error = Some(format!("could not claim the session: {e}"));
+                    return report;
+                }
+            }
+        }
+        let outcome = self.analyse(p, req, &mut report).await;
+        if !req.dry_run {
+            claims.drop_held(&p.id);
+        }
+        if let Err(e) = outcome {
             tracing::warn!(session.id = %p.id, project = %p.project, error = %e, "session extraction failed");
             report.stats.sessions_failed = 1;
             report.error = Some(e);
+            if !req.dry_run {
+                // Left claimed, it would wait for the claim to expire before a retry.
+                if let Err(e) = g::release(&self.store, claims.who.holder, &p.project, &p.id).await
+                {
+                    tracing::debug!(session.id = %p.id, error = %e, "could not release the claim; it expires");
+                }
+            }
         }
         report.stats.cost_estimate = report.stats.prompt_tokens as f64 / 1000.0
             * self.settings.price_prompt_per_1k
@@ -470,6 +522,53 @@ impl Job {
             }
         }
         Err("invalid LLM answer".into())
+    }
+}
+
+/// A run's claims: whose they are, and the sessions in flight whose claims its heartbeat
+/// renews (every third of their time to live) until the run is done.
+struct Claims<'a> {
+    who: g::Claimant<'a>,
+    in_flight: Mutex<HashSet<String>>,
+}
+
+impl Claims<'_> {
+    fn hold(&self, id: &str) {
+        self.in_flight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id.to_string());
+    }
+
+    fn drop_held(&self, id: &str) {
+        self.in_flight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(id);
+    }
+
+    /// Awaits `work`, renewing the claims in flight meanwhile.
+    async fn keep_alive<T>(&self, store: &Store, work: impl std::future::Future<Output = T>) -> T {
+        let every = Duration::from_millis((self.who.ttl_ms / 3).max(100) as u64);
+        let mut beat = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        tokio::pin!(work);
+        loop {
+            tokio::select! {
+                out = &mut work => return out,
+                _ = beat.tick() => {
+                    let ids: Vec<String> = self
+                        .in_flight
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .iter()
+                        .cloned()
+                        .collect();
+                    if let Err(e) = g::renew(store, self.who, &ids).await {
+                        tracing::warn!(error = %e, sessions = ids.len(), "could not renew the extraction claims");
+                    }
+                }
+            }
+        }
     }
 }
 

@@ -33,7 +33,82 @@ pub async fn pending(
             .param("project", project)
             .param("since", since_ms)
             .param("version", version)
+            .param("now", now_ms())
             .param("limit", limit),
+        )
+        .await
+}
+
+/// Who claims sessions before the LLM sees them, and for how long a claim lives unrenewed.
+#[derive(Clone, Copy, Debug)]
+pub struct Claimant<'a> {
+    pub holder: &'a str,
+    pub ttl_ms: i64,
+}
+
+/// Claims the session for `who` unless it is extracted with `version` already or another
+/// live claim is on it; true when `who` holds it now.
+pub async fn take(
+    store: &Store,
+    who: Claimant<'_>,
+    project: &str,
+    session_id: &str,
+    version: &str,
+) -> StoreResult<bool> {
+    #[derive(Deserialize)]
+    struct Claimed {
+        claimed: bool,
+    }
+    let now = now_ms();
+    let row: Option<Claimed> = store
+        .fetch_one(
+            statement(include_str!("../../cypher/extraction/session_take.cypher"))
+                .param("project", project)
+                .param("session_id", session_id)
+                .param("version", version)
+                .param("holder", who.holder)
+                .param("now", now)
+                .param("until", now + who.ttl_ms.max(1)),
+        )
+        .await?;
+    Ok(row.is_some_and(|r| r.claimed))
+}
+
+/// Extends `who`'s claims on `session_ids` by its time to live; how many it still held.
+pub async fn renew(store: &Store, who: Claimant<'_>, session_ids: &[String]) -> StoreResult<i64> {
+    #[derive(Deserialize)]
+    struct Renewed {
+        renewed: i64,
+    }
+    if session_ids.is_empty() {
+        return Ok(0);
+    }
+    let row: Option<Renewed> = store
+        .fetch_one(
+            statement(include_str!("../../cypher/extraction/session_renew.cypher"))
+                .param("ids", param(session_ids)?)
+                .param("holder", who.holder)
+                .param("until", now_ms() + who.ttl_ms.max(1)),
+        )
+        .await?;
+    Ok(row.map_or(0, |r| r.renewed))
+}
+
+/// Drops `holder`'s claim on the session, so another run may try it.
+pub async fn release(
+    store: &Store,
+    holder: &str,
+    project: &str,
+    session_id: &str,
+) -> StoreResult<()> {
+    store
+        .run(
+            statement(include_str!(
+                "../../cypher/extraction/session_release.cypher"
+            ))
+            .param("project", project)
+            .param("session_id", session_id)
+            .param("holder", holder),
         )
         .await
 }
@@ -202,8 +277,8 @@ pub async fn related_beliefs_tx(
     tx.fetch(related_query(project, query, limit)).await
 }
 
-/// Marks the session extracted with `version` inside `tx`; true when it already was, so two
-/// runs racing on one session apply it once.
+/// Marks the session extracted with `version` inside `tx` (its claim, if any, dropped); true
+/// when it already was, so two runs racing on one session apply it once.
 pub async fn claim(
     tx: &mut Tx,
     project: &str,

@@ -10,6 +10,7 @@ pub mod decisions;
 pub mod extraction;
 pub mod keys;
 pub mod knowledge;
+pub mod lease;
 pub mod memories;
 pub mod nodelay;
 pub mod operations;

@@ -44,6 +44,9 @@ pub enum BenchCommand {
     /// and the share of SessionStarts answered with context under the default deadline while
     /// every core is busy.
     Hooks(Box<crate::hooks::HooksArgs>),
+    /// Capture through `cairn serve` replicas on one Neo4j: clients with a session each
+    /// through 1 replica vs several (same run), and all clients in one session.
+    Replicas(Box<crate::replicas::ReplicasArgs>),
 }
 
 /// Runs the parsed benchmark; returns the process exit code.
@@ -59,6 +62,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
         BenchCommand::Load(b) => crate::load::run(*b).await?,
         BenchCommand::Embed(b) => crate::embed::run(*b).await?,
         BenchCommand::Growth(b) => crate::growth::run(*b).await?,
+        BenchCommand::Replicas(b) => crate::replicas::print(&crate::replicas::run(*b).await?),
         BenchCommand::Hooks(b) => {
             let report = crate::hooks::run(*b).await?;
             crate::hooks::print(&report);

@@ -464,7 +464,7 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<IngestReport> {
 /// One client: posts `bodies` in order and returns each acknowledgement's latency. With
 /// `schedule` (first due time, interval) it sends open loop, each latency counted from when
 /// the request was due, so a slow answer cannot hide the requests queued behind it.
-async fn send(
+pub(crate) async fn send(
     http: reqwest::Client,
     url: String,
     bodies: Vec<bytes::Bytes>,

@@ -12,6 +12,10 @@
 //! - [`hooks`] — the Claude Code command hook, a process per event.
 //! - [`embed`] — the embedded embedding model's throughput and memory.
 //! - [`faults`] — capture through faults, each ending with an exactly-once check.
+//! - [`replicas`] — capture through 1 vs several `cairn serve` replicas, and one session
+//!   written by every client through them.
+// The benchmarks' futures nest the whole application (and the driver's routing layer) deeply.
+#![recursion_limit = "256"]
 
 pub mod cli;
 pub mod disk;
@@ -23,6 +27,7 @@ pub mod ingest;
 pub mod load;
 pub mod quality;
 pub mod recall;
+pub mod replicas;
 pub mod search;
 
 use std::{path::PathBuf, time::Duration};

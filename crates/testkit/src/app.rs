@@ -123,6 +123,11 @@ pub fn neo4j_uri() -> String {
     std::env::var("CAIRN_NEO4J_URI").unwrap_or_else(|_| "bolt://127.0.0.1:7687".into())
 }
 
+/// The Neo4j settings tests run with (for `cairn serve` children, say).
+pub fn neo4j_settings() -> cairn::config::Neo4jSettings {
+    TestAppBuilder::new().settings.neo4j
+}
+
 /// A store for assertions, straight to Neo4j.
 pub fn store() -> Store {
     Store::connect(&TestAppBuilder::new().settings.neo4j).expect("neo4j settings")

@@ -141,6 +141,24 @@ impl ServeChild {
         Ok(())
     }
 
+    /// SIGTERM (a graceful stop: the server drains its spool), and wait up to `limit` for
+    /// the process to end; its exit status.
+    pub async fn terminate(&mut self, limit: Duration) -> anyhow::Result<std::process::ExitStatus> {
+        let pid = self.child.id().context("cairn serve has already ended")?;
+        // SAFETY: kill(2) with a process id this child owns and a constant signal.
+        let rc = unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
+        anyhow::ensure!(rc == 0, "could not send SIGTERM to {pid}");
+        tokio::time::timeout(limit, self.child.wait())
+            .await
+            .with_context(|| format!("cairn serve did not stop within {limit:?} of SIGTERM"))?
+            .context("could not wait for cairn serve")
+    }
+
+    /// The child's process id (none once it has been waited for).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
     /// Starts the same command again, on the same port and spool (after [`Self::kill`]).
     pub fn restart(&mut self) -> anyhow::Result<()> {
         self.child = command(&self.options)?;

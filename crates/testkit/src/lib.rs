@@ -10,7 +10,7 @@
 //!   few synonyms, and apps that use it, one at a time.
 //! - [`llm_stub`] — a chat-completion endpoint that misbehaves on purpose, per session.
 //! - [`stub`] — serving such a stub over HTTP on loopback, in this process.
-//! - [`child`] — a real `cairn serve` child process (start, SIGKILL, restart, memory), and
+//! - [`child`] — a real `cairn serve` child process (start, SIGKILL, SIGTERM, restart, memory), and
 //!   where the `cairn` binary is.
 // The app future nests deeply: the whole application is built inside it.
 #![recursion_limit = "256"]

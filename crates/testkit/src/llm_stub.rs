@@ -1,7 +1,7 @@
 //! An OpenAI-compatible chat-completion stub that misbehaves on purpose, per session (read
 //! from the prompt's first line, `# Session <id>`): it answers, fails with 500 once or always,
 //! rate-limits once with 429 and `Retry-After`, or answers only after the client's timeout,
-//! once or always. It counts what it served.
+//! once or always, or slowly. It counts what it served, and the requests about each session.
 
 use std::{
     collections::{BTreeMap, HashMap},
@@ -64,8 +64,11 @@ struct Script {
 
 struct State {
     hang: Duration,
+    /// How long every answer takes (a slow model).
+    delay: Mutex<Duration>,
     scripts: Mutex<HashMap<String, Script>>,
     served: Mutex<BTreeMap<&'static str, u64>>,
+    by_session: Mutex<BTreeMap<String, u64>>,
 }
 
 pub struct LlmStub {
@@ -78,8 +81,10 @@ impl LlmStub {
     pub async fn start(hang: Duration) -> anyhow::Result<Self> {
         let state = Arc::new(State {
             hang,
+            delay: Mutex::default(),
             scripts: Mutex::default(),
             served: Mutex::default(),
+            by_session: Mutex::default(),
         });
         let app = Route::new()
             .at("/v1/chat/completions", poem::post(chat))
@@ -106,6 +111,16 @@ impl LlmStub {
         );
     }
 
+    /// Every answer takes `delay` from now on.
+    pub fn slow_down(&self, delay: Duration) {
+        *self.state.delay.lock().expect("stub lock") = delay;
+    }
+
+    /// Requests received, by the session their prompt is about.
+    pub fn calls_by_session(&self) -> BTreeMap<String, u64> {
+        self.state.by_session.lock().expect("stub lock").clone()
+    }
+
     /// Requests served, by what the stub did: `answered`, `500`, `429`, `hung`.
     pub fn served(&self) -> BTreeMap<&'static str, u64> {
         self.state.served.lock().expect("stub lock").clone()
@@ -125,6 +140,16 @@ async fn chat(body: Json<Value>, state: Data<&Arc<State>>) -> Response {
         .and_then(|l| l.strip_prefix("# Session "))
         .map(str::trim)
         .unwrap_or_default();
+    *state
+        .by_session
+        .lock()
+        .expect("stub lock")
+        .entry(session.to_string())
+        .or_default() += 1;
+    let delay = *state.delay.lock().expect("stub lock");
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
+    }
     let (behaviour, first, evidence) = {
         let mut scripts = state.scripts.lock().expect("stub lock");
         match scripts.get_mut(session) {

@@ -1,0 +1,649 @@
+//! More than one cairn on one Neo4j: leases and claims in the graph, and several real
+//! `cairn serve` processes writing one session, killed mid-ingest, and running the scheduled
+//! extraction at the same instant (the LLM faked at the HTTP boundary, its calls counted there).
+
+use std::{collections::HashSet, path::Path, time::Duration};
+
+use cairn::graph::lease::{self, LeaseState};
+use cairn_testkit::child::{ServeChild, ServeOptions};
+use cairn_testkit::llm_stub::LlmStub;
+use serde_json::{json, Value};
+
+use crate::helpers::{count, eventually, schema_once, store, TestApp};
+
+fn cairn_exe() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_cairn"))
+}
+
+/// `n` replicas of `cairn serve` (no API keys, a spool each in `dir`) started with `args`,
+/// ready.
+async fn replicas(n: usize, dir: &Path, args: &[String]) -> Vec<ServeChild> {
+    schema_once().await;
+    let neo4j = cairn_testkit::app::neo4j_settings();
+    let mut out = Vec::new();
+    for i in 0..n {
+        let mut options =
+            ServeOptions::new(cairn_exe(), &dir.join(format!("spool-{i}")), &neo4j).unwrap();
+        // No vectors: an embedding indexer would embed every other test's sessions.
+        options.args = ["--embed".to_string(), "off".to_string()]
+            .into_iter()
+            .chain(args.iter().cloned())
+            .collect();
+        if std::env::var("TEST_LOG").is_ok() {
+            options.log_level = "info".into();
+        }
+        out.push(ServeChild::spawn(options).unwrap());
+    }
+    let http = reqwest::Client::new();
+    for r in &out {
+        r.wait_ready(&http, Duration::from_secs(60)).await.unwrap();
+    }
+    out
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap()
+}
+
+async fn start_session(http: &reqwest::Client, base: &str, project: &str) -> String {
+    let r = http
+        .post(format!("{base}/v1/sessions"))
+        .json(&json!({"project": project, "task": "replicas"}))
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_success(), "start session: {}", r.status());
+    r.json::<Value>().await.unwrap()["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// The session's operations as (id, seq), and its FOLLOWS edges as (seq, predecessor seq).
+async fn chain(session: &str) -> (Vec<(String, i64)>, Vec<(i64, i64)>) {
+    let ops = store()
+        .rows(
+            neo4rs::query(
+                "MATCH (o:Operation {session_id: $s}) RETURN o.id AS id, o.seq AS seq ORDER BY seq",
+            )
+            .param("s", session),
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| (r.get::<String>("id").unwrap(), r.get::<i64>("seq").unwrap()))
+        .collect();
+    let follows = store()
+        .rows(
+            neo4rs::query(
+                "MATCH (o:Operation {session_id: $s})-[:FOLLOWS]->(p:Operation) \
+                 RETURN o.seq AS seq, p.seq AS prev ORDER BY seq",
+            )
+            .param("s", session),
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| (r.get::<i64>("seq").unwrap(), r.get::<i64>("prev").unwrap()))
+        .collect();
+    (ops, follows)
+}
+
+/// seq 1..=n with no gap and every operation following the one before: one unbranched chain.
+fn assert_one_chain(ops: &[(String, i64)], follows: &[(i64, i64)]) {
+    let n = ops.len() as i64;
+    let seqs: Vec<i64> = ops.iter().map(|(_, s)| *s).collect();
+    assert_eq!(seqs, (1..=n).collect::<Vec<_>>(), "seq 1..{n}, gap-free");
+    let unique: HashSet<&String> = ops.iter().map(|(id, _)| id).collect();
+    assert_eq!(unique.len(), ops.len(), "no operation stored twice");
+    let expected: Vec<(i64, i64)> = (2..=n).map(|s| (s, s - 1)).collect();
+    assert_eq!(
+        follows, expected,
+        "each operation follows its predecessor once"
+    );
+}
+
+/// Sends `count` operations in batches of `batch`, each batch to the next replica in turn;
+/// returns the ids acknowledged with 202.
+async fn write_spread(
+    bases: Vec<String>,
+    session: String,
+    client_no: usize,
+    count: usize,
+    batch: usize,
+) -> Vec<String> {
+    let http = client();
+    let mut acked = Vec::new();
+    for (b, chunk) in (0..count).collect::<Vec<_>>().chunks(batch).enumerate() {
+        let ids: Vec<String> = chunk
+            .iter()
+            .map(|i| format!("{session}-c{client_no}-{i}"))
+            .collect();
+        let ops: Vec<Value> = ids
+            .iter()
+            .map(|id| json!({"id": id, "type": "read", "summary": "spread"}))
+            .collect();
+        let base = &bases[(b + client_no) % bases.len()];
+        let r = http
+            .post(format!("{base}/v1/sessions/{session}/operations"))
+            .json(&json!({"operations": ops}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 202, "{}", r.text().await.unwrap());
+        acked.extend(ids);
+    }
+    acked
+}
+
+#[tokio::test]
+async fn three_replicas_three_clients_one_session_make_one_chain() {
+    let dir = tempfile::tempdir().unwrap();
+    let reps = replicas(3, dir.path(), &[]).await;
+    let bases: Vec<String> = reps.iter().map(|r| r.base.clone()).collect();
+    let project = format!("test-{}", uuid::Uuid::new_v4().simple());
+    let session = start_session(&client(), &bases[0], &project).await;
+    let writers: Vec<_> = (0..3)
+        .map(|c| tokio::spawn(write_spread(bases.clone(), session.clone(), c, 500, 5)))
+        .collect();
+    let mut acked = Vec::new();
+    for w in writers {
+        acked.extend(w.await.unwrap());
+    }
+    assert_eq!(acked.len(), 1500);
+    eventually(120, "1500 operations in Neo4j", || {
+        let s = session.clone();
+        async move { chain(&s).await.0.len() >= 1500 }
+    })
+    .await;
+    let (ops, follows) = chain(&session).await;
+    assert_eq!(ops.len(), 1500);
+    assert_one_chain(&ops, &follows);
+    for r in reps {
+        r.stop().await;
+    }
+}
+
+/// Like [`write_spread`], until `stop`; a batch a dead replica refuses is not acknowledged.
+async fn write_until(
+    bases: Vec<String>,
+    session: String,
+    client_no: usize,
+    stop: tokio::sync::watch::Receiver<bool>,
+) -> Vec<String> {
+    let http = client();
+    let mut acked = Vec::new();
+    let mut b = 0;
+    while !*stop.borrow() {
+        let ids: Vec<String> = (0..10)
+            .map(|i| format!("{session}-c{client_no}-{b}-{i}"))
+            .collect();
+        let ops: Vec<Value> = ids
+            .iter()
+            .map(|id| json!({"id": id, "type": "read", "summary": "until"}))
+            .collect();
+        let base = &bases[(b + client_no) % bases.len()];
+        match http
+            .post(format!("{base}/v1/sessions/{session}/operations"))
+            .json(&json!({"operations": ops}))
+            .send()
+            .await
+        {
+            Ok(r) if r.status().as_u16() == 202 => acked.extend(ids),
+            _ => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
+        b += 1;
+    }
+    acked
+}
+
+#[tokio::test]
+async fn a_replica_killed_mid_ingest_and_restarted_keeps_every_acknowledged_operation_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut reps = replicas(3, dir.path(), &[]).await;
+    let bases: Vec<String> = reps.iter().map(|r| r.base.clone()).collect();
+    let project = format!("test-{}", uuid::Uuid::new_v4().simple());
+    let session = start_session(&client(), &bases[0], &project).await;
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let writers: Vec<_> = (0..3)
+        .map(|c| {
+            tokio::spawn(write_until(
+                bases.clone(),
+                session.clone(),
+                c,
+                stop_rx.clone(),
+            ))
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    reps[1].kill().await.unwrap(); // SIGKILL, mid-ingest
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    stop_tx.send_replace(true);
+    let mut acked = Vec::new();
+    for w in writers {
+        acked.extend(w.await.unwrap());
+    }
+    assert!(acked.len() >= 100, "ingest went on: {} acked", acked.len());
+    // Same port, same spool: what it acknowledged before dying is replayed from there.
+    reps[1].restart().unwrap();
+    reps[1]
+        .wait_ready(&client(), Duration::from_secs(60))
+        .await
+        .unwrap();
+    let n = acked.len();
+    let acked_set: HashSet<String> = acked.into_iter().collect();
+    eventually(120, "every acknowledged operation in Neo4j", || {
+        let (s, acked) = (session.clone(), acked_set.clone());
+        async move {
+            let (ops, _) = chain(&s).await;
+            let stored: HashSet<&String> = ops.iter().map(|(id, _)| id).collect();
+            acked.iter().all(|id| stored.contains(id))
+        }
+    })
+    .await;
+    let (ops, follows) = chain(&session).await;
+    assert!(ops.len() >= n);
+    assert_one_chain(&ops, &follows);
+    for r in reps {
+        r.stop().await;
+    }
+}
+
+#[tokio::test]
+async fn sigterm_drains_the_spool_into_neo4j_before_the_process_ends() {
+    let proxy = crate::helpers::neo4j_proxy().await;
+    let dir = tempfile::tempdir().unwrap();
+    schema_once().await;
+    let mut neo4j = cairn_testkit::app::neo4j_settings();
+    neo4j.uri = proxy.uri().to_string();
+    neo4j.timeout_ms = 2_000;
+    let mut options = ServeOptions::new(cairn_exe(), &dir.path().join("spool"), &neo4j).unwrap();
+    options.args = vec!["--embed".into(), "off".into()];
+    let mut rep = ServeChild::spawn(options).unwrap();
+    rep.wait_ready(&client(), Duration::from_secs(60))
+        .await
+        .unwrap();
+    let project = format!("test-{}", uuid::Uuid::new_v4().simple());
+    let session = start_session(&client(), &rep.base, &project).await;
+    eventually(30, "the session in Neo4j", || async {
+        count(
+            "MATCH (s:Session {project: $project}) RETURN count(s) AS n",
+            &project,
+        )
+        .await
+            == 1
+    })
+    .await;
+    // Neo4j out of reach: what is acknowledged now stays in the spool.
+    proxy.cut();
+    let acked = write_spread(vec![rep.base.clone()], session.clone(), 0, 200, 20).await;
+    assert_eq!(
+        chain(&session).await.0.len(),
+        0,
+        "nothing written while cut off"
+    );
+    let restore = async {
+        tokio::time::sleep(Duration::from_millis(1_500)).await;
+        proxy.restore();
+    };
+    let (status, _) = tokio::join!(rep.terminate(Duration::from_secs(60)), restore);
+    assert!(
+        status.unwrap().success(),
+        "cairn serve exits cleanly after draining"
+    );
+    // No restart: the stopping process wrote everything itself.
+    let (ops, follows) = chain(&session).await;
+    let stored: HashSet<&String> = ops.iter().map(|(id, _)| id).collect();
+    assert!(
+        acked.iter().all(|id| stored.contains(id)),
+        "every acknowledged operation written"
+    );
+    assert_one_chain(&ops, &follows);
+}
+
+#[tokio::test]
+async fn one_holder_at_a_time_and_an_expired_lease_is_taken_over() {
+    schema_once().await;
+    let store = store();
+    let name = format!("test-lease-{}", uuid::Uuid::new_v4().simple());
+    // Eight replicas asking at once: one gets it.
+    let asks: Vec<_> = (0..8)
+        .map(|i| {
+            let (store, name) = (store.clone(), name.clone());
+            tokio::spawn(async move {
+                lease::acquire(&store, &name, &format!("r{i}"), 1_500, Some(1))
+                    .await
+                    .unwrap()
+            })
+        })
+        .collect();
+    let mut held = 0;
+    for a in asks {
+        if a.await.unwrap() == LeaseState::Held {
+            held += 1;
+        }
+    }
+    assert_eq!(held, 1, "exactly one of eight holds the lease");
+    let holder: String = store
+        .rows(neo4rs::query("MATCH (l:Lease {name: $n}) RETURN l.holder AS h").param("n", &*name))
+        .await
+        .unwrap()[0]
+        .get("h")
+        .unwrap();
+    let other = if holder == "r0" { "r1" } else { "r0" };
+    assert_eq!(
+        lease::acquire(&store, &name, &holder, 1_500, Some(1))
+            .await
+            .unwrap(),
+        LeaseState::Held,
+        "the holder renews it"
+    );
+    assert_eq!(
+        lease::acquire(&store, &name, other, 1_500, Some(1))
+            .await
+            .unwrap(),
+        LeaseState::Busy
+    );
+    // The holder stops renewing (it died): after expiry another takes the tick over.
+    tokio::time::sleep(Duration::from_millis(1_700)).await;
+    assert_eq!(
+        lease::acquire(&store, &name, other, 1_500, Some(1))
+            .await
+            .unwrap(),
+        LeaseState::Held
+    );
+    assert!(!lease::release(&store, &name, &holder, Some(1))
+        .await
+        .unwrap());
+    assert!(lease::release(&store, &name, other, Some(1)).await.unwrap());
+    // Tick 1 is done: nobody runs it again; tick 2 is new work.
+    assert_eq!(
+        lease::acquire(&store, &name, "late", 1_500, Some(1))
+            .await
+            .unwrap(),
+        LeaseState::Done
+    );
+    assert_eq!(
+        lease::acquire(&store, &name, "late", 1_500, Some(2))
+            .await
+            .unwrap(),
+        LeaseState::Held
+    );
+}
+
+#[tokio::test]
+async fn the_idle_sweep_runs_under_a_lease_another_replica_cannot_take() {
+    // An idle time of its own, so the lease is this app's alone.
+    let idle_secs = 100_000 + (uuid::Uuid::new_v4().as_u128() % 1_000_000) as u64;
+    let app = TestApp::builder()
+        .with(move |s| {
+            s.abandon_sweep_secs = 1;
+            s.abandon_after_secs = idle_secs;
+        })
+        .spawn()
+        .await;
+    let name = format!("abandon_sweep:{idle_secs}");
+    // `count` binds its argument as `$project`: here, the lease's suffix.
+    eventually(30, "the sweeper holds its lease", || async {
+        count(
+            "MATCH (l:Lease) WHERE l.name = 'abandon_sweep:' + $project AND l.holder IS NOT NULL \
+             RETURN count(l) AS n",
+            &idle_secs.to_string(),
+        )
+        .await
+            == 1
+    })
+    .await;
+    assert_eq!(
+        lease::acquire(&store(), &name, "another-replica", 3_000, None)
+            .await
+            .unwrap(),
+        LeaseState::Busy,
+        "a second replica does not sweep meanwhile"
+    );
+    app.stop().await;
+    // Stopping lets go of it: another replica takes over at once.
+    assert_eq!(
+        lease::acquire(&store(), &name, "another-replica", 3_000, None)
+            .await
+            .unwrap(),
+        LeaseState::Held
+    );
+}
+
+/// `n` closed sessions of `app`'s project, each with a few operations; their ids.
+async fn closed_sessions(app: &TestApp, n: usize) -> Vec<String> {
+    let mut ids = Vec::new();
+    for i in 0..n {
+        let sid = app.session().await;
+        let ops: Vec<Value> = (0..3)
+            .map(|k| {
+                json!({"id": format!("{sid}-{k}"), "type": "write", "target": format!("src/m{i}.rs"),
+                       "summary": format!("changed module {i}"), "files_modified": [format!("src/m{i}.rs")]})
+            })
+            .collect();
+        app.ops_sync(&sid, json!(ops)).await;
+        let (status, body) = app
+            .post(
+                &format!("/v1/sessions/{sid}/close"),
+                &json!({"summary": format!("module {i} changed")}),
+            )
+            .await;
+        assert!((200..300).contains(&status), "close: {status} {body}");
+        ids.push(sid);
+    }
+    eventually(60, "sessions closed in Neo4j", || async {
+        count(
+            "MATCH (s:Session {project: $project, status: 'closed'}) RETURN count(s) AS n",
+            &app.project,
+        )
+        .await
+            == n as i64
+    })
+    .await;
+    ids
+}
+
+async fn extracted(project: &str) -> i64 {
+    count(
+        "MATCH (s:Session {project: $project}) WHERE size(coalesce(s.extracted_versions, [])) > 0 \
+         RETURN count(s) AS n",
+        project,
+    )
+    .await
+}
+
+/// A cron expression (with seconds) for the instant `at` (UTC).
+fn cron_at(at: chrono::DateTime<chrono::Utc>) -> String {
+    use chrono::Timelike;
+    format!("{} {} {} * * *", at.second(), at.minute(), at.hour())
+}
+
+fn schedule_args(llm: &LlmStub, project: &str, at: chrono::DateTime<chrono::Utc>) -> Vec<String> {
+    [
+        "--extract-schedule",
+        &cron_at(at),
+        "--extract-schedule-project",
+        project,
+        "--llm-base-url",
+        llm.base_url(),
+        "--llm-concurrency",
+        "2",
+        "--extract-claim-ttl-secs",
+        "1",
+        "--extract-lease-ttl-secs",
+        "3",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+#[tokio::test]
+async fn three_scheduled_replicas_and_a_manual_run_send_each_session_to_the_llm_once() {
+    let llm = LlmStub::start(Duration::from_secs(5)).await.unwrap();
+    llm.slow_down(Duration::from_millis(250));
+    let app = TestApp::spawn().await;
+    let sessions = closed_sessions(&app, 8).await;
+    let dir = tempfile::tempdir().unwrap();
+    let due = chrono::Utc::now() + chrono::Duration::seconds(8);
+    let reps = replicas(3, dir.path(), &schedule_args(&llm, &app.project, due)).await;
+    let wait = (due - chrono::Utc::now()).to_std().unwrap_or_default();
+    tokio::time::sleep(wait).await;
+    // By hand, at the same instant: `cairn extract` from cron or a CronJob.
+    let manual = tokio::process::Command::new(cairn_exe())
+        .args(["extract", "--project", &app.project, "--concurrency", "2"])
+        .env("CAIRN_NEO4J_URI", crate::helpers::neo4j_uri())
+        .env("CAIRN_LLM_BASE_URL", llm.base_url())
+        .env("CAIRN_EXTRACT_CLAIM_TTL_SECS", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
+    let manual = tokio::time::timeout(Duration::from_secs(60), manual)
+        .await
+        .expect("cairn extract finishes")
+        .unwrap();
+    assert!(manual.success(), "cairn extract: {manual}");
+    eventually(60, "every session extracted", || async {
+        extracted(&app.project).await == sessions.len() as i64
+    })
+    .await;
+    // Let any straggler call arrive before counting.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let calls = llm.calls_by_session();
+    for s in &sessions {
+        assert_eq!(calls.get(s), Some(&1), "LLM calls about {s}: {calls:?}");
+    }
+    assert_eq!(
+        calls.values().sum::<u64>(),
+        sessions.len() as u64,
+        "{calls:?}"
+    );
+    for r in reps {
+        r.stop().await;
+    }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_replica_killed_holding_the_lease_hands_the_run_over_after_expiry() {
+    let llm = LlmStub::start(Duration::from_secs(5)).await.unwrap();
+    llm.slow_down(Duration::from_millis(700));
+    let app = TestApp::spawn().await;
+    let sessions = closed_sessions(&app, 6).await;
+    let dir = tempfile::tempdir().unwrap();
+    let due = chrono::Utc::now() + chrono::Duration::seconds(8);
+    let mut args = schedule_args(&llm, &app.project, due);
+    let at = args.iter().position(|a| a == "--llm-concurrency").unwrap();
+    args[at + 1] = "1".into();
+    let mut reps = replicas(3, dir.path(), &args).await;
+    let lease_name = format!("extract:{}", app.project);
+    // Wait for the run to be under way, then kill whoever holds the lease.
+    eventually(30, "the scheduled run calls the LLM", || async {
+        llm.calls_by_session().values().sum::<u64>() >= 1
+    })
+    .await;
+    let holder: String = store()
+        .rows(
+            neo4rs::query("MATCH (l:Lease {name: $n}) RETURN l.holder AS h")
+                .param("n", &*lease_name),
+        )
+        .await
+        .unwrap()[0]
+        .get("h")
+        .unwrap();
+    let pid: u32 = holder.split(':').nth(1).unwrap().parse().unwrap();
+    let victim = reps
+        .iter()
+        .position(|r| r.pid() == Some(pid))
+        .expect("the holder is one of the replicas");
+    reps[victim].kill().await.unwrap();
+    let killed_at = std::time::Instant::now();
+    assert!(
+        extracted(&app.project).await < sessions.len() as i64,
+        "the run was cut off before its end"
+    );
+    eventually(60, "every session extracted by another replica", || async {
+        extracted(&app.project).await == sessions.len() as i64
+    })
+    .await;
+    assert!(
+        killed_at.elapsed() >= Duration::from_secs(2),
+        "the run went on only after the lease expired"
+    );
+    eventually(
+        30,
+        "the tick recorded done by the replica that took over",
+        || async {
+            count(
+                "MATCH (l:Lease {name: 'extract:' + $project}) \
+             WHERE l.holder IS NULL AND l.done_tick IS NOT NULL RETURN count(l) AS n",
+                &app.project,
+            )
+            .await
+                == 1
+        },
+    )
+    .await;
+    let calls = llm.calls_by_session();
+    for s in &sessions {
+        let n = calls.get(s).copied().unwrap_or(0);
+        assert!((1..=2).contains(&n), "LLM calls about {s}: {calls:?}");
+    }
+    // One session at a time: only the one in flight at the kill may be sent again.
+    assert!(
+        calls.values().sum::<u64>() <= sessions.len() as u64 + 1,
+        "{calls:?}"
+    );
+    for r in reps {
+        r.stop().await;
+    }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_replicas_benchmark_lands_every_operation_of_each_scenario() {
+    use clap::Parser;
+    #[derive(Parser)]
+    struct Args {
+        #[command(flatten)]
+        bench: cairn_bench::replicas::ReplicasArgs,
+    }
+    schema_once().await;
+    let uri = crate::helpers::neo4j_uri();
+    let args = Args::parse_from([
+        "test",
+        "--operations",
+        "1600",
+        "--batch",
+        "50",
+        "--clients",
+        "16",
+        "--replicas",
+        "2",
+        "--neo4j-uri",
+        uri.as_str(),
+        "--cairn-bin",
+        env!("CARGO_BIN_EXE_cairn"),
+    ])
+    .bench;
+    let rows = cairn_bench::replicas::run(args)
+        .await
+        .expect("the bench runs");
+    let shape: Vec<(usize, usize, usize)> = rows
+        .iter()
+        .map(|r| (r.replicas, r.sessions, r.operations))
+        .collect();
+    assert_eq!(shape, vec![(1, 16, 1600), (2, 16, 1600), (2, 1, 1600)]);
+    for r in &rows {
+        assert!(
+            r.ops_per_sec > 0.0
+                && r.ack_p99_ms >= r.ack_p50_ms
+                && r.in_neo4j_after_s >= r.acked_after_s,
+            "{r:?}"
+        );
+    }
+}
