@@ -10,6 +10,7 @@
 //! only writers are [`index`] and [`turn_index`], which keep derived search fields (documents,
 //! search texts, embeddings with their model).
 
+pub mod bm25;
 pub mod context;
 pub mod handover;
 pub mod index;
