@@ -334,7 +334,10 @@ mod tests {
             .collect();
         let short = |id: &str| WorkSession {
             id: id.into(),
-            ..session(0, (1..=3).map(|i| op(i, "message", Some("s"), None)).collect())
+            ..session(
+                0,
+                (1..=3).map(|i| op(i, "message", Some("s"), None)).collect(),
+            )
         };
         let work = [session(0, long), short("a"), short("b")];
         let p = plan(&work, Some("m"), 20);

@@ -505,8 +505,10 @@ async fn words_weigh_by_the_project_searched_not_the_whole_database() {
     })
     .collect();
     let answer = format!("{sid}-answer");
-    turns.push(json!({"id": answer, "type": "message", "role": "assistant", "summary": "x",
-                      "content": format!("{name}: the ledger migration stopped at step three")}));
+    turns.push(
+        json!({"id": answer, "type": "message", "role": "assistant", "summary": "x",
+                      "content": format!("{name}: the ledger migration stopped at step three")}),
+    );
     app.ops_sync(&sid, Value::Array(turns)).await;
     let query = format!("What did {name} say about the ledger migration?");
     let found = search_until(
@@ -516,5 +518,26 @@ async fn words_weigh_by_the_project_searched_not_the_whole_database() {
         |ops| ops.len() >= 6,
     )
     .await;
-    assert_eq!(found["operations"][0]["operation_id"], answer.as_str(), "{found}");
+    assert_eq!(
+        found["operations"][0]["operation_id"],
+        answer.as_str(),
+        "{found}"
+    );
+    // The statistics are the project's: the other project's forty ledger turns do not count.
+    let term = |word: &str| cairn::graph::turns::TermQuery {
+        word: word.to_string(),
+        query: format!("+project:\"{}\" +search_text:({word})", app.project),
+    };
+    let (docs, counts) = cairn::graph::turns::term_counts(
+        &crate::helpers::store(),
+        &app.project,
+        &[term(&name), term("ledger")],
+        1_000,
+    )
+    .await
+    .expect("term counts");
+    assert!(docs >= 6, "{docs}");
+    let counts: std::collections::HashMap<String, usize> = counts.into_iter().collect();
+    assert_eq!(counts[&name], 6, "{counts:?}");
+    assert_eq!(counts["ledger"], 1, "{counts:?}");
 }
