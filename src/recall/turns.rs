@@ -2,10 +2,11 @@
 //! session summaries of a project that match a query, best first.
 //!
 //! Two ranked lists — BM25 over each turn's bounded `search_text` (always; a pool of at least
-//! 200 from the shared index, scored again with the project's own word
-//! statistics, [`bm25`]) and the nearest operations by embedding (when an embedder is
-//! configured; only vectors its model made) — are fused by reciprocal rank, re-ranked by `w_s·similarity + w_r·recency + w_i·importance`
-//! (the weights of [`crate::recall::search`]), then diversified by maximal marginal relevance
+//! 200 from the shared index, scored again with the project's own word statistics,
+//! [`bm25`]) and the nearest operations by embedding (when an embedder is configured; only
+//! vectors its model made) — are fused by reciprocal rank, re-ranked by
+//! `w_s·similarity + w_r·recency + w_i·importance` (the weights of
+//! [`crate::recall::search`]), then diversified by maximal marginal relevance
 //! (cosine between stored vectors, word overlap where a turn has none), so near-identical
 //! turns do not crowd the top. Operations not embedded yet are still found by BM25. Query
 //! text reaches Lucene escaped ([`rank::lucene_query_on`]).
