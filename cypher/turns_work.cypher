@@ -11,9 +11,9 @@ WHERE s.turns_pending = true AND coalesce(s.turns_retry_at, 0) <= $now
 WITH s, coalesce(s.last_activity_at, 0) AS active, coalesce(s.turns_retry_at, 0) AS due
 WITH s, CASE WHEN due > active THEN due ELSE active END AS queued
 ORDER BY queued DESC
-WITH s.project AS project, collect({s: s, queued: queued})[..$sessions] AS line
+WITH s.project AS project, collect([s, queued])[..$sessions] AS line
 UNWIND range(0, size(line) - 1) AS turn
-WITH line[turn].s AS s, line[turn].queued AS queued, turn
+WITH line[turn][0] AS s, line[turn][1] AS queued, turn
 ORDER BY turn, queued DESC
 LIMIT $sessions
 WITH s, CASE WHEN $model = '' THEN coalesce(s.turns_text_seq, 0)

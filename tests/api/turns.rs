@@ -458,7 +458,7 @@ async fn a_failed_session_due_again_is_not_starved_by_a_backlog() {
         )
         .await
         .expect("sessions");
-    let work = cairn::graph::turns::work(&store, "m", 10_000, 1).await;
+    let work = cairn::graph::turns::work(&store, "m", 2_000, 1).await;
     cairn::graph::purge::project_now(&store, &project)
         .await
         .expect("purge");
@@ -498,7 +498,7 @@ async fn projects_take_turns_in_the_turn_indexers_queue() {
         )
         .await
         .expect("sessions");
-    let work = cairn::graph::turns::work(&store, "m", 10_000, 1).await;
+    let work = cairn::graph::turns::work(&store, "m", 2_000, 1).await;
     for p in [&big, &small] {
         cairn::graph::purge::project_now(&store, p)
             .await
