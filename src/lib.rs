@@ -46,7 +46,8 @@
 //!   they hold), the ranking both searches share (`rank`: lists, weights, escaped Lucene
 //!   queries, reciprocal-rank fusion), the session a context draws on (`scope`), turn-level
 //!   search (`turns`: single
-//!   operations, decisions, memories and summaries; their vectors kept by `turn_index`, each
+//!   operations, decisions, memories and summaries, the full-text list re-ranked with the
+//!   project's own word statistics by `bm25`; their vectors kept by `turn_index`, each
 //!   recording its model), task context built from the most relevant turns with the reply
 //!   or result after them (`relevant`), prompt-time recall for UserPromptSubmit (`prompt`),
 //!   the wake-up `handover`. Sessions'

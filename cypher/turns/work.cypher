@@ -1,11 +1,20 @@
 // The turn indexer's next work: sessions with operations it has not processed with the
 // configured model (texts only, $model empty: past the text cursor); those whose last attempt
-// failed wait for their retry time. Newest first, each with its next operations in seq order
-// (found by the session/seq index).
+// failed wait for their retry time, then queue as if they had had activity then (not behind
+// every session never tried: a backlog would starve them). Projects take turns: each
+// project's newest session first, then each one's second, and so on, so one project's
+// backlog (an import, a model switch) cannot hold up another's new work. Each session comes
+// with its next operations in seq order (found by the session/seq index).
 MATCH (s:Session)
 WHERE s.turns_pending = true AND coalesce(s.turns_retry_at, 0) <= $now
   AND ($model <> '' OR coalesce(s.turns_text_seq, 0) < coalesce(s.last_seq, 0))
-WITH s ORDER BY coalesce(s.turns_attempts, 0), s.last_activity_at DESC
+WITH s, coalesce(s.last_activity_at, 0) AS active, coalesce(s.turns_retry_at, 0) AS due
+WITH s, CASE WHEN due > active THEN due ELSE active END AS queued
+ORDER BY queued DESC
+WITH s.project AS project, collect([s, queued])[..$sessions] AS line
+UNWIND range(0, size(line) - 1) AS turn
+WITH line[turn][0] AS s, line[turn][1] AS queued, turn
+ORDER BY turn, queued DESC
 LIMIT $sessions
 WITH s, CASE WHEN $model = '' THEN coalesce(s.turns_text_seq, 0)
             WHEN s.turns_model = $model THEN coalesce(s.turns_seq, 0) ELSE 0 END AS after

@@ -307,3 +307,45 @@ pub async fn store_texts(store: &Store, rows: &[TextWrite<'_>]) -> StoreResult<(
         )
         .await
 }
+
+/// One query word whose turns [`term_counts`] counts: the stemmed word, and the escaped
+/// Lucene query that finds the project's turns holding it.
+#[derive(Debug, Serialize)]
+pub struct TermQuery {
+    pub word: String,
+    pub query: String,
+}
+
+/// The project's turns in all (roughly: operations, summaries) and how many hold each word
+/// (at most `cap` counted), for project-local BM25.
+pub async fn term_counts(
+    store: &Store,
+    project: &str,
+    terms: &[TermQuery],
+    cap: usize,
+) -> StoreResult<(usize, Vec<(String, usize)>)> {
+    #[derive(Deserialize)]
+    struct Row {
+        docs: i64,
+        word: String,
+        df: i64,
+    }
+    if terms.is_empty() {
+        return Ok((0, Vec::new()));
+    }
+    let rows: Vec<Row> = store
+        .fetch(
+            statement(include_str!("../../cypher/turns_term_counts.cypher"))
+                .param("project", project)
+                .param("terms", param(terms)?)
+                .param("cap", cap as i64),
+        )
+        .await?;
+    let docs = rows.first().map_or(0, |r| r.docs.max(0) as usize);
+    Ok((
+        docs,
+        rows.into_iter()
+            .map(|r| (r.word, r.df.max(0) as usize))
+            .collect(),
+    ))
+}

@@ -4,12 +4,14 @@
 //! history is the relevant operations, chosen by [`relevant`]); [`window`] is
 //! the sliding window of a session's recent turns; [`search`] finds related sessions (hybrid
 //! BM25 + embeddings); [`turns`] finds single turns (operations, decisions, memories, session
-//! summaries); [`handover`] is the wake-up briefing for a new session; [`logs`]
+//! summaries), its full-text candidates scored again with the project's own statistics
+//! ([`bm25`]); [`handover`] is the wake-up briefing for a new session; [`logs`]
 //! caches sessions' operation logs for reconstruction and context. Budget
 //! arithmetic is pure and lives in [`crate::domain::budget`]. Nothing here knows HTTP; the
 //! only writers are [`index`] and [`turn_index`], which keep derived search fields (documents,
 //! search texts, embeddings with their model).
 
+pub mod bm25;
 pub mod context;
 pub mod handover;
 pub mod index;

@@ -15,7 +15,7 @@ use crate::config::SearchSettings;
 pub const MAX_QUERY_CHARS: usize = 1_000;
 
 /// Terms sent to Lucene at most (the rest of a long query is ignored).
-const MAX_TERMS: usize = 64;
+pub const MAX_TERMS: usize = 64;
 /// The reciprocal-rank constant (Cormack et al.).
 const RRF_K: f64 = 60.0;
 /// Candidates less similar than this are noise, however recent or important.

@@ -65,11 +65,54 @@ struct Plan {
     more: bool,
 }
 
+/// What one operation needs: its text (and whether it must be stored), and whether it wants
+/// a vector of `model`.
+fn needs(op: &store_turns::WorkOp, model: Option<&str>) -> (Option<String>, bool, bool) {
+    let (text, missing) = match &op.search_text {
+        Some(t) => (Some(t.clone()), false),
+        None => {
+            let t = text_of(op);
+            let missing = t.is_some();
+            (t, missing)
+        }
+    };
+    let wants_vector = match (model, &text) {
+        (Some(m), Some(_)) => op.embedding_model.as_deref() != Some(m),
+        _ => false,
+    };
+    (text, missing, wants_vector)
+}
+
+/// Shares `budget` vectors between sessions wanting `wants[i]` each, max-min fairly: every
+/// session gets as many as the others unless it wants fewer (one long session cannot hold
+/// up the short ones queued with it).
+fn fair_shares(wants: &[usize], budget: usize) -> Vec<usize> {
+    let mut out = vec![0usize; wants.len()];
+    let mut left = budget;
+    loop {
+        let open: Vec<usize> = (0..wants.len()).filter(|&i| out[i] < wants[i]).collect();
+        if open.is_empty() || left == 0 {
+            return out;
+        }
+        let each = (left / open.len()).max(1);
+        for i in open {
+            let give = each.min(wants[i] - out[i]).min(left);
+            out[i] += give;
+            left -= give;
+        }
+    }
+}
+
 fn plan(work: &[WorkSession], model: Option<&str>, budget: usize) -> Plan {
     let mut p = Plan {
         more: work.len() >= SESSIONS_PER_PASS,
         ..Plan::default()
     };
+    let wants: Vec<usize> = work
+        .iter()
+        .map(|s| s.ops.iter().filter(|op| needs(op, model).2).count())
+        .collect();
+    let shares = fair_shares(&wants, budget);
     for (si, s) in work.iter().enumerate() {
         let mut upto = if s.ops.is_empty() {
             s.last_seq.max(s.after)
@@ -77,20 +120,10 @@ fn plan(work: &[WorkSession], model: Option<&str>, budget: usize) -> Plan {
             s.after
         };
         let mut cut = false;
+        let mut embedded = 0;
         for op in &s.ops {
-            let (text, missing) = match &op.search_text {
-                Some(t) => (Some(t.clone()), false),
-                None => {
-                    let t = text_of(op);
-                    let missing = t.is_some();
-                    (t, missing)
-                }
-            };
-            let wants_vector = match (model, &text) {
-                (Some(m), Some(_)) => op.embedding_model.as_deref() != Some(m),
-                _ => false,
-            };
-            if wants_vector && p.embed.len() >= budget {
+            let (text, missing, wants_vector) = needs(op, model);
+            if wants_vector && embedded >= shares[si] {
                 cut = true;
                 break;
             }
@@ -101,6 +134,7 @@ fn plan(work: &[WorkSession], model: Option<&str>, budget: usize) -> Plan {
                     vector: None,
                 });
                 if wants_vector {
+                    embedded += 1;
                     p.embed
                         .push((p.writes.len() - 1, text.clone().unwrap_or_default()));
                 }
@@ -291,6 +325,29 @@ mod tests {
         // The cursor stops before the operation the budget left out.
         assert_eq!(p.cursors, vec![(0, 3)]);
         assert!(p.more);
+    }
+
+    #[test]
+    fn a_long_session_shares_the_pass_with_the_short_ones_queued_after_it() {
+        let long: Vec<WorkOp> = (1..=100)
+            .map(|i| op(i, "message", Some("long"), None))
+            .collect();
+        let short = |id: &str| WorkSession {
+            id: id.into(),
+            ..session(
+                0,
+                (1..=3).map(|i| op(i, "message", Some("s"), None)).collect(),
+            )
+        };
+        let work = [session(0, long), short("a"), short("b")];
+        let p = plan(&work, Some("m"), 20);
+        assert_eq!(p.embed.len(), 20);
+        // The short sessions are done; the long one got what they left and stays pending.
+        assert_eq!(p.cursors, vec![(0, 14), (1, 3), (2, 3)]);
+        assert!(p.more);
+        assert_eq!(fair_shares(&[100, 3, 3], 20), vec![14, 3, 3]);
+        assert_eq!(fair_shares(&[5, 5], 3), vec![2, 1]);
+        assert_eq!(fair_shares(&[0, 9], 4), vec![0, 4]);
     }
 
     #[test]

@@ -1,10 +1,12 @@
 //! Turn-level search: the operations (conversation turns, tool calls, decisions), memories and
 //! session summaries of a project that match a query, best first.
 //!
-//! Two ranked lists — BM25 over each turn's bounded `search_text` (always) and the nearest
-//! operations by embedding (when an embedder is configured; only vectors its model made) —
-//! are fused by reciprocal rank, re-ranked by `w_s·similarity + w_r·recency + w_i·importance`
-//! (the weights of [`crate::recall::search`]), then diversified by maximal marginal relevance
+//! Two ranked lists — BM25 over each turn's bounded `search_text` (always; a pool of at least
+//! 200 from the shared index, scored again with the project's own word statistics,
+//! [`bm25`]) and the nearest operations by embedding (when an embedder is configured; only
+//! vectors its model made) — are fused by reciprocal rank, re-ranked by
+//! `w_s·similarity + w_r·recency + w_i·importance` (the weights of
+//! [`crate::recall::search`]), then diversified by maximal marginal relevance
 //! (cosine between stored vectors, word overlap where a turn has none), so near-identical
 //! turns do not crowd the top. Operations not embedded yet are still found by BM25. Query
 //! text reaches Lucene escaped ([`rank::lucene_query_on`]).
@@ -15,6 +17,7 @@ use crate::domain::operation::OpType;
 use crate::embed::Embedder;
 use crate::graph::turns::{self as store_turns, Filter, TurnRow};
 use crate::graph::{now_ms, Store, StoreResult};
+use crate::recall::bm25;
 use crate::recall::rank::{self, Lists, Mode, Weights};
 
 /// Query characters at most.
@@ -46,6 +49,10 @@ pub const MAX_TYPES: usize = 16;
 pub const MAX_SESSIONS: usize = 200;
 /// Characters of a snippet at most (without the ellipses).
 pub const SNIPPET_CHARS: usize = 240;
+/// Candidates asked of the full-text index at least: its ranking uses the whole database's
+/// word weights, so the turns that answer may lie well below its top; the project's own
+/// statistics re-rank them ([`bm25`]).
+const FULLTEXT_POOL: usize = 200;
 /// Operations compared one by one when the approximate vector index cannot answer alone.
 const EXACT_SCAN: usize = 20_000;
 /// Weight of relevance against novelty in the diversity step.
@@ -164,7 +171,7 @@ pub async fn search_in(
     let k = if filtered {
         (limit * 20).clamp(200, 1_000)
     } else {
-        (limit * 5).max(50)
+        (limit * 5).max(FULLTEXT_POOL)
     };
     let filter = Filter {
         project: q.project,
@@ -176,7 +183,8 @@ pub async fn search_in(
         rank::lucene_query_on("search_text", q.project, q.text).filter(|_| lists.fulltext());
     let model = embedder.map(|e| e.model());
     // The two lists are asked for at once: the vector list as soon as the query is embedded.
-    let (bm25, nearest, pending) = tokio::join!(
+    let words = bm25::query_words(q.text);
+    let (bm25, nearest, pending, stats) = tokio::join!(
         async {
             match &lucene {
                 Some(l) => store_turns::fulltext(store, &filter, l, k).await,
@@ -197,9 +205,16 @@ pub async fn search_in(
                 Some(e) => Some(store_turns::pending_in_project(store, q.project, e.model()).await),
                 None => None,
             }
+        },
+        async {
+            if lucene.is_none() {
+                return Ok(None);
+            }
+            term_stats(store, q.project, &words).await.map(Some)
         }
     );
     let bm25 = bm25?;
+    let stats = stats?;
     let pending_embeddings = pending.transpose()?;
     let mut degraded = None;
     let nearest = match nearest? {
@@ -215,6 +230,10 @@ pub async fn search_in(
     } else {
         Mode::Fulltext
     };
+    let bm25 = match &stats {
+        Some(stats) => rescore(&words, stats, &bm25, &nearest),
+        None => bm25,
+    };
     let hits = rank(store, model, weights, q, limit, bm25, nearest, lists).await?;
     Ok(TurnResult {
         hits,
@@ -222,6 +241,68 @@ pub async fn search_in(
         pending_embeddings,
         degraded,
     })
+}
+
+/// Most turns counted per query word: past it a word is common in the project anyway.
+const TERM_COUNT_CAP: usize = 1_000;
+
+/// The project's statistics for the query's words ([`bm25::Stats`]).
+async fn term_stats(
+    store: &Store,
+    project: &str,
+    words: &[(String, String)],
+) -> StoreResult<bm25::Stats> {
+    let terms: Vec<store_turns::TermQuery> = words
+        .iter()
+        .take(rank::MAX_TERMS)
+        .map(|(raw, stem)| store_turns::TermQuery {
+            word: stem.clone(),
+            query: format!(
+                "+project:\"{}\" +search_text:({})",
+                rank::escape_lucene(project),
+                rank::escape_lucene(raw)
+            ),
+        })
+        .collect();
+    let (docs, df) = store_turns::term_counts(store, project, &terms, TERM_COUNT_CAP).await?;
+    Ok(bm25::Stats {
+        docs,
+        df: df.into_iter().collect(),
+    })
+}
+
+/// The full-text list scored again with the project's own statistics: every candidate either
+/// list found (a turn the vector list found may hold the query's words too), best first,
+/// those without any of the words left out.
+fn rescore(
+    words: &[(String, String)],
+    stats: &bm25::Stats,
+    bm25_rows: &[TurnRow],
+    nearest: &[TurnRow],
+) -> Vec<TurnRow> {
+    let query: Vec<String> = words.iter().map(|(_, stem)| stem.clone()).collect();
+    let mut seen = HashSet::new();
+    let rows: Vec<&TurnRow> = bm25_rows
+        .iter()
+        .chain(nearest)
+        .filter(|r| seen.insert(r.id.as_str()))
+        .collect();
+    let docs: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| bm25::words(r.text.as_deref().unwrap_or_default()))
+        .collect();
+    let scores = bm25::score_all(&query, &docs, stats);
+    let mut out: Vec<TurnRow> = rows
+        .into_iter()
+        .zip(scores)
+        .filter(|(_, s)| *s > 0.0)
+        .map(|(r, s)| TurnRow {
+            score: s,
+            ..r.clone()
+        })
+        .collect();
+    out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
+    out
 }
 
 async fn vector_list(
@@ -558,6 +639,43 @@ mod tests {
         assert_eq!(TURN_KINDS.len(), OpType::ALL.len() + 2);
         assert_eq!(&TURN_KINDS[..OpType::ALL.len()], &OpType::ALL[..]);
         assert_eq!(&TURN_KINDS[OpType::ALL.len()..], &["memory", "summary"]);
+    }
+
+    fn row(id: &str, text: &str, score: f64) -> TurnRow {
+        TurnRow {
+            id: id.into(),
+            session_id: Some("s".into()),
+            seq: 1,
+            kind: Some("message".into()),
+            role: None,
+            text: Some(text.into()),
+            at: 0,
+            score,
+        }
+    }
+
+    #[test]
+    fn the_projects_own_statistics_rerank_what_either_list_found() {
+        let words = bm25::query_words("What did Zed say about the ledger?");
+        // Zed is on most of the project's turns, the ledger on one.
+        let stats = bm25::Stats {
+            docs: 50,
+            df: [("zed".to_string(), 40), ("ledger".to_string(), 1)].into(),
+        };
+        // The index ranked by the whole database, where Zed is rare.
+        let fulltext = vec![
+            row("chatter", "Zed: Zed says hi, Zed here", 9.0),
+            row("answer", "Zed: the ledger closed at noon", 5.0),
+        ];
+        // Meaning found a turn with a query word too, and one with none.
+        let nearest = vec![
+            row("also", "the ledger again", 0.8),
+            row("none", "nothing alike", 0.7),
+        ];
+        let out = rescore(&words, &stats, &fulltext, &nearest);
+        let ids: Vec<&str> = out.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ["also", "answer", "chatter"]);
+        assert!(out.iter().all(|r| r.score > 0.0));
     }
 
     #[test]

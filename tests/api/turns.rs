@@ -427,3 +427,158 @@ async fn cairn_search_prints_the_turns_found() {
     let (code, _) = run(&["--type", "bogus", "x"]).await;
     assert!(code.unwrap_err().contains("invalid_types"));
 }
+
+/// A session whose failed embedding comes due again is queued by when it came due, not behind
+/// every session never tried: a backlog (a model switch, a bulk import) cannot starve it.
+#[tokio::test]
+async fn a_failed_session_due_again_is_not_starved_by_a_backlog() {
+    crate::helpers::schema_once().await;
+    let store = crate::helpers::store();
+    let project = format!("turn-queue-{}", uuid::Uuid::new_v4().simple());
+    let now = cairn::graph::now_ms();
+    let rows = json!([
+        // Failed twice, due again now; its last activity is the oldest.
+        {"id": "failed", "active": now - 600_000, "attempts": 2, "retry": now - 1},
+        // A backlog never tried, with activity after the failed one's.
+        {"id": "backlog-1", "active": now - 60_000, "attempts": 0, "retry": null},
+        {"id": "backlog-2", "active": now - 120_000, "attempts": 0, "retry": null},
+        // Failed, not due yet: not offered.
+        {"id": "waiting", "active": now, "attempts": 1, "retry": now + 3_600_000},
+    ]);
+    store
+        .run(
+            neo4rs::query(
+                "UNWIND $rows AS r
+                 CREATE (:Session {id: $project + '-' + r.id, project: $project, last_seq: 0,
+                                   turns_pending: true, last_activity_at: r.active,
+                                   turns_attempts: r.attempts, turns_retry_at: r.retry})",
+            )
+            .param("project", project.as_str())
+            .param("rows", cairn::graph::param(&rows).unwrap()),
+        )
+        .await
+        .expect("sessions");
+    let work = cairn::graph::turns::work(&store, "m", 2_000, 1).await;
+    cairn::graph::purge::project_now(&store, &project)
+        .await
+        .expect("purge");
+    let prefix = format!("{project}-");
+    let order: Vec<String> = work
+        .unwrap()
+        .into_iter()
+        .filter(|s| s.project == project)
+        .map(|s| s.id.trim_start_matches(&prefix).to_string())
+        .collect();
+    assert_eq!(order, ["failed", "backlog-1", "backlog-2"]);
+}
+
+/// Projects take turns in the turn indexer's queue: a small project's session is not held up
+/// behind a large project's newer backlog.
+#[tokio::test]
+async fn projects_take_turns_in_the_turn_indexers_queue() {
+    crate::helpers::schema_once().await;
+    let store = crate::helpers::store();
+    let run = uuid::Uuid::new_v4().simple().to_string();
+    let (big, small) = (format!("turn-big-{run}"), format!("turn-small-{run}"));
+    let now = cairn::graph::now_ms();
+    let rows = json!([
+        {"project": big, "id": "b1", "active": now - 1_000},
+        {"project": big, "id": "b2", "active": now - 2_000},
+        {"project": big, "id": "b3", "active": now - 3_000},
+        {"project": small, "id": "s1", "active": now - 60_000},
+    ]);
+    store
+        .run(
+            neo4rs::query(
+                "UNWIND $rows AS r
+                 CREATE (:Session {id: r.project + '-' + r.id, project: r.project, last_seq: 0,
+                                   turns_pending: true, last_activity_at: r.active})",
+            )
+            .param("rows", cairn::graph::param(&rows).unwrap()),
+        )
+        .await
+        .expect("sessions");
+    let work = cairn::graph::turns::work(&store, "m", 2_000, 1).await;
+    for p in [&big, &small] {
+        cairn::graph::purge::project_now(&store, p)
+            .await
+            .expect("purge");
+    }
+    let order: Vec<String> = work
+        .unwrap()
+        .into_iter()
+        .filter(|s| s.project == big || s.project == small)
+        .map(|s| s.id.rsplit('-').next().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(order, ["b1", "s1", "b2", "b3"]);
+}
+
+/// Words weigh by how rare they are in the project searched, not in the whole database: a
+/// name on every turn of this project (and nowhere else) does not outrank the words that
+/// answer, however common those are in another project.
+#[tokio::test]
+async fn words_weigh_by_the_project_searched_not_the_whole_database() {
+    let (app, other) = tokio::join!(TestApp::spawn(), TestApp::spawn());
+    let name = format!("zed{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+    // Elsewhere the answer's words are everywhere.
+    let sid = other.session().await;
+    let chatter: Vec<Value> = (0..40)
+        .map(|i| {
+            json!({"id": format!("{sid}-{i}"), "type": "message", "role": "user",
+                   "summary": "x", "content": format!("ledger migration number {i} went fine")})
+        })
+        .collect();
+    other.ops_sync(&sid, Value::Array(chatter)).await;
+    // Here the name is on every turn, twice on most.
+    let sid = app.session().await;
+    let mut turns: Vec<Value> = [
+        "good morning, {n} here",
+        "{n} says hi again",
+        "lunch was fine, said {n}",
+        "{n} thinks the coffee is cold",
+        "{n} will call {n}'s sister",
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, t)| {
+        json!({"id": format!("{sid}-{i}"), "type": "message", "role": "user", "summary": "x",
+               "content": format!("{name}: {}", t.replace("{n}", &name))})
+    })
+    .collect();
+    let answer = format!("{sid}-answer");
+    turns.push(
+        json!({"id": answer, "type": "message", "role": "assistant", "summary": "x",
+                      "content": format!("{name}: the ledger migration stopped at step three")}),
+    );
+    app.ops_sync(&sid, Value::Array(turns)).await;
+    let query = format!("What did {name} say about the ledger migration?");
+    let found = search_until(
+        &app,
+        json!({"project": app.project, "query": query, "limit": 10}),
+        // Every turn indexed (the index is eventually consistent).
+        |ops| ops.len() >= 6,
+    )
+    .await;
+    assert_eq!(
+        found["operations"][0]["operation_id"],
+        answer.as_str(),
+        "{found}"
+    );
+    // The statistics are the project's: the other project's forty ledger turns do not count.
+    let term = |word: &str| cairn::graph::turns::TermQuery {
+        word: word.to_string(),
+        query: format!("+project:\"{}\" +search_text:({word})", app.project),
+    };
+    let (docs, counts) = cairn::graph::turns::term_counts(
+        &crate::helpers::store(),
+        &app.project,
+        &[term(&name), term("ledger")],
+        1_000,
+    )
+    .await
+    .expect("term counts");
+    assert!(docs >= 6, "{docs}");
+    let counts: std::collections::HashMap<String, usize> = counts.into_iter().collect();
+    assert_eq!(counts[&name], 6, "{counts:?}");
+    assert_eq!(counts["ledger"], 1, "{counts:?}");
+}

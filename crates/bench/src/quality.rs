@@ -64,6 +64,12 @@ pub struct QualityBench {
     /// Ask again on the projects a run with `--keep` left (its run id), capturing nothing.
     #[arg(long, value_name = "RUN")]
     pub reuse: Option<String>,
+    /// Only these modes (`fulltext`, `vectors`, `hybrid`); all three by default.
+    #[arg(long, value_delimiter = ',')]
+    pub modes: Vec<String>,
+    /// Skip asking the questions as prompts through the command hook.
+    #[arg(long)]
+    pub no_prompts: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -543,7 +549,7 @@ pub async fn run(mut b: QualityBench) -> anyhow::Result<()> {
     let base = format!("http://127.0.0.1:{}", app.port());
     let stopper = app.stopper();
     let server = tokio::spawn(app.run_until_stopped());
-    let outcome = measure(&state, &base, &run, &data, b.questions, reused).await;
+    let outcome = measure(&state, &base, &run, &data, &b, reused).await;
     if b.keep || reused {
         eprintln!("projects kept: --reuse {run}");
     } else {
@@ -566,9 +572,10 @@ async fn measure(
     base: &str,
     run: &str,
     data: &DataSet,
-    per_conversation: Option<usize>,
+    b: &QualityBench,
     reused: bool,
 ) -> anyhow::Result<Value> {
+    let per_conversation = b.questions;
     let started = Instant::now();
     let loaded = placed(run, &data.conversations);
     if reused {
@@ -601,6 +608,10 @@ async fn measure(
     let mut report = serde_json::Map::new();
     let embedder = state.embedder.as_deref().map(|e| format!("{e:?}"));
     for (name, lists) in MODES {
+        if !b.modes.is_empty() && !b.modes.iter().any(|m| m == name) {
+            report.insert(name.into(), json!({"skipped": "not asked for (--modes)"}));
+            continue;
+        }
         if lists.vector() && embedder.is_none() {
             report.insert(name.into(), json!({"skipped": "no embedder configured"}));
             continue;
@@ -623,18 +634,20 @@ async fn measure(
         }
         report.insert(name.into(), tally.report());
     }
-    report.insert(
-        "prompt_recall".into(),
-        prompts(
-            &state.store,
-            base,
-            run,
-            &data.conversations,
-            &loaded,
-            per_conversation,
-        )
-        .await?,
-    );
+    if !b.no_prompts {
+        report.insert(
+            "prompt_recall".into(),
+            prompts(
+                &state.store,
+                base,
+                run,
+                &data.conversations,
+                &loaded,
+                per_conversation,
+            )
+            .await?,
+        );
+    }
     report.insert(
         "setup".into(),
         json!({
@@ -700,6 +713,9 @@ fn print(report: &Value) {
         );
     }
     let p = &report["prompt_recall"];
+    if p.is_null() {
+        return;
+    }
     println!(
         "prompt recall (command hook, {} ms deadline): {} prompts, {} answered in time, {} recalled something, evidence recall {}, p50 {} ms, p95 {} ms",
         p["deadline_ms"],

@@ -51,6 +51,12 @@ pub struct RecallBench {
     /// Window token limit.
     #[arg(long, default_value_t = 2_000)]
     pub window_tokens: usize,
+    /// Remove the project once measured (it is kept for the next run otherwise).
+    #[arg(long)]
+    pub purge: bool,
+    /// Only remove the project (what an interrupted run left), measuring nothing.
+    #[arg(long)]
+    pub purge_only: bool,
 }
 
 /// The stub model's name, recorded with the vectors the bench seeds.
@@ -445,6 +451,9 @@ pub async fn run(mut b: RecallBench) -> anyhow::Result<()> {
         .clone()
         .unwrap_or_else(|| format!("bench-recall-{}-{}", b.sessions, b.operations));
     let store = Store::connect(&b.settings.neo4j)?;
+    if b.purge_only {
+        return purge(&store, &project).await;
+    }
     graph::schema::apply(&store, b.settings.neo4j.embed_dimensions)
         .await
         .context("applying the schema")?;
@@ -565,5 +574,22 @@ pub async fn run(mut b: RecallBench) -> anyhow::Result<()> {
     stopper.send_replace(true);
     server.await??;
     let _ = std::fs::remove_dir_all(&spool);
+    if b.purge {
+        purge(&store, &project).await?;
+    }
+    Ok(())
+}
+
+/// Removes the bench's project: a seeded million operations must not stay in a shared
+/// database (every cairn on it with another embedding model would queue them).
+async fn purge(store: &Store, project: &str) -> anyhow::Result<()> {
+    let started = Instant::now();
+    graph::purge::project_now(store, project)
+        .await
+        .with_context(|| format!("purging {project}"))?;
+    println!(
+        "purged {project} in {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
     Ok(())
 }
