@@ -335,7 +335,7 @@ pub async fn term_counts(
     }
     let rows: Vec<Row> = store
         .fetch(
-            statement(include_str!("../../cypher/turns_term_counts.cypher"))
+            statement(include_str!("../../cypher/turns/term_counts.cypher"))
                 .param("project", project)
                 .param("terms", param(terms)?)
                 .param("cap", cap as i64),
