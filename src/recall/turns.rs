@@ -184,14 +184,15 @@ pub async fn search_in(
     let model = embedder.map(|e| e.model());
     // The two lists are asked for at once: the vector list as soon as the query is embedded.
     let words = bm25::query_words(q.text);
+    // Each list on the heap: together they are too large for a request's stack.
     let (bm25, nearest, pending, stats) = tokio::join!(
-        async {
+        Box::pin(async {
             match &lucene {
                 Some(l) => store_turns::fulltext(store, &filter, l, k).await,
                 None => Ok(Vec::new()),
             }
-        },
-        async {
+        }),
+        Box::pin(async {
             let Some(e) = embedder else {
                 return Ok(Ok(Vec::new()));
             };
@@ -199,19 +200,19 @@ pub async fn search_in(
                 Ok(v) => vector_list(store, &filter, e.model(), &v, k).await.map(Ok),
                 Err(err) => Ok(Err(err)),
             }
-        },
-        async {
+        }),
+        Box::pin(async {
             match embedder {
                 Some(e) => Some(store_turns::pending_in_project(store, q.project, e.model()).await),
                 None => None,
             }
-        },
-        async {
+        }),
+        Box::pin(async {
             if lucene.is_none() {
                 return Ok(None);
             }
             term_stats(store, q.project, &words).await.map(Some)
-        }
+        })
     );
     let bm25 = bm25?;
     let stats = stats?;
@@ -234,7 +235,7 @@ pub async fn search_in(
         Some(stats) => rescore(&words, stats, &bm25, &nearest),
         None => bm25,
     };
-    let hits = rank(store, model, weights, q, limit, bm25, nearest, lists).await?;
+    let hits = Box::pin(rank(store, model, weights, q, limit, bm25, nearest, lists)).await?;
     Ok(TurnResult {
         hits,
         mode,
