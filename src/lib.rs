@@ -3,7 +3,7 @@
 //!
 //! # Layout
 //!
-//! Data flows one way: `api` / `cli` → `capture` / `recall` → `graph` → Neo4j. `domain`
+//! Data flows one way: `api` / `ui` / `cli` → `capture` / `recall` → `graph` → Neo4j. `domain`
 //! depends on nothing; nothing below `api` knows about HTTP.
 //!
 //! This crate holds what `cairn` and its commands run, nothing else. Beside it in the
@@ -60,6 +60,9 @@
 //!   PreToolUse), transcript parsing (both layouts: subagents as child sessions, compaction
 //!   summaries, wrappers skipped), settings merging and the pinned project.
 //! - [`mcp`] — MCP at `/mcp` (rmcp, streamable HTTP): the agent-facing tools.
+//! - [`ui`] — the team's web UI at `/ui`: server-rendered pages (maud, no script, strict
+//!   CSP), sign-in with a project's key exchanged for a cookie whose state lives in Neo4j
+//!   (`ui::guard`), CSRF-checked actions; pages read through the API's own functions.
 //! - [`embed`] — embeddings: one `Embedder` over the embedded all-MiniLM-L6-v2 (`local`:
 //!   candle on the CPU, its own thread, length-sorted batches; the default) and an
 //!   OpenAI-compatible endpoint (`remote`); `model()` names what made each vector.
@@ -82,3 +85,4 @@ pub mod mcp;
 pub mod recall;
 pub mod state;
 pub mod telemetry;
+pub mod ui;

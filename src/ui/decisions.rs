@@ -1,0 +1,92 @@
+//! Decisions (`GET /ui/decisions?subject=`): a subject's history newest first — what was
+//! chosen, why, what was rejected, what superseded what and the sessions behind them — or,
+//! without a subject, the project's latest decisions. Read with the API's
+//! [`crate::graph::decisions::list`].
+
+use std::sync::Arc;
+
+use maud::html;
+use poem::web::{Data, Query};
+use poem::{handler, IntoResponse};
+use serde::Deserialize;
+
+use super::guard::Viewer;
+use super::layout::{self, badge, none, session_link, subject_link, time, Nav};
+use super::Page;
+use crate::domain::{limits::MAX_SUBJECT_CHARS, record::subject_key, validate};
+use crate::graph::decisions::{self, DecisionFilter};
+use crate::state::AppState;
+
+/// Decisions listed at most.
+pub const LIMIT: i64 = 100;
+
+#[derive(Deserialize)]
+pub struct Params {
+    subject: Option<String>,
+}
+
+/// `GET /ui/decisions`.
+#[handler]
+pub async fn page(state: Data<&Arc<AppState>>, viewer: Viewer, Query(q): Query<Params>) -> Page {
+    let subject = validate::opt_text("subject", q.subject.as_deref(), MAX_SUBJECT_CHARS)
+        .map_err(super::failure)?;
+    let key = subject.as_deref().map(subject_key);
+    let list = decisions::list(
+        &state.store,
+        &viewer.project,
+        &DecisionFilter {
+            subject_key: key.as_deref(),
+            file: None,
+            limit: LIMIT,
+        },
+    )
+    .await
+    .map_err(|e| super::failure(e.into()))?;
+    let title = match &subject {
+        Some(s) => format!("Decisions on “{s}”"),
+        None => "Decisions".to_string(),
+    };
+    let body = html! {
+        form.filter method="get" action="/ui/decisions" {
+            label for="subject" { "Subject" }
+            input #subject type="text" name="subject" value=(subject.as_deref().unwrap_or(""))
+                maxlength=(MAX_SUBJECT_CHARS);
+            button type="submit" { "Show history" }
+            @if subject.is_some() { " " a href="/ui/decisions" { "All subjects" } }
+        }
+        @if list.is_empty() { (none("No decisions.")) }
+        ol.decisions {
+            @for d in &list {
+                li #{ "d-" (d.id) } {
+                    article.decision {
+                        h2 { (subject_link(&d.subject)) }
+                        p {
+                            "Chose " strong { (d.choice) }
+                            @if d.superseded_by.is_none() { " " (badge("active")) } @else { " " (badge("superseded")) }
+                        }
+                        @if !d.rationale.is_empty() { p { "Because " (d.rationale) } }
+                        @if !d.alternatives.is_empty() {
+                            p { "Rejected: " @for (i, a) in d.alternatives.iter().enumerate() {
+                                @if i > 0 { ", " } s { (a) }
+                            } }
+                        }
+                        p.muted {
+                            (time(d.at)) " · confidence " (layout::percent(d.confidence))
+                            @if let Some(sid) = &d.session_id { " · in " (session_link(sid)) }
+                            @if !d.files.is_empty() {
+                                " · " @for f in &d.files { (layout::file_link(f)) " " }
+                            }
+                        }
+                        @if let Some(old) = &d.supersedes {
+                            p { "Supersedes " a href={ "#d-" (old) } { "an earlier decision" } }
+                        }
+                        @if let Some(new) = &d.superseded_by {
+                            p { "Superseded by " a href={ "#d-" (new) } { "a later decision" } }
+                        }
+                    }
+                }
+            }
+        }
+    };
+    Ok(layout::page(&viewer, Nav::Decisions, &title, body).into_response())
+}

@@ -1,0 +1,124 @@
+//! A file (`GET /ui/file?path=`): what `GET /v1/knowledge` knows about it — decisions (with
+//! rejected alternatives and supersession), active beliefs informed by work on it, the
+//! sessions that touched it and open todos naming it — from the same
+//! [`crate::knowledge::report`].
+
+use std::sync::Arc;
+
+use maud::html;
+use poem::web::{Data, Query};
+use poem::{handler, IntoResponse};
+use serde::Deserialize;
+
+use super::guard::Viewer;
+use super::layout::{self, badge, none, session_link, subject_link, Nav};
+use super::Page;
+use crate::domain::{limits::MAX_PATH_CHARS, paths, validate};
+use crate::knowledge;
+use crate::state::AppState;
+
+/// The Markdown budget the report is built with (the page shows its data, not the Markdown).
+const BUDGET: u32 = 2_000;
+
+#[derive(Deserialize)]
+pub struct Params {
+    path: Option<String>,
+}
+
+/// `GET /ui/file`.
+#[handler]
+pub async fn page(state: Data<&Arc<AppState>>, viewer: Viewer, Query(q): Query<Params>) -> Page {
+    let raw = q.path.as_deref().map(str::trim).filter(|p| !p.is_empty());
+    let path = match raw {
+        Some(p) => Some(paths::normalize(
+            &validate::path("path", p).map_err(super::failure)?,
+            None,
+        )),
+        None => None,
+    };
+    let form = html! {
+        form.filter method="get" action="/ui/file" {
+            label for="path" { "File path" }
+            input #path type="text" name="path" value=(path.as_deref().unwrap_or(""))
+                maxlength=(MAX_PATH_CHARS) placeholder="src/main.rs";
+            button type="submit" { "Show" }
+        }
+    };
+    let Some(path) = path else {
+        let body = html! { (form) p { "What is known about a file: the decisions, beliefs, sessions and open todos behind it." } };
+        return Ok(layout::page(&viewer, Nav::Other, "File", body).into_response());
+    };
+    let settings = &state.settings;
+    let report = knowledge::report(
+        &state.store,
+        &viewer.project,
+        std::slice::from_ref(&path),
+        settings.belief_half_life_ms(),
+        settings.tokenizer,
+        BUDGET,
+    )
+    .await
+    .map_err(|e| super::failure(e.into()))?;
+    let known = report.files.into_iter().find(|f| f.path == path);
+    let body = html! {
+        (form)
+        @match &known {
+            None => (none("Nothing is known about this file.")),
+            Some(k) if k.is_empty() => (none("Nothing is known about this file.")),
+            Some(k) => {
+                section aria-labelledby="decisions" {
+                    h2 #decisions { "Decisions" }
+                    @if k.decisions.is_empty() { (none("No decisions about it.")) }
+                    ul.plain {
+                        @for d in &k.decisions {
+                            li {
+                                (subject_link(&d.subject)) ": " strong { (d.choice) }
+                                @if d.superseded { " " (badge("superseded")) }
+                                @if !d.rejected.is_empty() { " " span.muted { "over " (d.rejected.join(", ")) } }
+                                @if !d.rationale.is_empty() { br; span.muted { (d.rationale) } }
+                                br; span.muted { (d.at) @if let Some(s) = &d.session_id { " · " (session_link(s)) } }
+                            }
+                        }
+                    }
+                }
+                section aria-labelledby="beliefs" {
+                    h2 #beliefs { "Beliefs" }
+                    @if k.beliefs.is_empty() { (none("No beliefs informed by work on it.")) }
+                    ul.plain {
+                        @for b in &k.beliefs {
+                            li {
+                                a href={ "/ui/beliefs/" (layout::encode(&b.id)) } { (b.content) }
+                                " " span.muted { (layout::percent(b.conviction)) " · " (b.evidence) " pieces of evidence" }
+                            }
+                        }
+                    }
+                }
+                section aria-labelledby="sessions" {
+                    h2 #sessions { "Sessions" }
+                    @if k.sessions.is_empty() { (none("No sessions touched it.")) }
+                    ul.plain {
+                        @for s in &k.sessions {
+                            li {
+                                (session_link(&s.session_id)) " " (badge(&s.status)) " "
+                                span.muted { (s.modes.join(", ")) " · " (s.last_touched) }
+                                @if let Some(t) = &s.task { br; (t) }
+                                @if let Some(sum) = &s.summary { br; span.summary { (sum) } }
+                            }
+                        }
+                    }
+                }
+                section aria-labelledby="todos" {
+                    h2 #todos { "Open todos" }
+                    @if k.open_todos.is_empty() { (none("No open todos name it.")) }
+                    ul.plain {
+                        @for t in &k.open_todos {
+                            li { (badge(&t.status)) " " (t.content) " (" (session_link(&t.session_id)) ")" }
+                        }
+                    }
+                }
+            }
+        }
+    };
+    let title = format!("File {path}");
+    Ok(layout::page(&viewer, Nav::Other, &title, body).into_response())
+}

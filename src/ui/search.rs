@@ -1,0 +1,109 @@
+//! Search (`GET /ui/search?q=`): one box; the sessions that match (the API's session search)
+//! and the single turns that match, with snippets (the API's turn search, validated and
+//! scoped by the same [`crate::api::search::turn_search`]).
+
+use std::sync::Arc;
+
+use maud::html;
+use poem::web::{Data, Query};
+use poem::{handler, IntoResponse};
+use serde::Deserialize;
+
+use super::guard::Viewer;
+use super::layout::{self, badge, none, operation_link, session_link, time, Nav};
+use super::Page;
+use crate::api::search::{search_input, turn_search, SearchRequest, TurnSearchRequest};
+use crate::recall::search::{self as session_search, Weights};
+use crate::state::AppState;
+
+/// Sessions and turns shown per search.
+pub const LIMIT: u32 = 10;
+
+#[derive(Deserialize)]
+pub struct Params {
+    q: Option<String>,
+}
+
+/// `GET /ui/search`.
+#[handler]
+pub async fn page(state: Data<&Arc<AppState>>, viewer: Viewer, Query(p): Query<Params>) -> Page {
+    let raw = p.q.unwrap_or_default();
+    let form = html! {
+        form.filter role="search" method="get" action="/ui/search" {
+            label for="query" { "Search sessions and turns" }
+            input #query type="search" name="q" value=(raw) maxlength="1000";
+            button type="submit" { "Search" }
+        }
+    };
+    if raw.trim().is_empty() {
+        return Ok(layout::page(&viewer, Nav::Search, "Search", form).into_response());
+    }
+    let request = SearchRequest {
+        project: viewer.project.clone(),
+        query: raw.clone(),
+        limit: Some(LIMIT),
+    };
+    let (project, query, limit) = search_input(&request).map_err(super::failure)?;
+    let turns_request = TurnSearchRequest {
+        project: project.clone(),
+        query: query.clone(),
+        limit: Some(LIMIT),
+        types: None,
+    };
+    let principal = viewer.principal();
+    let (sessions, turns) = tokio::join!(
+        session_search::search(
+            &state.store,
+            state.embedder.as_deref(),
+            Weights::from(&state.settings.search),
+            &project,
+            &query,
+            limit,
+            &[],
+        ),
+        turn_search(&state, &principal, &turns_request),
+    );
+    let sessions = sessions.map_err(|e| super::failure(e.into()))?;
+    let turns = turns.map_err(super::failure)?;
+    let body = html! {
+        (form)
+        section aria-labelledby="found-sessions" {
+            h2 #found-sessions { "Sessions" }
+            @if sessions.hits.is_empty() { (none("No session matches.")) }
+            ol.results {
+                @for h in &sessions.hits {
+                    li {
+                        p.head {
+                            (session_link(&h.session_id))
+                            @if let Some(s) = &h.status { " " (badge(s)) }
+                            " " span.muted { (layout::percent(h.similarity)) " match · "
+                                (format!("{:.1}", h.days_ago)) " days ago" }
+                        }
+                        @if let Some(t) = &h.task { p.task { (t) } }
+                        @if let Some(s) = &h.summary { p.summary { (s) } }
+                    }
+                }
+            }
+        }
+        section aria-labelledby="found-turns" {
+            h2 #found-turns { "Turns" }
+            @if turns.operations.is_empty() { (none("No turn matches.")) }
+            ol.results {
+                @for t in &turns.operations {
+                    li {
+                        p.head {
+                            span class={ "type " (t.kind) } { (t.kind) } " "
+                            @if t.session_id.is_empty() { span.muted { "outside any session" } }
+                            @else if t.seq > 0 { (operation_link(&t.session_id, t.seq)) }
+                            @else { (session_link(&t.session_id)) }
+                            " " span.muted { (time(t.at)) }
+                        }
+                        p.snippet { (t.snippet) }
+                    }
+                }
+            }
+        }
+    };
+    let title = format!("Search: {query}");
+    Ok(layout::page(&viewer, Nav::Search, &title, body).into_response())
+}
