@@ -75,7 +75,12 @@ pub fn history(
     let span = (to - from).max(0);
     let mut moments: Vec<i64> = (0..points)
         .map(|i| from + (span as f64 * i as f64 / (points - 1) as f64) as i64)
-        .chain(evidence.iter().map(|e| e.at).filter(|t| (from..=to).contains(t)))
+        .chain(
+            evidence
+                .iter()
+                .map(|e| e.at)
+                .filter(|t| (from..=to).contains(t)),
+        )
         .collect();
     moments.sort_unstable();
     moments.dedup();
@@ -111,8 +116,16 @@ mod tests {
     fn history_replays_the_evidence_as_it_arrived() {
         let h = 90 * DAY;
         let ev = [
-            Evidence { supports: true, weight: 1.0, at: 10 * DAY },
-            Evidence { supports: false, weight: 0.5, at: 20 * DAY },
+            Evidence {
+                supports: true,
+                weight: 1.0,
+                at: 10 * DAY,
+            },
+            Evidence {
+                supports: false,
+                weight: 0.5,
+                at: 20 * DAY,
+            },
         ];
         let before = at(0.5, 0, h, &ev, 5 * DAY);
         assert!((before - conviction(0.5, 5 * DAY, h, 0.0, 0.0)).abs() < 1e-12);

@@ -199,7 +199,11 @@ pub struct BeliefEvidence {
 }
 
 /// The belief `id` of `project` with its evidence; `None` when there is none.
-pub async fn evidence(store: &Store, project: &str, id: &str) -> StoreResult<Option<BeliefEvidence>> {
+pub async fn evidence(
+    store: &Store,
+    project: &str,
+    id: &str,
+) -> StoreResult<Option<BeliefEvidence>> {
     store
         .fetch_one(
             statement(include_str!("../../cypher/belief_evidence.cypher"))

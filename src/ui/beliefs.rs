@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use maud::html;
+use maud::{html, Markup};
 use poem::http::{header, StatusCode};
 use poem::web::{Data, Form, Path, Query};
 use poem::{handler, IntoResponse, Request, Response};
@@ -57,41 +57,7 @@ pub async fn list(
     .await
     .map_err(|e| super::failure(e.into()))?;
     let current = status.map_or("all", BeliefStatus::as_str);
-    let body = html! {
-        nav.tabs aria-label="Belief status" {
-            ul {
-                @for s in ["all", "proposed", "active", "rejected"] {
-                    li {
-                        @if s == current {
-                            a href={ "/ui/beliefs?status=" (s) } aria-current="page" { (s) }
-                        } @else {
-                            a href={ "/ui/beliefs?status=" (s) } { (s) }
-                        }
-                    }
-                }
-            }
-        }
-        @if found.is_empty() { (none("No beliefs.")) }
-        @else {
-            table {
-                thead { tr {
-                    th scope="col" { "Belief" } th scope="col" { "Status" }
-                    th scope="col" { "Conviction" } th scope="col" { "Evidence" } th scope="col" { "Since" }
-                } }
-                tbody {
-                    @for b in &found {
-                        tr {
-                            td { a href={ "/ui/beliefs/" (layout::encode(&b.id)) } { (b.content) } }
-                            td { (badge(&b.status)) }
-                            td.num { (layout::percent(b.conviction)) }
-                            td.num { "+" (b.supporting) " / −" (b.contradicting) }
-                            td.when { (time(b.created_at)) }
-                        }
-                    }
-                }
-            }
-        }
-    };
+    let body = render_list(current, &found);
     Ok(layout::page(&viewer, Nav::Beliefs, "Beliefs", body).into_response())
 }
 
@@ -126,8 +92,116 @@ pub async fn page(state: Data<&Arc<AppState>>, viewer: Viewer, Path(id): Path<St
         })
         .collect();
     let current = series.last().map_or(b.prior, |p| p.1);
+    let body = render_page(&viewer, &b, current, half_life, &series, &marks);
+    Ok(layout::page(&viewer, Nav::Beliefs, "Belief", body).into_response())
+}
+
+#[derive(Deserialize)]
+pub struct ReviewForm {
+    csrf: String,
+    decision: String,
+}
+
+/// `POST /ui/beliefs/{id}/review`: approve or reject (admin keys), then back to the belief.
+#[handler]
+pub async fn review(
+    req: &Request,
+    state: Data<&Arc<AppState>>,
+    viewer: Viewer,
+    Path(id): Path<String>,
+    Form(form): Form<ReviewForm>,
+) -> Page {
+    viewer.check_form(req, &form.csrf)?;
+    if !viewer.is_admin() {
+        return Err(super::failure(
+            ApiError::new(Code::InsufficientScope)
+                .with_message("approving and rejecting beliefs needs an admin key"),
+        ));
+    }
+    let to = match form.decision.as_str() {
+        "approve" => BeliefStatus::Active,
+        "reject" => BeliefStatus::Rejected,
+        _ => {
+            return Err(super::failure(ApiError::invalid(
+                Code::InvalidStatus,
+                "decision",
+                "decision is `approve` or `reject`",
+            )))
+        }
+    };
+    let id = validate::id("id", &id).map_err(super::failure)?;
+    let principal = viewer.principal();
+    let r = beliefs::review(&state.store, &viewer.project, &id, to, &principal.actor())
+        .await
+        .map_err(|e| super::failure(e.into()))?
+        .ok_or_else(|| super::failure(ApiError::not_found(Code::BeliefNotFound, "id")))?;
+    if r.status != to.as_str() {
+        return Err(super::failure(ApiError::invalid(
+            Code::InvalidTransition,
+            "id",
+            format!("a {} belief cannot become {}", r.previous, to.as_str()),
+        )));
+    }
+    tracing::info!(belief.id = %id, status = %r.status, key.id = %viewer.key_id, "belief reviewed in the web ui");
+    Ok(Response::builder()
+        .status(StatusCode::SEE_OTHER)
+        .header(
+            header::LOCATION,
+            format!("/ui/beliefs/{}", layout::encode(&id)),
+        )
+        .finish())
+}
+
+/// The list's markup (kept out of the handler's poll frame, see `project::render`).
+fn render_list(current: &str, found: &[beliefs::BeliefView]) -> Markup {
+    html! {
+        nav.tabs aria-label="Belief status" {
+            ul {
+                @for s in ["all", "proposed", "active", "rejected"] {
+                    li {
+                        @if s == current {
+                            a href={ "/ui/beliefs?status=" (s) } aria-current="page" { (s) }
+                        } @else {
+                            a href={ "/ui/beliefs?status=" (s) } { (s) }
+                        }
+                    }
+                }
+            }
+        }
+        @if found.is_empty() { (none("No beliefs.")) }
+        @else {
+            table {
+                thead { tr {
+                    th scope="col" { "Belief" } th scope="col" { "Status" }
+                    th scope="col" { "Conviction" } th scope="col" { "Evidence" } th scope="col" { "Since" }
+                } }
+                tbody {
+                    @for b in found {
+                        tr {
+                            td { a href={ "/ui/beliefs/" (layout::encode(&b.id)) } { (b.content) } }
+                            td { (badge(&b.status)) }
+                            td.num { (layout::percent(b.conviction)) }
+                            td.num { "+" (b.supporting) " / −" (b.contradicting) }
+                            td.when { (time(b.created_at)) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One belief's markup.
+fn render_page(
+    viewer: &Viewer,
+    b: &beliefs::BeliefEvidence,
+    current: f64,
+    half_life: i64,
+    series: &[(i64, f64)],
+    marks: &[plot::Mark],
+) -> Markup {
     let reviewable = viewer.is_admin() && b.status != "rejected";
-    let body = html! {
+    html! {
         p.belief { (b.content) }
         dl.meta {
             dt { "Status" } dd { (badge(&b.status)) }
@@ -153,7 +227,7 @@ pub async fn page(state: Data<&Arc<AppState>>, viewer: Viewer, Path(id): Path<St
         }
         section aria-labelledby="over-time" {
             h2 #over-time { "Conviction over time" }
-            (plot::conviction(&series, &marks))
+            (plot::conviction(series, marks))
             p.muted { "Each piece of evidence weighs its weight, halved every "
                 (format!("{:.0}", half_life as f64 / 86_400_000.0)) " days; the prior fades the same way." }
         }
@@ -187,59 +261,5 @@ pub async fn page(state: Data<&Arc<AppState>>, viewer: Viewer, Path(id): Path<St
                 }
             }
         }
-    };
-    Ok(layout::page(&viewer, Nav::Beliefs, "Belief", body).into_response())
-}
-
-#[derive(Deserialize)]
-pub struct ReviewForm {
-    csrf: String,
-    decision: String,
-}
-
-/// `POST /ui/beliefs/{id}/review`: approve or reject (admin keys), then back to the belief.
-#[handler]
-pub async fn review(
-    req: &Request,
-    state: Data<&Arc<AppState>>,
-    viewer: Viewer,
-    Path(id): Path<String>,
-    Form(form): Form<ReviewForm>,
-) -> Page {
-    viewer.check_form(req, &form.csrf)?;
-    if !viewer.is_admin() {
-        return Err(super::failure(ApiError::new(Code::InsufficientScope).with_message(
-            "approving and rejecting beliefs needs an admin key",
-        )));
     }
-    let to = match form.decision.as_str() {
-        "approve" => BeliefStatus::Active,
-        "reject" => BeliefStatus::Rejected,
-        _ => {
-            return Err(super::failure(ApiError::invalid(
-                Code::InvalidStatus,
-                "decision",
-                "decision is `approve` or `reject`",
-            )))
-        }
-    };
-    let id = validate::id("id", &id).map_err(super::failure)?;
-    let principal = viewer.principal();
-    let r = beliefs::review(&state.store, &viewer.project, &id, to, &principal.actor())
-        .await
-        .map_err(|e| super::failure(e.into()))?
-        .ok_or_else(|| super::failure(ApiError::not_found(Code::BeliefNotFound, "id")))?;
-    if r.status != to.as_str() {
-        return Err(super::failure(ApiError::invalid(
-            Code::InvalidTransition,
-            "id",
-            format!("a {} belief cannot become {}", r.previous, to.as_str()),
-        )));
-    }
-    tracing::info!(belief.id = %id, status = %r.status, key.id = %viewer.key_id, "belief reviewed in the web ui");
-    Ok(Response::builder()
-        .status(StatusCode::SEE_OTHER)
-        .header(header::LOCATION, format!("/ui/beliefs/{}", layout::encode(&id)))
-        .finish())
 }
-

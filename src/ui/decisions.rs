@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use maud::html;
+use maud::{html, Markup};
 use poem::web::{Data, Query};
 use poem::{handler, IntoResponse};
 use serde::Deserialize;
@@ -46,7 +46,14 @@ pub async fn page(state: Data<&Arc<AppState>>, viewer: Viewer, Query(q): Query<P
         Some(s) => format!("Decisions on “{s}”"),
         None => "Decisions".to_string(),
     };
-    let body = html! {
+    let body = render(subject.as_deref(), &list);
+    Ok(layout::page(&viewer, Nav::Decisions, &title, body).into_response())
+}
+
+/// The page's markup (apart from the request's async work: debug builds poll handlers on
+/// small stacks, and a large template must not sit in the poll frame).
+fn render(subject: Option<&str>, list: &[crate::graph::decisions::DecisionView]) -> Markup {
+    html! {
         form.filter method="get" action="/ui/decisions" {
             label for="subject" { "Subject" }
             input #subject type="text" name="subject" value=(subject.as_deref().unwrap_or(""))
@@ -56,7 +63,7 @@ pub async fn page(state: Data<&Arc<AppState>>, viewer: Viewer, Query(q): Query<P
         }
         @if list.is_empty() { (none("No decisions.")) }
         ol.decisions {
-            @for d in &list {
+            @for d in list {
                 li #{ "d-" (d.id) } {
                     article.decision {
                         h2 { (subject_link(&d.subject)) }
@@ -87,6 +94,5 @@ pub async fn page(state: Data<&Arc<AppState>>, viewer: Viewer, Query(q): Query<P
                 }
             }
         }
-    };
-    Ok(layout::page(&viewer, Nav::Decisions, &title, body).into_response())
+    }
 }

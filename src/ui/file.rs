@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use maud::html;
+use maud::{html, Markup};
 use poem::web::{Data, Query};
 use poem::{handler, IntoResponse};
 use serde::Deserialize;
@@ -60,7 +60,15 @@ pub async fn page(state: Data<&Arc<AppState>>, viewer: Viewer, Query(q): Query<P
     .await
     .map_err(|e| super::failure(e.into()))?;
     let known = report.files.into_iter().find(|f| f.path == path);
-    let body = html! {
+    let body = render(form, known.as_ref());
+    let title = format!("File {path}");
+    Ok(layout::page(&viewer, Nav::Other, &title, body).into_response())
+}
+
+/// The page's markup (apart from the request's async work: debug builds poll handlers on
+/// small stacks, and a large template must not sit in the poll frame).
+fn render(form: Markup, known: Option<&crate::knowledge::FileKnowledge>) -> Markup {
+    html! {
         (form)
         @match &known {
             None => (none("Nothing is known about this file.")),
@@ -118,7 +126,5 @@ pub async fn page(state: Data<&Arc<AppState>>, viewer: Viewer, Query(q): Query<P
                 }
             }
         }
-    };
-    let title = format!("File {path}");
-    Ok(layout::page(&viewer, Nav::Other, &title, body).into_response())
+    }
 }

@@ -203,7 +203,6 @@ pub fn percent(x: f64) -> String {
     format!("{:.0} %", (x * 100.0).clamp(0.0, 100.0))
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

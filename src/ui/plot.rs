@@ -80,13 +80,7 @@ pub fn conviction(series: &[(i64, f64)], marks: &[Mark]) -> Markup {
     let plot_h = H - TOP - BOTTOM;
     let x = |t: i64| LEFT + (t - from) as f64 / (to - from) as f64 * plot_w;
     let y = |c: f64| TOP + (1.0 - c.clamp(0.0, 1.0)) * plot_h;
-    let at = |t: i64| {
-        series
-            .iter()
-            .rev()
-            .find(|p| p.0 <= t)
-            .map_or(0.5, |p| p.1)
-    };
+    let at = |t: i64| series.iter().rev().find(|p| p.0 <= t).map_or(0.5, |p| p.1);
     let points: String = series
         .iter()
         .map(|(t, c)| format!("{},{}", fmt(x(*t)), fmt(y(*c))))
@@ -128,8 +122,16 @@ mod tests {
     #[test]
     fn activity_draws_a_bar_per_active_day_and_escapes_nothing_raw() {
         let days = [
-            ActiveDay { day: 100, sessions: 2, operations: 10 },
-            ActiveDay { day: 105, sessions: 1, operations: 5 },
+            ActiveDay {
+                day: 100,
+                sessions: 2,
+                operations: 10,
+            },
+            ActiveDay {
+                day: 105,
+                sessions: 1,
+                operations: 5,
+            },
         ];
         let svg = activity(&days, 105, 30).into_string();
         assert_eq!(svg.matches("<rect").count(), 2, "{svg}");
@@ -140,8 +142,16 @@ mod tests {
     fn conviction_marks_each_piece_of_evidence() {
         let series = [(0, 0.5), (10, 0.7), (20, 0.6)];
         let marks = [
-            Mark { at: 10, supports: true, label: "<b>op</b>".into() },
-            Mark { at: 20, supports: false, label: "x".into() },
+            Mark {
+                at: 10,
+                supports: true,
+                label: "<b>op</b>".into(),
+            },
+            Mark {
+                at: 20,
+                supports: false,
+                label: "x".into(),
+            },
         ];
         let svg = conviction(&series, &marks).into_string();
         assert!(svg.contains("<polyline"));

@@ -31,16 +31,22 @@ pub async fn page(state: Data<&Arc<AppState>>, viewer: Viewer) -> Page {
     let today = now_ms() / DAY_MS;
     let since = (today - ACTIVITY_DAYS + 1) * DAY_MS;
     let (activity, timeline, standing, proposed) = tokio::try_join!(
-        sessions::activity(store, project, since),
-        sessions::timeline(store, project, TIMELINE, 8, reconstruction::CHILDREN as i64),
-        handover::decisions_in_force(store, project, 10),
-        beliefs::list(
+        Box::pin(sessions::activity(store, project, since)),
+        Box::pin(sessions::timeline(
+            store,
+            project,
+            TIMELINE,
+            8,
+            reconstruction::CHILDREN as i64
+        )),
+        Box::pin(handover::decisions_in_force(store, project, 10)),
+        Box::pin(beliefs::list(
             store,
             project,
             Some("proposed"),
             state.settings.belief_half_life_ms(),
             20
-        ),
+        )),
     )
     .map_err(|e| super::failure(e.into()))?;
     let todo_lists = futures::future::try_join_all(
@@ -56,17 +62,41 @@ pub async fn page(state: Data<&Arc<AppState>>, viewer: Viewer) -> Page {
         .zip(todo_lists)
         .flat_map(|(s, items)| items.into_iter().map(move |u| (s.id.as_str(), u)))
         .collect();
-    let body = html! {
+    let body = render(&activity, today, &timeline, &todos, &standing, &proposed);
+    Ok(layout::page(&viewer, Nav::Project, "Project", body).into_response())
+}
+
+/// "subject: choice (over …)" with links to the subject's history.
+pub fn decision_line(d: &DecisionView) -> Markup {
+    html! {
+        (subject_link(&d.subject)) ": " strong { (d.choice) }
+        @if !d.alternatives.is_empty() {
+            " " span.muted { "over " (d.alternatives.join(", ")) }
+        }
+    }
+}
+
+/// The page's markup (apart from the request's async work: debug builds poll handlers on
+/// small stacks, and a large template must not sit in the poll frame).
+fn render(
+    activity: &[sessions::ActiveDay],
+    today: i64,
+    timeline: &[sessions::TimelineEntry],
+    todos: &[(&str, reconstruction::Unfinished)],
+    standing: &[DecisionView],
+    proposed: &[beliefs::BeliefView],
+) -> Markup {
+    html! {
         section aria-labelledby="activity" {
             h2 #activity { "Activity" }
-            (plot::activity(&activity, today, ACTIVITY_DAYS))
+            (plot::activity(activity, today, ACTIVITY_DAYS))
         }
         div.columns {
             section aria-labelledby="timeline" {
                 h2 #timeline { "Recent sessions" }
                 @if timeline.is_empty() { (none("No sessions yet.")) }
                 ol.timeline {
-                    @for s in &timeline {
+                    @for s in timeline {
                         li {
                             div.when { (time(s.last_activity_at)) }
                             div.what {
@@ -104,7 +134,7 @@ pub async fn page(state: Data<&Arc<AppState>>, viewer: Viewer) -> Page {
                     h2 #todos { "Open todos" }
                     @if todos.is_empty() { (none("Nothing left open in the latest sessions.")) }
                     ul.plain {
-                        @for (sid, u) in &todos {
+                        @for (sid, u) in todos {
                             li {
                                 (badge(u.status.as_deref().unwrap_or(&u.source))) " " (u.content)
                                 " " span.from { "(" (session_link(sid)) ")" }
@@ -115,13 +145,13 @@ pub async fn page(state: Data<&Arc<AppState>>, viewer: Viewer) -> Page {
                 section aria-labelledby="in-force" {
                     h2 #in-force { "Decisions in force" }
                     @if standing.is_empty() { (none("No decisions recorded.")) }
-                    ul.plain { @for d in &standing { li { (decision_line(d)) } } }
+                    ul.plain { @for d in standing { li { (decision_line(d)) } } }
                 }
                 section aria-labelledby="proposed" {
                     h2 #proposed { "Beliefs waiting for approval" }
                     @if proposed.is_empty() { (none("None waiting.")) }
                     ul.plain {
-                        @for b in &proposed {
+                        @for b in proposed {
                             li {
                                 a href={ "/ui/beliefs/" (layout::encode(&b.id)) } { (b.content) }
                                 " " span.muted { (layout::percent(b.conviction)) }
@@ -130,17 +160,6 @@ pub async fn page(state: Data<&Arc<AppState>>, viewer: Viewer) -> Page {
                     }
                 }
             }
-        }
-    };
-    Ok(layout::page(&viewer, Nav::Project, "Project", body).into_response())
-}
-
-/// "subject: choice (over …)" with links to the subject's history.
-pub fn decision_line(d: &DecisionView) -> Markup {
-    html! {
-        (subject_link(&d.subject)) ": " strong { (d.choice) }
-        @if !d.alternatives.is_empty() {
-            " " span.muted { "over " (d.alternatives.join(", ")) }
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use maud::html;
+use maud::{html, Markup};
 use poem::web::Data;
 use poem::{handler, IntoResponse};
 
@@ -22,7 +22,14 @@ pub async fn page(state: Data<&Arc<AppState>>, viewer: Viewer) -> Page {
     let runs = extraction::run_list(&state.store, &viewer.project, LIMIT)
         .await
         .map_err(|e| super::failure(e.into()))?;
-    let body = html! {
+    let body = render(&runs);
+    Ok(layout::page(&viewer, Nav::Runs, "Extraction runs", body).into_response())
+}
+
+/// The page's markup (apart from the request's async work: debug builds poll handlers on
+/// small stacks, and a large template must not sit in the poll frame).
+fn render(runs: &[extraction::RunView]) -> Markup {
+    html! {
         @if runs.is_empty() { (none("No extraction runs yet (`cairn extract`, or POST /v1/extraction/runs).")) }
         @else {
             table.runs {
@@ -33,7 +40,7 @@ pub async fn page(state: Data<&Arc<AppState>>, viewer: Viewer) -> Page {
                     th scope="col" { "Contradicted" } th scope="col" { "Tokens" } th scope="col" { "Cost" }
                 } }
                 tbody {
-                    @for r in &runs {
+                    @for r in runs {
                         tr {
                             td.when { (time(r.started_at)) }
                             td { (badge(&r.status)) }
@@ -55,6 +62,5 @@ pub async fn page(state: Data<&Arc<AppState>>, viewer: Viewer) -> Page {
                 }
             }
         }
-    };
-    Ok(layout::page(&viewer, Nav::Runs, "Extraction runs", body).into_response())
+    }
 }

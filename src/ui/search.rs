@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use maud::html;
+use maud::{html, Markup};
 use poem::web::{Data, Query};
 use poem::{handler, IntoResponse};
 use serde::Deserialize;
@@ -52,7 +52,7 @@ pub async fn page(state: Data<&Arc<AppState>>, viewer: Viewer, Query(p): Query<P
     };
     let principal = viewer.principal();
     let (sessions, turns) = tokio::join!(
-        session_search::search(
+        Box::pin(session_search::search(
             &state.store,
             state.embedder.as_deref(),
             Weights::from(&state.settings.search),
@@ -60,12 +60,24 @@ pub async fn page(state: Data<&Arc<AppState>>, viewer: Viewer, Query(p): Query<P
             &query,
             limit,
             &[],
-        ),
-        turn_search(&state, &principal, &turns_request),
+        )),
+        Box::pin(turn_search(&state, &principal, &turns_request)),
     );
     let sessions = sessions.map_err(|e| super::failure(e.into()))?;
     let turns = turns.map_err(super::failure)?;
-    let body = html! {
+    let body = render(form, &sessions, &turns);
+    let title = format!("Search: {query}");
+    Ok(layout::page(&viewer, Nav::Search, &title, body).into_response())
+}
+
+/// The page's markup (apart from the request's async work: debug builds poll handlers on
+/// small stacks, and a large template must not sit in the poll frame).
+fn render(
+    form: Markup,
+    sessions: &session_search::Found,
+    turns: &crate::api::search::TurnSearchResponse,
+) -> Markup {
+    html! {
         (form)
         section aria-labelledby="found-sessions" {
             h2 #found-sessions { "Sessions" }
@@ -103,7 +115,5 @@ pub async fn page(state: Data<&Arc<AppState>>, viewer: Viewer, Query(p): Query<P
                 }
             }
         }
-    };
-    let title = format!("Search: {query}");
-    Ok(layout::page(&viewer, Nav::Search, &title, body).into_response())
+    }
 }

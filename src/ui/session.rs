@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use maud::html;
+use maud::{html, Markup};
 use poem::web::{Data, Path};
 use poem::{handler, IntoResponse};
 
@@ -33,16 +33,39 @@ pub async fn page(state: Data<&Arc<AppState>>, viewer: Viewer, Path(id): Path<St
         max_operations: MAX_SHOWN,
         ..Default::default()
     };
+    // Boxed: the reconstruction's future is large, and debug builds poll on small stacks.
     let (rec, links) = tokio::join!(
-        reconstruction::reconstruct(&state.store, &state.logs, project, head.clone(), filter),
-        sessions::links(&state.store, project, &id),
+        Box::pin(reconstruction::reconstruct(
+            &state.store,
+            &state.logs,
+            project,
+            head.clone(),
+            filter
+        )),
+        Box::pin(sessions::links(&state.store, project, &id)),
     );
     let rec = rec.map_err(super::failure)?;
     let links = links.map_err(|e| super::failure(e.into()))?;
     let triggers: HashMap<i64, &sessions::Trigger> =
         links.triggers.iter().map(|t| (t.seq, t)).collect();
-    let title = head.task.clone().unwrap_or_else(|| format!("Session {}", layout::short(&id)));
-    let body = html! {
+    let title = head
+        .task
+        .clone()
+        .unwrap_or_else(|| format!("Session {}", layout::short(&id)));
+    let body = render(&id, &head, &rec, &links, &triggers);
+    Ok(layout::page(&viewer, Nav::Other, &title, body).into_response())
+}
+
+/// The page's markup (apart from the request's async work: debug builds poll handlers on
+/// small stacks, and a large template must not sit in the poll frame).
+fn render(
+    id: &str,
+    head: &crate::recall::SessionHead,
+    rec: &reconstruction::Reconstruction,
+    links: &sessions::SessionLinks,
+    triggers: &HashMap<i64, &sessions::Trigger>,
+) -> Markup {
+    html! {
         dl.meta {
             dt { "Session" } dd.mono { (id) }
             dt { "Status" } dd { (badge(&rec.status)) }
@@ -164,6 +187,5 @@ pub async fn page(state: Data<&Arc<AppState>>, viewer: Viewer, Path(id): Path<St
                 }
             }
         }
-    };
-    Ok(layout::page(&viewer, Nav::Other, &title, body).into_response())
+    }
 }

@@ -60,9 +60,16 @@ pub async fn submit(
     }
     let key = form.key.trim();
     if key.is_empty() || key.chars().count() > MAX_KEY_CHARS {
-        return Ok(form_page(StatusCode::UNAUTHORIZED, Some("That is not an API key.")));
+        return Ok(form_page(
+            StatusCode::UNAUTHORIZED,
+            Some("That is not an API key."),
+        ));
     }
-    let principal = match state.auth.authenticate(Some(&format!("Bearer {key}"))).await {
+    let principal = match state
+        .auth
+        .authenticate(Some(&format!("Bearer {key}")))
+        .await
+    {
         Ok(p) if p.project.is_some() => p,
         Ok(_) => {
             return Ok(form_page(
@@ -81,7 +88,11 @@ pub async fn submit(
     let cookie = guard::sign_in(&state, &principal, guard::over_tls(req))
         .await
         .map_err(super::failure)?;
-    tracing::info!(key.id = principal.key_id.as_deref().unwrap_or(""), project = principal.project.as_deref().unwrap_or(""), "web ui sign-in");
+    tracing::info!(
+        key.id = principal.key_id.as_deref().unwrap_or(""),
+        project = principal.project.as_deref().unwrap_or(""),
+        "web ui sign-in"
+    );
     Ok(Response::builder()
         .status(StatusCode::SEE_OTHER)
         .header(header::SET_COOKIE, cookie)
@@ -103,10 +114,15 @@ pub async fn signout(
     Form(form): Form<ActionForm>,
 ) -> Page {
     viewer.check_form(req, &form.csrf)?;
-    guard::sign_out(&state, &viewer).await.map_err(super::failure)?;
+    guard::sign_out(&state, &viewer)
+        .await
+        .map_err(super::failure)?;
     Ok(Response::builder()
         .status(StatusCode::SEE_OTHER)
-        .header(header::SET_COOKIE, guard::set_cookie("", 0, guard::over_tls(req)))
+        .header(
+            header::SET_COOKIE,
+            guard::set_cookie("", 0, guard::over_tls(req)),
+        )
         .header(header::LOCATION, "/ui/signin")
         .finish())
 }

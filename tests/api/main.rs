@@ -26,3 +26,5 @@ mod sessions;
 mod summaries;
 mod trace;
 mod turns;
+mod ui;
+mod ui_browser;
