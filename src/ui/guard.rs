@@ -68,12 +68,13 @@ pub fn forbidden() -> poem::Error {
     poem::Error::from_response((StatusCode::FORBIDDEN, page).into_response())
 }
 
-/// True unless the browser says the request came from another site: `Sec-Fetch-Site` when
-/// sent must be `same-origin`, and `Origin` when sent must be this host.
+/// True unless the browser says the request came from another site. `Sec-Fetch-Site`, which
+/// a page cannot forge, decides when sent (it must be `same-origin`); otherwise `Origin`, when
+/// sent, must be this host.
 pub fn same_origin(req: &Request) -> bool {
     let text = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
-    if text("sec-fetch-site").is_some_and(|s| s != "same-origin") {
-        return false;
+    if let Some(site) = text("sec-fetch-site") {
+        return site == "same-origin";
     }
     match text(header::ORIGIN.as_str()) {
         None => true,

@@ -1,6 +1,6 @@
 //! The headers every `/ui` response carries: a Content-Security-Policy that allows nothing
 //! but this server's stylesheet and forms (no script at all, no framing), no MIME sniffing,
-//! no referrer, and pages never cached.
+//! no referrer to other sites (same-origin forms keep their `Origin`), pages never cached.
 
 use poem::http::{header, HeaderValue};
 use poem::Response;
@@ -23,7 +23,7 @@ pub fn secure(mut resp: Response) -> Response {
     );
     h.insert(
         header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
+        HeaderValue::from_static("same-origin"),
     );
     h.insert(
         "cross-origin-opener-policy",

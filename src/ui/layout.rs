@@ -33,7 +33,7 @@ fn head(title: &str) -> Markup {
         head {
             meta charset="utf-8";
             meta name="viewport" content="width=device-width, initial-scale=1";
-            meta name="referrer" content="no-referrer";
+            meta name="referrer" content="same-origin";
             title { (title) " · cairn" }
             link rel="stylesheet" href="/ui/assets/cairn.css";
         }

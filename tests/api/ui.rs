@@ -194,7 +194,7 @@ async fn sign_in_sets_a_strict_http_only_cookie_and_every_response_is_locked_dow
         ("content-security-policy", cairn::ui::headers::CSP),
         ("x-frame-options", "DENY"),
         ("x-content-type-options", "nosniff"),
-        ("referrer-policy", "no-referrer"),
+        ("referrer-policy", "same-origin"),
         ("cache-control", "no-store"),
     ] {
         assert_eq!(h[name], value, "{name}");
@@ -277,6 +277,20 @@ async fn wrong_and_revoked_keys_cannot_sign_in_and_revocation_ends_a_sign_in() {
     );
 
     let key = mint_key(&app.project, "read").await;
+    let r = browserless()
+        .post(app.url("/ui/signin"))
+        .header("sec-fetch-site", "cross-site")
+        .header(header::CONTENT_TYPE, FORM)
+        .body(crate::hostile::query(&[("key", key.as_str())]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        r.status(),
+        403,
+        "a sign-in posted from another site is refused"
+    );
+    assert!(r.headers().get(header::SET_COOKIE).is_none());
     let (pair, _) = sign_in(&app, &key).await;
     assert_eq!(page(&app, &pair, "/ui/beliefs").await.0, 200);
     let key_id = &key[6..22];
