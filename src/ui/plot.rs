@@ -21,6 +21,14 @@ fn date(ms: i64) -> String {
         .unwrap_or_default()
 }
 
+/// A moment on an axis: the day, and the time of day when the axis spans less than two days.
+fn moment(ms: i64, span_ms: i64) -> String {
+    let format = if span_ms < 2 * DAY_MS { "%b %d %H:%M" } else { "%b %d" };
+    DateTime::<Utc>::from_timestamp_millis(ms)
+        .map(|t| t.format(format).to_string())
+        .unwrap_or_default()
+}
+
 fn fmt(x: f64) -> String {
     format!("{x:.1}")
 }
@@ -109,8 +117,8 @@ pub fn conviction(series: &[(i64, f64)], marks: &[Mark]) -> Markup {
                     title { (m.label) }
                 }
             }
-            text.tick x=(LEFT) y=(fmt(H - 6.0)) { (date(from)) }
-            text.tick x=(fmt(W - 8.0)) y=(fmt(H - 6.0)) text-anchor="end" { (date(to)) }
+            text.tick x=(LEFT) y=(fmt(H - 6.0)) { (moment(from, to - from)) }
+            text.tick x=(fmt(W - 8.0)) y=(fmt(H - 6.0)) text-anchor="end" { (moment(to, to - from)) }
         }
     }
 }
