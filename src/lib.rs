@@ -3,8 +3,8 @@
 //!
 //! # Layout
 //!
-//! Data flows one way: `api` / `ui` / `cli` → `capture` / `recall` → `graph` → Neo4j. `domain`
-//! depends on nothing; nothing below `api` knows about HTTP.
+//! Data flows one way: `api` / `mcp` / `ui` / `cli` → `request` → `capture` / `recall` →
+//! `graph` → Neo4j. `domain` depends on nothing; nothing below `api` and `ui` knows about HTTP.
 //!
 //! This crate holds what `cairn` and its commands run, nothing else. Beside it in the
 //! workspace: `crates/testkit` (test apps built with `TestApp::builder`, the Neo4j fault
@@ -25,6 +25,9 @@
 //!   rules in the spec (`api::params`), what the derives cannot say (`api::spec`), 405 with
 //!   `Allow` (`api::allow`), request ids, spans and metrics (`api::trace`); request
 //!   bodies decoded in one serde pass (`api::body`).
+//! - [`request`] — requests as every door (HTTP, MCP, hooks, CLI, web UI) hands them on:
+//!   one type and one rule per parameter — ids, the project a request touches, token
+//!   budgets, list limits, reconstruction options — parsed once at the edge.
 //! - [`cli`] — one file per `cairn` subcommand.
 //! - [`domain`] — operations, decisions, memories; session, belief and run states
 //!   (`domain::state`); validation (field paths named lazily,
@@ -83,6 +86,7 @@ pub mod graph;
 pub mod knowledge;
 pub mod mcp;
 pub mod recall;
+pub mod request;
 pub mod state;
 pub mod telemetry;
 pub mod ui;

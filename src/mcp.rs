@@ -26,8 +26,12 @@ use serde::Deserialize;
 
 use crate::auth::{Principal, Scope};
 use crate::claude::context;
+use crate::domain::budget::Allocation;
 use crate::domain::record::{DecisionInput, MemoryInput};
-use crate::error::{ApiError, ApiResult, Code};
+use crate::error::{ApiError, ApiResult};
+use crate::request::{
+    self, BeliefsAsk, ContextAsk, HandoverAsk, KnowledgeAsk, SearchAsk, SessionId, TurnSearchAsk,
+};
 use crate::state::AppState;
 
 /// The MCP server: one per request (stateless), sharing the application state.
@@ -78,7 +82,7 @@ pub struct ListBeliefs {
     pub project: Option<String>,
     /// `proposed`, `active` or `rejected`; all when absent.
     pub status: Option<String>,
-    /// At most this many (default 50, at most 500).
+    /// At most this many (default 200, at most 1000).
     pub limit: Option<u32>,
 }
 
@@ -88,7 +92,7 @@ pub struct GetHandover {
     pub project: Option<String>,
     /// The current session, left out of the handover.
     pub session_id: Option<String>,
-    /// Token budget of the answer (default 1500, at most 32000).
+    /// Token budget of the answer (16 to 1000000, default 1500).
     pub budget_tokens: Option<u32>,
 }
 
@@ -98,9 +102,10 @@ pub struct ReconstructSession {
     pub project: Option<String>,
     /// The session to reconstruct.
     pub session_id: String,
-    /// At most this many operations, the most important kept (default 300, at most 5000).
+    /// At most this many operations, the most important kept (default 1000, at most 5000).
     pub max_operations: Option<u32>,
-    /// Include `read` operations (default false: they are the most numerous and least telling).
+    /// Include `read` operations (default true; false leaves out the most numerous and least
+    /// telling kind).
     pub include_reads: Option<bool>,
 }
 
@@ -110,7 +115,7 @@ pub struct SearchSessions {
     pub project: Option<String>,
     /// What you are looking for, in plain words (at most 1000 characters).
     pub query: String,
-    /// How many sessions (default 5, at most 50).
+    /// How many sessions (default 10, at most 50).
     pub limit: Option<u32>,
 }
 
@@ -145,7 +150,7 @@ pub struct GetKnowledge {
     pub project: Option<String>,
     /// Project-relative paths of the files you are about to change (at most 200).
     pub files: Vec<String>,
-    /// Token budget of the Markdown report (16 to 32000, default 2000).
+    /// Token budget of the Markdown report (16 to 1000000, default 2000).
     pub budget_tokens: Option<u32>,
 }
 
@@ -157,16 +162,16 @@ fn principal(parts: &http::request::Parts) -> Result<Principal, ErrorData> {
         .ok_or_else(|| ErrorData::invalid_request("not authenticated", None))
 }
 
-/// The project a tool call touches: the one named, else the key's; checked against the key.
+/// The project a tool call touches (`request::resolve`); a blank `project` argument counts
+/// as none, as agents fill optional arguments with empty strings.
 fn project_of(p: &Principal, named: Option<&str>, scope: Scope) -> ApiResult<String> {
-    let project = named
-        .map(str::trim)
-        .filter(|n| !n.is_empty())
-        .or(p.project_scope())
-        .ok_or_else(|| ApiError::missing("project"))?;
-    let project = crate::domain::validate::project("project", project)?;
-    p.require(&project, scope)?;
-    Ok(project)
+    let named = named.filter(|n| !n.trim().is_empty());
+    Ok(request::resolve(p, named, scope)?.into_string())
+}
+
+/// An optional argument as the request layer reads it: blank counts as absent.
+fn given(arg: Option<&str>) -> Option<&str> {
+    arg.filter(|a| !a.trim().is_empty())
 }
 
 /// Tool failures are results the agent reads (with the stable code), not protocol errors.
@@ -273,27 +278,13 @@ impl CairnMcp {
         let who = principal(&parts)?;
         answer(
             async {
-                let project = project_of(&who, p.project.as_deref(), Scope::Read)?;
-                let status = match p.status.as_deref().map(str::trim) {
-                    None | Some("") => None,
-                    Some(s @ ("proposed" | "active" | "rejected")) => Some(s.to_string()),
-                    Some(_) => {
-                        return Err(ApiError::invalid(
-                            Code::InvalidStatus,
-                            "status",
-                            "status is `proposed`, `active` or `rejected`",
-                        ))
-                    }
-                };
-                let limit = i64::from(p.limit.unwrap_or(50).clamp(1, 500));
-                let beliefs = crate::graph::beliefs::list(
-                    &self.state.store,
-                    &project,
-                    status.as_deref(),
-                    self.state.settings.belief_half_life_ms(),
-                    limit,
-                )
-                .await?;
+                let ask = BeliefsAsk::parse(
+                    &who,
+                    given(p.project.as_deref()),
+                    p.status.as_deref(),
+                    p.limit.map(i64::from),
+                )?;
+                let beliefs = ask.run(&self.state).await?;
                 Ok(serde_json::json!({ "beliefs": beliefs }))
             }
             .await,
@@ -311,24 +302,20 @@ impl CairnMcp {
         let who = principal(&parts)?;
         answer(
             async {
-                let project = project_of(&who, p.project.as_deref(), Scope::Read)?;
-                let budget = p
-                    .budget_tokens
-                    .map_or(context::DEFAULT_BUDGET_TOKENS, |b| b as usize);
-                if budget > context::MAX_BUDGET_TOKENS {
-                    return Err(ApiError::too_long(
-                        "budget_tokens",
-                        context::MAX_BUDGET_TOKENS,
-                        "tokens",
-                    ));
-                }
+                let ask = HandoverAsk::parse(
+                    &who,
+                    given(p.project.as_deref()),
+                    given(p.session_id.as_deref()),
+                    p.budget_tokens.map(i64::from),
+                )?;
                 let markdown = context::session_start(
                     &self.state,
-                    &project,
-                    p.session_id.as_deref().unwrap_or(""),
-                    budget,
+                    &ask.project,
+                    ask.session.as_deref().unwrap_or(""),
+                    ask.budget.get(),
                 )
                 .await?;
+                let project = ask.project.into_string();
                 Ok(serde_json::json!({ "project": project, "markdown": markdown }))
             }
             .await,
@@ -347,14 +334,14 @@ impl CairnMcp {
         answer(
             async {
                 let project = project_of(&who, p.project.as_deref(), Scope::Read)?;
-                let id = crate::domain::validate::id("session_id", &p.session_id)?;
+                let id = SessionId::parse("session_id", &p.session_id)?;
+                let filter = request::reconstruction(
+                    None,
+                    p.include_reads,
+                    None,
+                    p.max_operations.map(i64::from),
+                )?;
                 let head = crate::recall::session(&self.state.store, &project, &id).await?;
-                let filter = crate::recall::reconstruction::Filter {
-                    decisions: true,
-                    reads: p.include_reads.unwrap_or(false),
-                    writes: true,
-                    max_operations: p.max_operations.unwrap_or(300).min(5_000) as usize,
-                };
                 let r = crate::recall::reconstruction::reconstruct(
                     &self.state.store,
                     &self.state.logs,
@@ -380,18 +367,13 @@ impl CairnMcp {
         let who = principal(&parts)?;
         answer(
             async {
-                let project = project_of(&who, p.project.as_deref(), Scope::Read)?;
-                let query = crate::domain::validate::text("query", &p.query, 1_000)?;
-                let found = crate::recall::search::search(
-                    &self.state.store,
-                    self.state.embedder.as_deref(),
-                    crate::recall::search::Weights::from(&self.state.settings.search),
-                    &project,
-                    &query,
-                    p.limit.unwrap_or(5).clamp(1, 50) as usize,
-                    &[],
-                )
-                .await?;
+                let ask = SearchAsk::parse(
+                    &who,
+                    given(p.project.as_deref()),
+                    &p.query,
+                    p.limit.map(i64::from),
+                )?;
+                let found = ask.run(&self.state).await?;
                 Ok(serde_json::json!({"mode": found.mode, "sessions": found.hits, "degraded": found.degraded}))
             }
             .await,
@@ -409,18 +391,14 @@ impl CairnMcp {
         let who = principal(&parts)?;
         answer(
             async {
-                let project = project_of(&who, p.project.as_deref(), Scope::Read)?;
-                let body = crate::api::search::TurnSearchRequest {
-                    project,
-                    query: p.query,
-                    limit: p.limit,
-                    types: p.types.map(|t| {
-                        t.into_iter()
-                            .map(crate::api::params::TurnKindParam)
-                            .collect()
-                    }),
-                };
-                let found = crate::api::search::turn_search(&self.state, &who, &body).await?;
+                let ask = TurnSearchAsk::parse(
+                    &who,
+                    given(p.project.as_deref()),
+                    &p.query,
+                    p.limit.map(i64::from),
+                    p.types.as_deref(),
+                )?;
+                let found = crate::api::search::turn_search(&self.state, &ask).await?;
                 serde_json::to_value(found).map_err(ApiError::internal)
             }
             .await,
@@ -438,52 +416,17 @@ impl CairnMcp {
         let who = principal(&parts)?;
         answer(
             async {
-                use crate::domain::{budget, validate};
-                let project = project_of(&who, p.project.as_deref(), Scope::Read)?;
-                let session_id = p
-                    .session_id
-                    .as_deref()
-                    .map(|s| validate::id("session_id", s))
-                    .transpose()?;
-                let task = validate::opt_text(
-                    "task",
+                let ask = ContextAsk::parse(
+                    &who,
+                    given(p.project.as_deref()),
+                    given(p.session_id.as_deref()),
                     p.task.as_deref(),
-                    crate::domain::limits::MAX_SUMMARY_CHARS,
+                    i64::from(p.budget_tokens),
+                    None,
+                    self.state.settings.tokenizer,
                 )?;
-                if session_id.is_none() && task.is_none() {
-                    return Err(ApiError::invalid(
-                        Code::MissingField,
-                        "session_id",
-                        "give `session_id` or `task`",
-                    ));
-                }
-                let budget_tokens = p.budget_tokens as usize;
-                if !(budget::MIN_BUDGET_TOKENS..=budget::MAX_BUDGET_TOKENS).contains(&budget_tokens)
-                {
-                    return Err(ApiError::invalid(
-                        Code::InvalidBudget,
-                        "budget_tokens",
-                        format!(
-                            "budget_tokens is between {} and {}",
-                            budget::MIN_BUDGET_TOKENS,
-                            budget::MAX_BUDGET_TOKENS
-                        ),
-                    ));
-                }
-                let stored = self.state.settings.tokenizer;
-                let req = crate::recall::context::Request {
-                    project: &project,
-                    session_id: session_id.as_deref(),
-                    task: task.as_deref(),
-                    budget: budget_tokens,
-                    encoding: stored,
-                    stored,
-                    allocation: budget::Allocation::default(),
-                    half_life_ms: self.state.settings.belief_half_life_ms(),
-                    finder: self.state.finder(),
-                    logs: &self.state.logs,
-                };
-                let ctx = crate::recall::context::assemble(&self.state.store, &req).await?;
+                let ctx = ask.run(&self.state, Allocation::default()).await?;
+
                 serde_json::to_value(ctx).map_err(ApiError::internal)
             }
             .await,
@@ -501,29 +444,14 @@ impl CairnMcp {
         let who = principal(&parts)?;
         answer(
             async {
-                let project = project_of(&who, p.project.as_deref(), Scope::Read)?;
-                let files = crate::domain::validate::files("files", Some(&p.files), None)?;
-                if files.is_empty() {
-                    return Err(ApiError::missing("files"));
-                }
-                let budget = p.budget_tokens.unwrap_or(2_000);
-                if !(16..=32_000).contains(&budget) {
-                    return Err(ApiError::invalid(
-                        Code::OutOfRange,
-                        "budget_tokens",
-                        "budget_tokens is between 16 and 32000",
-                    ));
-                }
-                let settings = &self.state.settings;
-                let report = crate::knowledge::report(
-                    &self.state.store,
-                    &project,
-                    &files,
-                    settings.belief_half_life_ms(),
-                    settings.tokenizer,
-                    budget,
-                )
-                .await?;
+                let ask = KnowledgeAsk::parse(
+                    &who,
+                    given(p.project.as_deref()),
+                    &p.files,
+                    p.budget_tokens.map(i64::from),
+                    None,
+                )?;
+                let report = ask.run(&self.state).await?;
                 serde_json::to_value(report).map_err(ApiError::internal)
             }
             .await,

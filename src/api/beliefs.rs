@@ -11,13 +11,14 @@ use poem_openapi::{
 use super::body::JsonBody;
 use super::error::{Body, Conflicts, Guarded, Handled, Missing};
 use super::key::ApiKey;
-use super::params::{BeliefStatusParam, IdParam, ProjectParam};
-use super::{scoped_project, ApiTags};
+use super::params::{BeliefStatusParam, IdParam, ProjectParam, Ranged};
+use super::ApiTags;
 use crate::auth::{Principal, Scope};
 use crate::domain::state::BeliefStatus;
 use crate::domain::{limits::MAX_RATIONALE_CHARS, validate};
 use crate::error::{ApiError, Code};
 use crate::graph::beliefs::{self, BeliefView, NewBelief};
+use crate::request::{self, BeliefsAsk, Limit};
 use crate::state::AppState;
 
 pub struct BeliefsApi(pub Arc<AppState>);
@@ -68,9 +69,8 @@ impl BeliefsApi {
         auth: ApiKey,
         body: JsonBody<BeliefInput>,
     ) -> Handled<Json<BeliefCreated>, (Guarded, Body)> {
-        auth.require(body.0.project.trim(), Scope::Write)?;
         let b = body.0;
-        let project = validate::project("project", &b.project)?;
+        let project = request::resolve(&auth, Some(&b.project), Scope::Write)?.into_string();
         let content = validate::text("content", &b.content, MAX_RATIONALE_CHARS)?;
         let category = validate::opt_text("category", b.category.as_deref(), 100)?;
         let prior = validate::unit("conviction", b.conviction, 0.5)?;
@@ -107,28 +107,16 @@ impl BeliefsApi {
         project: Query<ProjectParam>,
         /// `proposed`, `active` or `rejected`.
         status: Query<Option<BeliefStatusParam>>,
-        limit: Query<Option<i64>>,
+        /// At most this many: 1 to 1000, default 200.
+        limit: Query<Option<Ranged<i64, 1, { Limit::BELIEFS.max as i64 }>>>,
     ) -> Handled<Json<BeliefList>, Guarded> {
-        auth.require(project.0.trim(), Scope::Read)?;
-        let project = validate::project("project", &project.0)?;
-        if let Some(s) = status.0.as_deref() {
-            if BeliefStatus::parse(s).is_none() {
-                return Err(ApiError::invalid(
-                    Code::InvalidStatus,
-                    "status",
-                    "status is `proposed`, `active` or `rejected`",
-                )
-                .into());
-            }
-        }
-        let list = beliefs::list(
-            &self.0.store,
-            &project,
+        let ask = BeliefsAsk::parse(
+            &auth,
+            Some(&project.0),
             status.0.as_deref(),
-            self.0.settings.belief_half_life_ms(),
-            limit.0.unwrap_or(200).clamp(1, 1000),
-        )
-        .await?;
+            limit.0.map(|l| l.0),
+        )?;
+        let list = ask.run(&self.0).await?;
         Ok(Json(BeliefList { beliefs: list }))
     }
 
@@ -167,9 +155,8 @@ impl BeliefsApi {
         project: Option<&str>,
         to: BeliefStatus,
     ) -> Handled<Json<BeliefReviewed>, (Guarded, Missing, Conflicts)> {
-        let project = scoped_project(auth, project, Scope::Write)?
-            .ok_or_else(|| ApiError::missing("project"))?;
-        let id = validate::id("id", id)?;
+        let project = request::resolve(auth, project, Scope::Write)?;
+        let id = request::RecordId::parse("id", id)?;
         let r = beliefs::review(&self.0.store, &project, &id, to, &auth.actor())
             .await?
             .ok_or_else(|| ApiError::not_found(Code::BeliefNotFound, "id"))?;
@@ -183,7 +170,7 @@ impl BeliefsApi {
             .into());
         }
         Ok(Json(BeliefReviewed {
-            id,
+            id: id.into_string(),
             status: r.status,
             previous: r.previous,
         }))

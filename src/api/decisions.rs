@@ -7,12 +7,13 @@ use poem_openapi::{param::Query, payload::Json, ApiResponse, Object, OpenApi};
 use super::body::JsonBody;
 use super::error::{Body, Guarded, Handled, Missing, Unknown};
 use super::key::ApiKey;
-use super::params::ProjectParam;
+use super::params::{PathParam, ProjectParam, Ranged, SubjectParam};
 use super::ApiTags;
 use crate::auth::Scope;
 use crate::capture::Applied;
-use crate::domain::{record::subject_key, record::DecisionInput, validate};
+use crate::domain::{record::subject_key, record::DecisionInput};
 use crate::graph::decisions::{self, DecisionFilter, DecisionView};
+use crate::request::{self, DecisionsAsk, Limit};
 use crate::state::AppState;
 
 pub struct DecisionsApi(pub Arc<AppState>);
@@ -50,7 +51,7 @@ impl DecisionsApi {
         auth: ApiKey,
         body: JsonBody<DecisionInput>,
     ) -> Handled<DecisionWritten, (Guarded, Body, Missing, Unknown)> {
-        auth.require(body.0.project.trim(), Scope::Write)?;
+        request::resolve(&auth, Some(&body.0.project), Scope::Write)?;
         let (id, applied) = self.0.capture.record_decision(&body.0).await?;
         if applied == Applied::Queued {
             return Ok(DecisionWritten::Accepted(Json(DecisionAck {
@@ -88,28 +89,21 @@ impl DecisionsApi {
         &self,
         auth: ApiKey,
         project: Query<ProjectParam>,
-        subject: Query<Option<String>>,
-        file: Query<Option<String>>,
-        /// At most this many (default 100, max 1000).
-        limit: Query<Option<i64>>,
+        /// The subject (at most 512 characters; case and spacing do not matter).
+        subject: Query<Option<SubjectParam>>,
+        /// A project-relative path (at most 1024 characters).
+        file: Query<Option<PathParam>>,
+        /// At most this many: 1 to 1000, default 100.
+        limit: Query<Option<Ranged<i64, 1, { Limit::DECISIONS.max as i64 }>>>,
     ) -> Handled<Json<DecisionList>, Guarded> {
-        auth.require(project.0.trim(), Scope::Read)?;
-        let project = validate::project("project", &project.0)?;
-        let key = subject.0.as_deref().map(subject_key);
-        let file = file
-            .0
-            .as_deref()
-            .map(|f| crate::domain::paths::normalize(f, None));
-        let list = decisions::list(
-            &self.0.store,
-            &project,
-            &DecisionFilter {
-                subject_key: key.as_deref(),
-                file: file.as_deref(),
-                limit: limit.0.unwrap_or(100).clamp(1, 1000),
-            },
-        )
-        .await?;
+        let ask = DecisionsAsk::parse(
+            &auth,
+            Some(&project.0),
+            subject.0.as_deref(),
+            file.0.as_deref(),
+            limit.0.map(|l| l.0),
+        )?;
+        let list = ask.run(&self.0).await?;
         Ok(Json(DecisionList { decisions: list }))
     }
 }

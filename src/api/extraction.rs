@@ -16,13 +16,14 @@ use super::body::JsonBody;
 use super::error::{Body, Conflicts, Guarded, Handled, Missing};
 use super::key::ApiKey;
 use super::params::{IdParam, ProjectParam};
-use super::{scoped_project, ApiTags};
+use super::ApiTags;
 use crate::auth::Scope;
 use crate::domain::{state::RunStatus, validate};
 use crate::error::{ApiError, Code};
 use crate::extract::{self, Job, RunRequest};
 use crate::graph::extraction::{self as g, RunStats, RunView};
 use crate::graph::now_ms;
+use crate::request::{self, ProjectId};
 use crate::state::AppState;
 
 pub struct ExtractionApi(pub Arc<AppState>);
@@ -121,9 +122,8 @@ impl ExtractionApi {
         auth: ApiKey,
         body: JsonBody<RunInput>,
     ) -> Handled<RunAnswer, (Guarded, Body, Conflicts)> {
-        auth.require(body.0.project.trim(), Scope::Write)?;
         let b = body.0;
-        let project = validate::project("project", &b.project)?;
+        let project = request::resolve(&auth, Some(&b.project), Scope::Write)?.into_string();
         let since_ms = match b.since.as_deref() {
             Some(s) if s.chars().count() > 32 => {
                 return Err(ApiError::too_long("since", 32, "characters").into())
@@ -235,7 +235,8 @@ impl ExtractionApi {
         id: Path<IdParam>,
         project: Query<Option<ProjectParam>>,
     ) -> Handled<Json<RunView>, (Guarded, Missing)> {
-        let project = scoped_project(&auth, project.0.as_deref(), Scope::Read)?;
+        let project =
+            request::scoped(&auth, project.0.as_deref(), Scope::Read)?.map(ProjectId::into_string);
         let id = validate::id("id", &id.0)?;
         let run = g::run_get(&self.0.store, &id)
             .await?

@@ -14,12 +14,11 @@ use poem_openapi::types::Type;
 use super::body::JsonBody;
 use super::error::{Body, Conflicts, Guarded, Handled, Missing, TimedOut, Unknown};
 use super::key::ApiKey;
-use super::params::{BlankOrProjectParam, Ranged};
+use super::params::{BlankOrProjectParam, SwitchBudgetParam};
 use super::ApiTags;
 use crate::auth::Scope;
 use crate::claude::{self, context, mapping, mapping::Reply};
-use crate::domain::validate;
-use crate::error::ApiError;
+use crate::request::{self, TokenBudget};
 use crate::state::AppState;
 
 pub struct HooksApi(pub Arc<AppState>);
@@ -92,47 +91,39 @@ impl HooksApi {
         /// The project the event belongs to (default: the key's project, else the git root
         /// name of the event's `cwd`).
         project: Query<Option<BlankOrProjectParam>>,
-        /// Token budget of the SessionStart context (default 1500, at most 32000; 0: none).
-        budget_tokens: Query<Option<Ranged<u32, 0, { context::MAX_BUDGET_TOKENS as i64 }>>>,
-        /// Token budget of the memory recalled for a UserPromptSubmit's prompt (default 600,
-        /// at most 8000; 0: none).
-        prompt_tokens: Query<
-            Option<Ranged<u32, 0, { context::MAX_PROMPT_BUDGET_TOKENS as i64 }>>,
-        >,
+        /// Token budget of the SessionStart and PreToolUse context: 16 to 1,000,000
+        /// (default 1500), or 0 for none.
+        budget_tokens: Query<Option<SwitchBudgetParam>>,
+        /// Token budget of the memory recalled for a UserPromptSubmit's prompt: 16 to
+        /// 1,000,000 (default 600), or 0 for none.
+        prompt_tokens: Query<Option<SwitchBudgetParam>>,
         /// Answer the event without capturing it (the command hook sends it later, behind
         /// the events spooled before it).
         answer_only: Query<Option<bool>>,
         body: JsonBody<HookEvent>,
     ) -> Handled<Json<HookReply>, (Guarded, Body, Missing, Conflicts, Unknown, TimedOut)> {
         let event = mapping::parse(body.0 .0)?;
-        let project = project
+        let named = project
             .0
-            .map(|p| p.0)
-            .filter(|p| !p.trim().is_empty())
-            .or_else(|| auth.project_scope().map(str::to_string))
-            .or_else(|| event.cwd.as_deref().and_then(claude::project_from_cwd))
-            .ok_or_else(|| ApiError::missing("project"))?;
-        let project = validate::project("project", &project)?;
-        auth.require(&project, Scope::Write)?;
-        let budget = budget_tokens
-            .0
-            .map_or(context::DEFAULT_BUDGET_TOKENS, |b| b.0 as usize);
-        if budget > context::MAX_BUDGET_TOKENS {
-            return Err(
-                ApiError::too_long("budget_tokens", context::MAX_BUDGET_TOKENS, "tokens").into(),
-            );
-        }
-        let prompt_budget = prompt_tokens
-            .0
-            .map_or(context::PROMPT_BUDGET_TOKENS, |b| b.0 as usize);
-        if prompt_budget > context::MAX_PROMPT_BUDGET_TOKENS {
-            return Err(ApiError::too_long(
-                "prompt_tokens",
-                context::MAX_PROMPT_BUDGET_TOKENS,
-                "tokens",
-            )
-            .into());
-        }
+            .as_ref()
+            .map(|p| p.0.as_str())
+            .filter(|p| !p.trim().is_empty());
+        let project = request::resolve_or(
+            &auth,
+            named,
+            || event.cwd.as_deref().and_then(claude::project_from_cwd),
+            Scope::Write,
+        )?;
+        let budget = TokenBudget::parse_switch(
+            "budget_tokens",
+            budget_tokens.0.map(|b| i64::from(b.0)),
+            TokenBudget::SESSION_START,
+        )?;
+        let prompt_budget = TokenBudget::parse_switch(
+            "prompt_tokens",
+            prompt_tokens.0.map(|b| i64::from(b.0)),
+            TokenBudget::PROMPT,
+        )?;
         let plan = mapping::plan(&event, &project)?;
         if answer_only.0 != Some(true) {
             let applied = Box::pin(mapping::apply(&self.0.capture, &plan)).await?;
@@ -149,9 +140,9 @@ impl HooksApi {
             Reply::Prompt => prompt_budget,
             _ => budget,
         };
-        if wanted == 0 {
+        let Some(wanted) = wanted.map(TokenBudget::get) else {
             return Ok(Json(HookReply::default()));
-        }
+        };
         let answer = match &plan.reply {
             Reply::Nothing => return Ok(Json(HookReply::default())),
             Reply::Prompt => {
@@ -160,7 +151,7 @@ impl HooksApi {
                     &project,
                     &plan.session_id,
                     event.prompt.as_deref().unwrap_or_default(),
-                    prompt_budget,
+                    wanted,
                 ))
                 .await
             }
@@ -170,7 +161,7 @@ impl HooksApi {
                     &self.0,
                     &project,
                     &plan.session_id,
-                    budget,
+                    wanted,
                     source,
                 ))
                 .await
@@ -182,7 +173,7 @@ impl HooksApi {
                     &plan.session_id,
                     plan.start.cwd.as_deref(),
                     path,
-                    budget.min(context::FILE_BUDGET_TOKENS),
+                    wanted.min(context::FILE_BUDGET_TOKENS),
                 ))
                 .await
             }

@@ -11,6 +11,7 @@ use super::ApiTags;
 use crate::auth::Scope;
 use crate::capture::Applied;
 use crate::domain::record::MemoryInput;
+use crate::request;
 use crate::state::AppState;
 
 pub struct MemoriesApi(pub Arc<AppState>);
@@ -39,7 +40,7 @@ impl MemoriesApi {
         auth: ApiKey,
         body: JsonBody<MemoryInput>,
     ) -> Handled<MemoryWritten, (Guarded, Body, Missing)> {
-        auth.require(body.0.project.trim(), Scope::Write)?;
+        request::resolve(&auth, Some(&body.0.project), Scope::Write)?;
         let (id, applied) = self.0.capture.remember(&body.0).await?;
         Ok(match applied {
             Applied::Yes => MemoryWritten::Created(Json(MemoryAck { id, applied: true })),

@@ -94,23 +94,6 @@ pub fn service(state: Arc<AppState>) -> OpenApiService<Apis, ()> {
     )
 }
 
-/// The project a request may touch: the key's own, or (insecure local mode) the one asked
-/// for. Asking for another project than the key's is `forbidden`.
-pub fn scoped_project(
-    auth: &crate::auth::Principal,
-    requested: Option<&str>,
-    scope: crate::auth::Scope,
-) -> crate::error::ApiResult<Option<String>> {
-    match (auth.project_scope(), requested) {
-        (Some(own), Some(asked)) if own != asked => Err(crate::error::ApiError::forbidden()),
-        (Some(own), _) => {
-            auth.require(own, scope)?;
-            Ok(Some(own.to_string()))
-        }
-        (None, asked) => Ok(asked.map(str::to_string)),
-    }
-}
-
 /// The whole route tree with its middleware.
 pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint {
     let max_body = state.settings.max_body_bytes;

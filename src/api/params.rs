@@ -10,6 +10,7 @@ use poem_openapi::registry::{MetaSchema, MetaSchemaRef};
 use poem_openapi::types::{ParseFromJSON, ParseFromParameter, ParseResult, ToJSON, Type};
 
 use crate::domain::limits::{MAX_ID_CHARS, MAX_PROJECT_CHARS};
+use crate::request::TokenBudget;
 
 /// Not blank and free of control characters (`char::is_control`).
 const ID_PATTERN: &str = r"^[^\u0000-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f][^\u0000-\u001f\u007f-\u009f]*$";
@@ -101,6 +102,16 @@ string_param! {
 }
 
 string_param! {
+    /// A decision's subject: at most 512 characters.
+    SubjectParam => string_schema(0, Some(crate::domain::limits::MAX_SUBJECT_CHARS), r"^[\s\S]*$")
+}
+
+string_param! {
+    /// A project-relative file path: at most 1024 characters.
+    PathParam => string_schema(0, Some(crate::domain::limits::MAX_PATH_CHARS), r"^[^\u0000-\u001f\u007f-\u009f]*$")
+}
+
+string_param! {
     /// Comma-separated file paths, at least one.
     FileListParam => string_schema(1, None, r"[^,\s]")
 }
@@ -172,6 +183,54 @@ impl<T: ParseFromParameter, const MIN: i64, const MAX: i64> ParseFromParameter
 {
     fn parse_from_parameter(value: &str) -> ParseResult<Self> {
         T::parse_from_parameter(value)
+            .map(Self)
+            .map_err(poem_openapi::types::ParseError::propagate)
+    }
+}
+
+/// A token budget in `request::TokenBudget`'s range.
+pub type BudgetParam = Ranged<u32, { TokenBudget::MIN as i64 }, { TokenBudget::MAX as i64 }>;
+
+/// A hook's token budget: `request::TokenBudget`'s range, or 0 for no answer.
+pub struct SwitchBudgetParam(pub u32);
+
+impl Type for SwitchBudgetParam {
+    const IS_REQUIRED: bool = true;
+    type RawValueType = u32;
+    type RawElementValueType = u32;
+
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("SwitchBudget")
+    }
+    fn schema_ref() -> MetaSchemaRef {
+        let off = MetaSchema {
+            enum_items: vec![0.into()],
+            ..MetaSchema::new("integer")
+        };
+        let on = MetaSchema {
+            minimum: Some(TokenBudget::MIN as f64),
+            maximum: Some(TokenBudget::MAX as f64),
+            ..MetaSchema::new("integer")
+        };
+        MetaSchemaRef::Inline(Box::new(MetaSchema {
+            any_of: vec![
+                MetaSchemaRef::Inline(Box::new(off)),
+                MetaSchemaRef::Inline(Box::new(on)),
+            ],
+            ..MetaSchema::ANY
+        }))
+    }
+    fn as_raw_value(&self) -> Option<&u32> {
+        Some(&self.0)
+    }
+    fn raw_element_iter<'a>(&'a self) -> Box<dyn Iterator<Item = &'a u32> + 'a> {
+        Box::new(self.as_raw_value().into_iter())
+    }
+}
+
+impl ParseFromParameter for SwitchBudgetParam {
+    fn parse_from_parameter(value: &str) -> ParseResult<Self> {
+        u32::parse_from_parameter(value)
             .map(Self)
             .map_err(poem_openapi::types::ParseError::propagate)
     }

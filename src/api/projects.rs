@@ -12,6 +12,7 @@ use super::ApiTags;
 use crate::auth::Scope;
 use crate::capture::Applied;
 use crate::error::ApiError;
+use crate::request;
 use crate::state::AppState;
 
 pub struct ProjectsApi(pub Arc<AppState>);
@@ -25,9 +26,9 @@ impl ProjectsApi {
         auth: ApiKey,
         id: Path<IdParam>,
     ) -> Handled<Json<Deleted>, (Guarded, TimedOut)> {
-        auth.require(id.0.trim(), Scope::Admin)?;
-        let applied = self.0.capture.purge_project(&id.0).await?;
-        self.0.logs.forget_project(id.0.trim());
+        let project = request::resolve(&auth, Some(&id.0), Scope::Admin)?;
+        let applied = self.0.capture.purge_project(&project).await?;
+        self.0.logs.forget_project(&project);
         match applied {
             Applied::Yes => {
                 crate::graph::keys::audit(

@@ -13,19 +13,18 @@ use super::body::JsonBody;
 use super::error::{Body, Guarded, Handled, Missing};
 use super::key::ApiKey;
 use super::params::{IdParam, ProjectParam, Ranged};
-use super::{scoped_project, ApiTags};
+use super::ApiTags;
 use crate::auth::{Principal, Scope};
-use crate::config::Encoding;
-use crate::domain::budget::{self, Allocation};
-use crate::domain::validate;
+use crate::domain::budget::Allocation;
 use crate::error::{ApiError, ApiResult, Code};
 use crate::recall::{
     self,
-    context::{self, Context, MAX_TASK_CHARS},
-    reconstruction::{self, Filter, Reconstruction, MAX_OPERATIONS},
+    context::Context,
+    reconstruction::{self, Reconstruction, MAX_OPERATIONS},
     window::{self, Window, MAX_TOKEN_LIMIT},
     SessionHead,
 };
+use crate::request::{self, ContextAsk, SessionId};
 use crate::state::AppState;
 
 pub struct RecallApi(pub Arc<AppState>);
@@ -95,19 +94,6 @@ impl AllocationInput {
     }
 }
 
-fn parse_encoding(value: Option<&str>, default: Encoding) -> ApiResult<Encoding> {
-    match value.map(str::trim) {
-        None | Some("") => Ok(default),
-        Some("o200k_base") => Ok(Encoding::O200kBase),
-        Some("cl100k_base") => Ok(Encoding::Cl100kBase),
-        Some(_) => Err(ApiError::invalid(
-            Code::InvalidEncoding,
-            "encoding",
-            "encoding is `o200k_base` or `cl100k_base`",
-        )),
-    }
-}
-
 impl RecallApi {
     /// The session addressed by `id`, in the key's project (or the one asked for).
     async fn addressed(
@@ -116,10 +102,10 @@ impl RecallApi {
         id: &str,
         project: Option<&str>,
     ) -> ApiResult<(String, SessionHead)> {
-        let scoped = scoped_project(auth, project, Scope::Read)?;
-        let id = validate::id("id", id)?;
+        let scoped = request::scoped(auth, project, Scope::Read)?;
+        let id = SessionId::parse("id", id)?;
         let project = match scoped {
-            Some(p) => p,
+            Some(p) => p.into_string(),
             None => {
                 crate::graph::sessions::get(&self.0.store, &id)
                     .await?
@@ -154,22 +140,13 @@ impl RecallApi {
         /// At most this many operations, 0 to 5000 (default 1000).
         max_operations: Query<Option<Ranged<i64, 0, { MAX_OPERATIONS as i64 }>>>,
     ) -> Handled<Json<Reconstruction>, (Guarded, Missing)> {
-        let max = max_operations.0.map_or(1_000, |m| m.0);
-        if !(0..=MAX_OPERATIONS as i64).contains(&max) {
-            return Err(ApiError::invalid(
-                Code::InvalidMaxOperations,
-                "max_operations",
-                format!("max_operations is between 0 and {MAX_OPERATIONS}"),
-            )
-            .into());
-        }
+        let filter = request::reconstruction(
+            include_decisions.0,
+            include_reads.0,
+            include_writes.0,
+            max_operations.0.map(|m| m.0),
+        )?;
         let (project, head) = self.addressed(&auth, &id.0, project.0.as_deref()).await?;
-        let filter = Filter {
-            decisions: include_decisions.0.unwrap_or(true),
-            reads: include_reads.0.unwrap_or(true),
-            writes: include_writes.0.unwrap_or(true),
-            max_operations: max as usize,
-        };
         Ok(Json(
             reconstruction::reconstruct(&self.0.store, &self.0.logs, &project, head, filter)
                 .await?,
@@ -221,45 +198,16 @@ impl RecallApi {
         body: JsonBody<ContextBody>,
     ) -> Handled<Json<Context>, (Guarded, Body, Missing)> {
         let b = body.0;
-        auth.require(b.project.trim(), Scope::Read)?;
-        let project = validate::project("project", &b.project)?;
-        let session_id = b
-            .session_id
-            .as_deref()
-            .map(|s| validate::id("session_id", s))
-            .transpose()?;
-        let task = validate::opt_text("task", b.task.as_deref(), MAX_TASK_CHARS)?;
-        if session_id.is_none() && task.is_none() {
-            return Err(ApiError::invalid(
-                Code::MissingField,
-                "session_id",
-                "give `session_id` (context for a session) or `task` (context for a task)",
-            )
-            .into());
-        }
-        let lo = budget::MIN_BUDGET_TOKENS as i64;
-        let hi = budget::MAX_BUDGET_TOKENS as i64;
-        if !(lo..=hi).contains(&b.budget_tokens) {
-            return Err(ApiError::invalid(
-                Code::InvalidBudget,
-                "budget_tokens",
-                format!("budget_tokens is between {lo} and {hi}"),
-            )
-            .into());
-        }
-        let stored = self.0.settings.tokenizer;
-        let req = context::Request {
-            project: &project,
-            session_id: session_id.as_deref(),
-            task: task.as_deref(),
-            budget: b.budget_tokens as usize,
-            encoding: parse_encoding(b.encoding.as_deref(), stored)?,
-            stored,
-            allocation: b.allocation.unwrap_or_default().resolve()?,
-            half_life_ms: self.0.settings.belief_half_life_ms(),
-            finder: self.0.finder(),
-            logs: &self.0.logs,
-        };
-        Ok(Json(context::assemble(&self.0.store, &req).await?))
+        let ask = ContextAsk::parse(
+            &auth,
+            Some(&b.project),
+            b.session_id.as_deref(),
+            b.task.as_deref(),
+            b.budget_tokens,
+            b.encoding.as_deref(),
+            self.0.settings.tokenizer,
+        )?;
+        let allocation = b.allocation.unwrap_or_default().resolve()?;
+        Ok(Json(ask.run(&self.0, allocation).await?))
     }
 }

@@ -8,15 +8,13 @@ use poem_openapi::{param::Query, payload::Json, Object, OpenApi};
 use super::body::JsonBody;
 use super::error::{Body, Guarded, Handled};
 use super::key::ApiKey;
-use super::params::TurnKindParam;
-use super::params::{IdParam, ProjectParam, Ranged};
+use super::params::{BudgetParam, IdParam, ProjectParam, TurnKindParam};
 use super::ApiTags;
-use crate::auth::{Principal, Scope};
-use crate::domain::validate;
-use crate::error::{ApiError, Code};
+use crate::error::ApiResult;
 use crate::recall::handover::{self, Handover};
-use crate::recall::search::{self, Hit, Mode, Weights};
-use crate::recall::turns::{self, MatchedBy, TurnHit, TurnQuery};
+use crate::recall::search::{Hit, Mode, Weights};
+use crate::recall::turns::{MatchedBy, TurnHit};
+use crate::request::{HandoverAsk, SearchAsk, TurnSearchAsk};
 use crate::state::AppState;
 
 pub struct SearchApi(pub Arc<AppState>);
@@ -45,24 +43,6 @@ pub struct SearchResponse {
     /// Set when an embeddings endpoint is configured but could not be used for this query.
     #[oai(skip_serializing_if_is_none)]
     pub degraded: Option<String>,
-}
-
-/// Validated search input: (project, query, limit).
-pub fn search_input(body: &SearchRequest) -> Result<(String, String, usize), ApiError> {
-    let project = validate::project("project", &body.project)?;
-    let query = validate::text("query", &body.query, search::MAX_QUERY_CHARS)?;
-    let limit = match body.limit {
-        None => search::DEFAULT_LIMIT,
-        Some(n) if (1..=search::MAX_LIMIT as u32).contains(&n) => n as usize,
-        Some(_) => {
-            return Err(ApiError::invalid(
-                Code::InvalidLimit,
-                "limit",
-                format!("`limit` must be between 1 and {}", search::MAX_LIMIT),
-            ))
-        }
-    };
-    Ok((project, query, limit))
 }
 
 /// A search over a project's turns.
@@ -147,82 +127,9 @@ pub struct TurnSearchResponse {
     pub degraded: Option<String>,
 }
 
-/// A turn search, validated.
-pub struct TurnSearchInput {
-    pub project: String,
-    pub query: String,
-    pub limit: usize,
-    pub types: Option<Vec<String>>,
-}
-
-/// Validates a turn search.
-pub fn turn_search_input(body: &TurnSearchRequest) -> Result<TurnSearchInput, ApiError> {
-    let (project, query, limit) = search_input(&SearchRequest {
-        project: body.project.clone(),
-        query: body.query.clone(),
-        limit: body.limit,
-    })?;
-    let types = match &body.types {
-        None => None,
-        Some(t) if t.len() > turns::MAX_TYPES => {
-            return Err(ApiError::invalid(
-                Code::InvalidTypes,
-                "types",
-                format!("`types` names at most {} kinds", turns::MAX_TYPES),
-            ))
-        }
-        Some(t) => {
-            if let Some(i) = t.iter().position(|k| !turns::TURN_KINDS.contains(&&**k)) {
-                return Err(ApiError::invalid(
-                    Code::InvalidTypes,
-                    format!("types[{i}]"),
-                    format!(
-                        "`types` entries are among: {}",
-                        turns::TURN_KINDS.join(", ")
-                    ),
-                ));
-            }
-            Some(t.iter().map(|k| k.0.clone()).collect())
-        }
-    };
-    Ok(TurnSearchInput {
-        project,
-        query,
-        limit,
-        types,
-    })
-}
-
-/// `POST /v1/search` and the MCP tool `search_memory`: validates, checks the key, searches.
-pub async fn turn_search(
-    state: &AppState,
-    who: &Principal,
-    body: &TurnSearchRequest,
-) -> Result<TurnSearchResponse, ApiError> {
-    let TurnSearchInput {
-        project,
-        query,
-        limit,
-        types,
-    } = turn_search_input(body)?;
-    who.require(&project, Scope::Read)?;
-    let started = std::time::Instant::now();
-    let found = turns::search_with(
-        &state.store,
-        state.embedder.as_deref(),
-        Weights::from(&state.settings.search),
-        &TurnQuery {
-            project: &project,
-            text: &query,
-            limit,
-            types: types.as_deref(),
-            sessions: None,
-            exclude_session: None,
-        },
-    )
-    .await?;
-    metrics::histogram!("cairn_turn_search_seconds").record(started.elapsed().as_secs_f64());
-    tracing::debug!(project = %project, mode = ?found.mode, hits = found.hits.len(), duration_ms = started.elapsed().as_millis() as u64, "turn search answered");
+/// `POST /v1/search` and the MCP tool `search_memory`: one turn search, answered.
+pub async fn turn_search(state: &AppState, ask: &TurnSearchAsk) -> ApiResult<TurnSearchResponse> {
+    let found = ask.run(state).await?;
     Ok(TurnSearchResponse {
         mode: found.mode,
         operations: found.hits.into_iter().map(TurnFound::from).collect(),
@@ -241,21 +148,9 @@ impl SearchApi {
         auth: ApiKey,
         body: JsonBody<SearchRequest>,
     ) -> Handled<Json<SearchResponse>, (Guarded, Body)> {
-        let (project, query, limit) = search_input(&body.0)?;
-        auth.require(&project, Scope::Read)?;
-        let started = std::time::Instant::now();
-        let found = search::search(
-            &self.0.store,
-            self.0.embedder.as_deref(),
-            Weights::from(&self.0.settings.search),
-            &project,
-            &query,
-            limit,
-            &[],
-        )
-        .await?;
-        metrics::histogram!("cairn_search_seconds").record(started.elapsed().as_secs_f64());
-        tracing::debug!(project = %project, mode = ?found.mode, hits = found.hits.len(), duration_ms = started.elapsed().as_millis() as u64, "search answered");
+        let b = &body.0;
+        let ask = SearchAsk::parse(&auth, Some(&b.project), &b.query, b.limit.map(i64::from))?;
+        let found = ask.run(&self.0).await?;
         Ok(Json(SearchResponse {
             mode: found.mode,
             sessions: found.hits,
@@ -273,7 +168,19 @@ impl SearchApi {
         auth: ApiKey,
         body: JsonBody<TurnSearchRequest>,
     ) -> Handled<Json<TurnSearchResponse>, (Guarded, Body)> {
-        Ok(Json(turn_search(&self.0, &auth, &body.0).await?))
+        let b = &body.0;
+        let types: Option<Vec<String>> = b
+            .types
+            .as_ref()
+            .map(|t| t.iter().map(|k| k.0.clone()).collect());
+        let ask = TurnSearchAsk::parse(
+            &auth,
+            Some(&b.project),
+            &b.query,
+            b.limit.map(i64::from),
+            types.as_deref(),
+        )?;
+        Ok(Json(turn_search(&self.0, &ask).await?))
     }
 
     /// The wake-up handover for a new session: the last session's summary and unfinished
@@ -288,35 +195,15 @@ impl SearchApi {
         project: Query<ProjectParam>,
         /// The session waking up (its task says what is related); optional.
         session_id: Query<Option<IdParam>>,
-        /// Token budget of `markdown`: 50 to 20000, default 1500.
-        budget_tokens: Query<
-            Option<Ranged<u32, { handover::MIN_BUDGET as i64 }, { handover::MAX_BUDGET as i64 }>>,
-        >,
+        /// Token budget of `markdown`: 16 to 1,000,000, default 1500.
+        budget_tokens: Query<Option<BudgetParam>>,
     ) -> Handled<Json<Handover>, Guarded> {
-        let project = validate::project("project", &project.0)?;
-        auth.require(&project, Scope::Read)?;
-        let session_id = match session_id.0.as_deref() {
-            Some(id) => Some(validate::id("session_id", id)?),
-            None => None,
-        };
-        let budget = match budget_tokens.0.map(|b| b.0) {
-            None => handover::DEFAULT_BUDGET,
-            Some(n) if (handover::MIN_BUDGET..=handover::MAX_BUDGET).contains(&(n as usize)) => {
-                n as usize
-            }
-            Some(_) => {
-                return Err(ApiError::invalid(
-                    Code::InvalidBudget,
-                    "budget_tokens",
-                    format!(
-                        "`budget_tokens` must be between {} and {}",
-                        handover::MIN_BUDGET,
-                        handover::MAX_BUDGET
-                    ),
-                )
-                .into())
-            }
-        };
+        let ask = HandoverAsk::parse(
+            &auth,
+            Some(&project.0),
+            session_id.0.as_deref(),
+            budget_tokens.0.map(|b| i64::from(b.0)),
+        )?;
         let inputs = handover::Inputs {
             embedder: self.0.embedder.as_deref(),
             weights: Weights::from(&self.0.settings.search),
@@ -326,12 +213,12 @@ impl SearchApi {
         let out = handover::build(
             &self.0.store,
             &inputs,
-            &project,
-            session_id.as_deref(),
-            budget,
+            &ask.project,
+            ask.session.as_deref(),
+            ask.budget.get(),
         )
         .await?;
-        tracing::debug!(project = %project, related = out.related.len(), tokens = out.tokens_used, duration_ms = started.elapsed().as_millis() as u64, "handover built");
+        tracing::debug!(project = %ask.project, related = out.related.len(), tokens = out.tokens_used, duration_ms = started.elapsed().as_millis() as u64, "handover built");
         Ok(Json(out))
     }
 }

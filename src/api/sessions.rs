@@ -12,7 +12,7 @@ use super::body::JsonBody;
 use super::error::{Body, Conflicts, Guarded, Handled, Missing, TimedOut, Unknown};
 use super::key::ApiKey;
 use super::params::{IdParam, ProjectParam};
-use super::{scoped_project, ApiTags};
+use super::ApiTags;
 use crate::auth::Scope;
 use crate::capture::Applied;
 use crate::domain::{
@@ -20,6 +20,7 @@ use crate::domain::{
 };
 use crate::error::{ApiError, Code};
 use crate::graph::sessions::SessionRow;
+use crate::request::{self, ProjectId};
 use crate::state::AppState;
 
 pub struct SessionsApi(pub Arc<AppState>);
@@ -98,7 +99,7 @@ impl SessionsApi {
         auth: ApiKey,
         body: JsonBody<SessionStart>,
     ) -> Handled<SessionWritten, (Guarded, Body, Conflicts, Unknown)> {
-        auth.require(body.0.project.trim(), Scope::Write)?;
+        request::resolve(&auth, Some(&body.0.project), Scope::Write)?;
         let (id, applied) = self.0.capture.start_session(&body.0).await?;
         Ok(SessionWritten::from(id, applied))
     }
@@ -111,7 +112,9 @@ impl SessionsApi {
         id: Path<IdParam>,
         project: Query<Option<ProjectParam>>,
     ) -> Handled<Json<SessionRow>, (Guarded, Missing)> {
-        let project = Query(scoped_project(&auth, project.0.as_deref(), Scope::Read)?);
+        let project = Query(
+            request::scoped(&auth, project.0.as_deref(), Scope::Read)?.map(ProjectId::into_string),
+        );
         let id = validate::id("id", &id.0)?;
         let row = crate::graph::sessions::get(&self.0.store, &id)
             .await?
@@ -129,7 +132,9 @@ impl SessionsApi {
         project: Query<Option<ProjectParam>>,
         body: JsonBody<SessionClose>,
     ) -> Handled<SessionWritten, (Guarded, Body, Missing)> {
-        let project = Query(scoped_project(&auth, project.0.as_deref(), Scope::Write)?);
+        let project = Query(
+            request::scoped(&auth, project.0.as_deref(), Scope::Write)?.map(ProjectId::into_string),
+        );
         let id = validate::id("id", &id.0)?;
         let applied = self
             .0
@@ -152,7 +157,9 @@ impl SessionsApi {
         sync: Query<Option<bool>>,
         body: JsonBody<OperationBatch>,
     ) -> Handled<OperationsWritten, (Guarded, Body, Missing, Unknown, TimedOut)> {
-        let project = Query(scoped_project(&auth, project.0.as_deref(), Scope::Write)?);
+        let project = Query(
+            request::scoped(&auth, project.0.as_deref(), Scope::Write)?.map(ProjectId::into_string),
+        );
         let (count, applied) = self
             .0
             .capture
@@ -182,7 +189,9 @@ impl SessionsApi {
         id: Path<IdParam>,
         project: Query<Option<ProjectParam>>,
     ) -> Handled<Json<Deleted>, (Guarded, Missing, TimedOut)> {
-        let project = Query(scoped_project(&auth, project.0.as_deref(), Scope::Admin)?);
+        let project = Query(
+            request::scoped(&auth, project.0.as_deref(), Scope::Admin)?.map(ProjectId::into_string),
+        );
         let applied = self
             .0
             .capture

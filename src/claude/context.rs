@@ -19,10 +19,6 @@ use crate::recall::prompt as recall_prompt;
 use crate::recall::search::Weights;
 use crate::state::AppState;
 
-/// Default token budget of the SessionStart context.
-pub const DEFAULT_BUDGET_TOKENS: usize = 1_500;
-/// Largest budget a caller may ask for.
-pub const MAX_BUDGET_TOKENS: usize = 32_000;
 /// Token budget of a file's context at PreToolUse.
 pub const FILE_BUDGET_TOKENS: usize = 400;
 /// Standing decisions listed at most.
@@ -149,10 +145,6 @@ pub async fn session_start_for(
     Ok(fenced_within(encoding, &md, budget_tokens))
 }
 
-/// Default token budget of the memory recalled for a prompt (`CAIRN_HOOK_PROMPT_TOKENS`).
-pub const PROMPT_BUDGET_TOKENS: usize = 600;
-/// Largest prompt budget a caller may ask for.
-pub const MAX_PROMPT_BUDGET_TOKENS: usize = 8_000;
 /// Characters of a memory, summary or belief line at most.
 const NOTE_CHARS: usize = 300;
 

@@ -15,6 +15,7 @@ use clap::Args;
 
 use super::client::{ApiClient, ClientSettings};
 use crate::knowledge::KnowledgeReport;
+use crate::request::TokenBudget;
 
 #[derive(Args, Debug)]
 pub struct CiArgs {
@@ -27,9 +28,9 @@ pub struct CiArgs {
     /// `markdown` or `json`.
     #[arg(long, default_value = "markdown", value_parser = ["markdown", "json"])]
     pub format: String,
-    /// Token budget of the Markdown report.
-    #[arg(long, default_value_t = 2000)]
-    pub budget_tokens: u32,
+    /// Token budget of the Markdown report, 16 to 1,000,000.
+    #[arg(long, default_value = "2000", value_parser = TokenBudget::from_flag)]
+    pub budget_tokens: TokenBudget,
     /// Exit 3 when the branch's commit messages name an alternative a standing decision on a
     /// changed file rejected.
     #[arg(long)]
@@ -84,7 +85,7 @@ pub async fn run(args: CiArgs) -> anyhow::Result<i32> {
             &[
                 ("project", project),
                 ("files", files.join(",")),
-                ("budget_tokens", args.budget_tokens.to_string()),
+                ("budget_tokens", args.budget_tokens.get().to_string()),
             ],
         )
         .await?;

@@ -7,6 +7,7 @@ use clap::{ArgGroup, Args};
 use serde_json::json;
 
 use super::client::{ApiClient, ClientSettings};
+use crate::request::TokenBudget;
 
 #[derive(Args, Debug)]
 #[command(group(ArgGroup::new("about").required(true).multiple(true).args(["session", "task"])))]
@@ -19,9 +20,9 @@ pub struct ContextArgs {
     /// Context for this task (related sessions of the project).
     #[arg(long)]
     pub task: Option<String>,
-    /// Token budget (at least 16).
-    #[arg(long)]
-    pub budget: u64,
+    /// Token budget, 16 to 1,000,000.
+    #[arg(long, value_parser = TokenBudget::from_flag)]
+    pub budget: TokenBudget,
     /// `o200k_base` or `cl100k_base` (default: the server's).
     #[arg(long)]
     pub encoding: Option<String>,
@@ -37,7 +38,7 @@ pub async fn run(args: ContextArgs) -> anyhow::Result<i32> {
         "project": project,
         "session_id": args.session,
         "task": args.task,
-        "budget_tokens": args.budget,
+        "budget_tokens": args.budget.get(),
         "encoding": args.encoding,
     });
     let answer: serde_json::Value = client.post_json("/v1/context", &body).await?;

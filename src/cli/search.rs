@@ -9,14 +9,15 @@ use clap::Args;
 use serde_json::{json, Value};
 
 use super::client::{ApiClient, ClientSettings};
+use crate::request::Limit;
 
 #[derive(Args, Debug)]
 pub struct SearchArgs {
     #[command(flatten)]
     pub client: ClientSettings,
     /// Turns to show: 1 to 50.
-    #[arg(long, default_value_t = 10)]
-    pub limit: u32,
+    #[arg(long, default_value = "10", value_parser = |s: &str| Limit::TURNS.from_flag(s))]
+    pub limit: usize,
     /// Keep only these kinds (repeatable): message, decision, tool_call, write, read, search,
     /// todo, memory, summary.
     #[arg(long = "type")]

@@ -17,7 +17,8 @@ use crate::graph::{now_ms, param, statement, Store, StoreResult};
 pub const RELATED: usize = 5;
 /// Related sessions a file must have been written in to count as iterated on.
 pub const HOT_FILE_SESSIONS: i64 = 3;
-pub const DEFAULT_BUDGET: usize = 1_500;
+/// The share of a hook's budget the handover takes is kept within these (the rest is the
+/// decisions in force; the whole is cut to the hook's budget).
 pub const MIN_BUDGET: usize = 50;
 pub const MAX_BUDGET: usize = 20_000;
 /// Related sessions looked at for iterated-on files.

@@ -15,9 +15,10 @@ use serde::Deserialize;
 use super::guard::Viewer;
 use super::layout::{self, badge, none, operation_link, session_link, time, Nav};
 use super::{plot, Page};
-use crate::domain::{conviction, state::BeliefStatus, validate};
+use crate::domain::{conviction, state::BeliefStatus};
 use crate::error::{ApiError, Code};
 use crate::graph::{beliefs, now_ms};
+use crate::request::{BeliefsAsk, RecordId};
 use crate::state::AppState;
 
 /// Beliefs listed at most.
@@ -37,26 +38,12 @@ pub async fn list(
     viewer: Viewer,
     Query(q): Query<ListParams>,
 ) -> Page {
-    let status = match q.status.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
-        None | Some("all") => None,
-        Some(s) => Some(BeliefStatus::parse(s).ok_or_else(|| {
-            super::failure(ApiError::invalid(
-                Code::InvalidStatus,
-                "status",
-                "status is `proposed`, `active` or `rejected`",
-            ))
-        })?),
-    };
-    let found = beliefs::list(
-        &state.store,
-        &viewer.project,
-        status.map(BeliefStatus::as_str),
-        state.settings.belief_half_life_ms(),
-        LIMIT,
-    )
-    .await
-    .map_err(|e| super::failure(e.into()))?;
-    let current = status.map_or("all", BeliefStatus::as_str);
+    // The same request as `GET /v1/beliefs?status=`; `all` is the UI's name for no status.
+    let status = q.status.as_deref().filter(|s| s.trim() != "all");
+    let ask = BeliefsAsk::parse(&viewer.principal(), None, status, Some(LIMIT))
+        .map_err(super::failure)?;
+    let found = ask.run(&state).await.map_err(super::failure)?;
+    let current = ask.status.map_or("all", BeliefStatus::as_str);
     let body = render_list(current, &found);
     Ok(layout::page(&viewer, Nav::Beliefs, "Beliefs", body).into_response())
 }
@@ -64,7 +51,7 @@ pub async fn list(
 /// `GET /ui/beliefs/{id}`.
 #[handler]
 pub async fn page(state: Data<&Arc<AppState>>, viewer: Viewer, Path(id): Path<String>) -> Page {
-    let id = validate::id("id", &id).map_err(super::failure)?;
+    let id = RecordId::parse("id", &id).map_err(super::failure)?;
     let b = beliefs::evidence(&state.store, &viewer.project, &id)
         .await
         .map_err(|e| super::failure(e.into()))?
@@ -129,7 +116,7 @@ pub async fn review(
             )))
         }
     };
-    let id = validate::id("id", &id).map_err(super::failure)?;
+    let id = RecordId::parse("id", &id).map_err(super::failure)?;
     let principal = viewer.principal();
     let r = beliefs::review(&state.store, &viewer.project, &id, to, &principal.actor())
         .await

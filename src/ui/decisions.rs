@@ -13,8 +13,8 @@ use serde::Deserialize;
 use super::guard::Viewer;
 use super::layout::{self, badge, none, session_link, subject_link, time, Nav};
 use super::Page;
-use crate::domain::{limits::MAX_SUBJECT_CHARS, record::subject_key, validate};
-use crate::graph::decisions::{self, DecisionFilter};
+use crate::domain::limits::MAX_SUBJECT_CHARS;
+use crate::request::DecisionsAsk;
 use crate::state::AppState;
 
 /// Decisions listed at most.
@@ -28,20 +28,22 @@ pub struct Params {
 /// `GET /ui/decisions`.
 #[handler]
 pub async fn page(state: Data<&Arc<AppState>>, viewer: Viewer, Query(q): Query<Params>) -> Page {
-    let subject = validate::opt_text("subject", q.subject.as_deref(), MAX_SUBJECT_CHARS)
-        .map_err(super::failure)?;
-    let key = subject.as_deref().map(subject_key);
-    let list = decisions::list(
-        &state.store,
-        &viewer.project,
-        &DecisionFilter {
-            subject_key: key.as_deref(),
-            file: None,
-            limit: LIMIT,
-        },
+    // The same request as `GET /v1/decisions?subject=`.
+    let ask = DecisionsAsk::parse(
+        &viewer.principal(),
+        None,
+        q.subject.as_deref(),
+        None,
+        Some(LIMIT),
     )
-    .await
-    .map_err(|e| super::failure(e.into()))?;
+    .map_err(super::failure)?;
+    let list = ask.run(&state).await.map_err(super::failure)?;
+    let subject = q
+        .subject
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string);
     let title = match &subject {
         Some(s) => format!("Decisions on “{s}”"),
         None => "Decisions".to_string(),

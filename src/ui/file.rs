@@ -13,12 +13,9 @@ use serde::Deserialize;
 use super::guard::Viewer;
 use super::layout::{self, badge, none, session_link, subject_link, Nav};
 use super::Page;
-use crate::domain::{limits::MAX_PATH_CHARS, paths, validate};
-use crate::knowledge;
+use crate::domain::limits::MAX_PATH_CHARS;
+use crate::request::KnowledgeAsk;
 use crate::state::AppState;
-
-/// The Markdown budget the report is built with (the page shows its data, not the Markdown).
-const BUDGET: u32 = 2_000;
 
 #[derive(Deserialize)]
 pub struct Params {
@@ -29,13 +26,15 @@ pub struct Params {
 #[handler]
 pub async fn page(state: Data<&Arc<AppState>>, viewer: Viewer, Query(q): Query<Params>) -> Page {
     let raw = q.path.as_deref().map(str::trim).filter(|p| !p.is_empty());
-    let path = match raw {
-        Some(p) => Some(paths::normalize(
-            &validate::path("path", p).map_err(super::failure)?,
-            None,
-        )),
+    // The same request as `GET /v1/knowledge?files=` (one file; its field named `path` here).
+    let ask = match raw {
+        Some(p) => Some(
+            KnowledgeAsk::parse(&viewer.principal(), None, &[p.to_string()], None, None)
+                .map_err(|e| super::failure(e.on("path")))?,
+        ),
         None => None,
     };
+    let path = ask.as_ref().and_then(|a| a.files.first().cloned());
     let form = html! {
         form.filter method="get" action="/ui/file" {
             label for="path" { "File path" }
@@ -48,17 +47,10 @@ pub async fn page(state: Data<&Arc<AppState>>, viewer: Viewer, Query(q): Query<P
         let body = html! { (form) p { "What is known about a file: the decisions, beliefs, sessions and open todos behind it." } };
         return Ok(layout::page(&viewer, Nav::Other, "File", body).into_response());
     };
-    let settings = &state.settings;
-    let report = knowledge::report(
-        &state.store,
-        &viewer.project,
-        std::slice::from_ref(&path),
-        settings.belief_half_life_ms(),
-        settings.tokenizer,
-        BUDGET,
-    )
-    .await
-    .map_err(|e| super::failure(e.into()))?;
+    let Some(ask) = ask else {
+        return Err(super::failure(crate::error::ApiError::missing("path")));
+    };
+    let report = ask.run(&state).await.map_err(super::failure)?;
     let known = report.files.into_iter().find(|f| f.path == path);
     let body = render(form, known.as_ref());
     let title = format!("File {path}");

@@ -23,7 +23,11 @@ fn date(ms: i64) -> String {
 
 /// A moment on an axis: the day, and the time of day when the axis spans less than two days.
 fn moment(ms: i64, span_ms: i64) -> String {
-    let format = if span_ms < 2 * DAY_MS { "%b %d %H:%M" } else { "%b %d" };
+    let format = if span_ms < 2 * DAY_MS {
+        "%b %d %H:%M"
+    } else {
+        "%b %d"
+    };
     DateTime::<Utc>::from_timestamp_millis(ms)
         .map(|t| t.format(format).to_string())
         .unwrap_or_default()

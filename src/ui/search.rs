@@ -12,12 +12,12 @@ use serde::Deserialize;
 use super::guard::Viewer;
 use super::layout::{self, badge, none, operation_link, session_link, time, Nav};
 use super::Page;
-use crate::api::search::{search_input, turn_search, SearchRequest, TurnSearchRequest};
-use crate::recall::search::{self as session_search, Weights};
+use crate::recall::{search as session_search, turns};
+use crate::request::{SearchAsk, TurnSearchAsk};
 use crate::state::AppState;
 
 /// Sessions and turns shown per search.
-pub const LIMIT: u32 = 10;
+pub const LIMIT: i64 = 10;
 
 #[derive(Deserialize)]
 pub struct Params {
@@ -38,33 +38,20 @@ pub async fn page(state: Data<&Arc<AppState>>, viewer: Viewer, Query(p): Query<P
     if raw.trim().is_empty() {
         return Ok(layout::page(&viewer, Nav::Search, "Search", form).into_response());
     }
-    let request = SearchRequest {
-        project: viewer.project.clone(),
-        query: raw.clone(),
-        limit: Some(LIMIT),
-    };
-    let (project, query, limit) = search_input(&request).map_err(super::failure)?;
-    let turns_request = TurnSearchRequest {
-        project: project.clone(),
-        query: query.clone(),
-        limit: Some(LIMIT),
-        types: None,
-    };
+    // The same requests, parsed by the same rules, as `POST /v1/sessions/search` and
+    // `POST /v1/search`.
     let principal = viewer.principal();
+    let sessions_ask =
+        SearchAsk::parse(&principal, None, &raw, Some(LIMIT)).map_err(super::failure)?;
+    let turns_ask =
+        TurnSearchAsk::parse(&principal, None, &raw, Some(LIMIT), None).map_err(super::failure)?;
     let (sessions, turns) = tokio::join!(
-        Box::pin(session_search::search(
-            &state.store,
-            state.embedder.as_deref(),
-            Weights::from(&state.settings.search),
-            &project,
-            &query,
-            limit,
-            &[],
-        )),
-        Box::pin(turn_search(&state, &principal, &turns_request)),
+        Box::pin(sessions_ask.run(&state)),
+        Box::pin(turns_ask.run(&state)),
     );
-    let sessions = sessions.map_err(|e| super::failure(e.into()))?;
+    let sessions = sessions.map_err(super::failure)?;
     let turns = turns.map_err(super::failure)?;
+    let query = sessions_ask.query.as_str();
     let body = render(form, &sessions, &turns);
     let title = format!("Search: {query}");
     Ok(layout::page(&viewer, Nav::Search, &title, body).into_response())
@@ -72,11 +59,7 @@ pub async fn page(state: Data<&Arc<AppState>>, viewer: Viewer, Query(p): Query<P
 
 /// The page's markup (apart from the request's async work: debug builds poll handlers on
 /// small stacks, and a large template must not sit in the poll frame).
-fn render(
-    form: Markup,
-    sessions: &session_search::Found,
-    turns: &crate::api::search::TurnSearchResponse,
-) -> Markup {
+fn render(form: Markup, sessions: &session_search::Found, turns: &turns::TurnResult) -> Markup {
     html! {
         (form)
         section aria-labelledby="found-sessions" {
@@ -99,9 +82,9 @@ fn render(
         }
         section aria-labelledby="found-turns" {
             h2 #found-turns { "Turns" }
-            @if turns.operations.is_empty() { (none("No turn matches.")) }
+            @if turns.hits.is_empty() { (none("No turn matches.")) }
             ol.results {
-                @for t in &turns.operations {
+                @for t in &turns.hits {
                     li {
                         p.head {
                             span class={ "type " (t.kind) } { (t.kind) } " "

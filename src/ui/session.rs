@@ -13,26 +13,21 @@ use poem::{handler, IntoResponse};
 use super::guard::Viewer;
 use super::layout::{self, badge, file_link, none, operation_link, session_link, time, Nav};
 use super::Page;
-use crate::domain::validate;
 use crate::graph::sessions;
 use crate::recall::{self, reconstruction};
+use crate::request::SessionId;
 use crate::state::AppState;
-
-/// Operations shown at most (the most important kept when a session has more).
-pub const MAX_SHOWN: usize = 1_000;
 
 /// `GET /ui/sessions/{id}`.
 #[handler]
 pub async fn page(state: Data<&Arc<AppState>>, viewer: Viewer, Path(id): Path<String>) -> Page {
-    let id = validate::id("id", &id).map_err(super::failure)?;
+    let id = SessionId::parse("id", &id).map_err(super::failure)?;
     let project = viewer.project.as_str();
     let head = recall::session(&state.store, project, &id)
         .await
         .map_err(super::failure)?;
-    let filter = reconstruction::Filter {
-        max_operations: MAX_SHOWN,
-        ..Default::default()
-    };
+    // What `GET /v1/sessions/{id}/reconstruction` returns by default.
+    let filter = crate::request::reconstruction(None, None, None, None).map_err(super::failure)?;
     // Boxed: the reconstruction's future is large, and debug builds poll on small stacks.
     let (rec, links) = tokio::join!(
         Box::pin(reconstruction::reconstruct(

@@ -224,7 +224,7 @@ async fn bad_hook_input_is_a_clear_4xx() {
     assert_eq!(body["error"]["code"], "invalid_event");
     let (status, body) = app
         .post(
-            "/v1/hooks/claude-code?budget_tokens=999999",
+            "/v1/hooks/claude-code?budget_tokens=1000001",
             &json!({"hook_event_name": "SessionStart", "session_id": "x"}),
         )
         .await;
@@ -1242,7 +1242,7 @@ async fn a_prompt_recalls_relevant_memory_fenced_within_budget_and_never_its_own
     let (s, r) = app.post(&route("prompt_tokens=0"), &event).await;
     assert_eq!(s, 200, "{r}");
     assert!(additional_context(&r).is_none(), "{r}");
-    let (s, r) = app.post(&route("prompt_tokens=9000"), &event).await;
+    let (s, r) = app.post(&route("prompt_tokens=1000001"), &event).await;
     assert_eq!(s, 400, "{r}");
     assert_eq!(r["error"]["field"], "prompt_tokens", "{r}");
 }

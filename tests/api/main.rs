@@ -5,6 +5,7 @@ mod auth;
 mod beliefs;
 mod bench_ingest;
 mod decisions;
+mod doors;
 mod durability;
 mod embed;
 mod extraction;

@@ -174,8 +174,8 @@ async fn the_spec_states_the_rules_the_server_enforces() {
         .iter()
         .find(|p| p["name"] == "budget_tokens")
         .unwrap();
-    assert_eq!(budget["schema"]["minimum"], 50.0);
-    assert_eq!(budget["schema"]["maximum"], 20000.0);
+    assert_eq!(budget["schema"]["minimum"], 16.0);
+    assert_eq!(budget["schema"]["maximum"], 1000000.0);
     let search = &spec["components"]["schemas"]["SearchRequest"]["properties"];
     assert_eq!(search["project"]["minLength"], 1);
     assert_eq!(search["limit"]["maximum"], 50.0);
