@@ -71,7 +71,7 @@ fn render(subject: Option<&str>, list: &[crate::graph::decisions::DecisionView])
                         h2 { (subject_link(&d.subject)) }
                         p {
                             "Chose " strong { (d.choice) }
-                            @if d.superseded_by.is_none() { " " (badge("active")) } @else { " " (badge("superseded")) }
+                            @if d.superseded_by.is_none() { " " (badge("in force")) } @else { " " (badge("superseded")) }
                         }
                         @if !d.rationale.is_empty() { p { "Because " (d.rationale) } }
                         @if !d.alternatives.is_empty() {

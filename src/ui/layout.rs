@@ -137,7 +137,7 @@ pub fn time(ms: i64) -> Markup {
 /// A status as a badge (its class follows the status, for colour; the text says it).
 pub fn badge(status: &str) -> Markup {
     let class = match status {
-        "active" | "completed" | "closed" => "badge ok",
+        "active" | "completed" | "closed" | "in force" => "badge ok",
         "proposed" | "running" | "in_progress" | "pending" => "badge wait",
         "rejected" | "abandoned" | "failed" | "completed_with_errors" => "badge bad",
         _ => "badge",

@@ -103,7 +103,7 @@ fn render(
                                 p.head {
                                     (session_link(&s.id)) " " (badge(&s.status))
                                     " " span.agent { (s.agent.as_deref().unwrap_or("agent")) }
-                                    " · " (s.operations) " operations"
+                                    " · " (s.operations) @if s.operations == 1 { " operation" } @else { " operations" }
                                 }
                                 @if let Some(task) = &s.task { p.task { (task) } }
                                 @if let Some(summary) = &s.summary { p.summary { (summary) } }
