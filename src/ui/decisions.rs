@@ -58,7 +58,7 @@ fn render(subject: Option<&str>, list: &[crate::graph::decisions::DecisionView])
     html! {
         form.filter method="get" action="/ui/decisions" {
             label for="subject" { "Subject" }
-            input #subject type="text" name="subject" value=(subject.as_deref().unwrap_or(""))
+            input #subject type="text" name="subject" value=(subject.unwrap_or(""))
                 maxlength=(MAX_SUBJECT_CHARS);
             button type="submit" { "Show history" }
             @if subject.is_some() { " " a href="/ui/decisions" { "All subjects" } }

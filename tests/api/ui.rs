@@ -332,7 +332,7 @@ async fn actions_need_the_csrf_token_and_this_origin_and_sign_out_ends_the_sign_
     .await;
     assert_eq!(s, 403, "a wrong token is refused");
     let (s, _) = post_form(&app, &pair, &review, &[("decision", "approve")], None).await;
-    assert!(s >= 400 && s < 500, "a missing token is refused: {s}");
+    assert!((400..500).contains(&s), "a missing token is refused: {s}");
     let (s, _) = post_form(
         &app,
         &pair,
