@@ -139,53 +139,6 @@ pub async fn abandon_idle(store: &Store, cutoff_ms: i64, encoding: Encoding) -> 
     Ok(rows.len() as i64)
 }
 
-/// A child session in a timeline entry.
-#[derive(Clone, Debug, Deserialize)]
-pub struct TimelineChild {
-    pub id: String,
-    pub agent_type: Option<String>,
-    pub task: Option<String>,
-    pub summary: Option<String>,
-    pub status: Option<String>,
-    pub operations: i64,
-}
-
-/// A top-level session as the web UI's timeline shows it.
-#[derive(Clone, Debug, Deserialize)]
-pub struct TimelineEntry {
-    pub id: String,
-    pub agent: Option<String>,
-    pub task: Option<String>,
-    pub status: String,
-    pub summary: Option<String>,
-    pub started_at: i64,
-    pub last_activity_at: i64,
-    pub operations: i64,
-    /// Written files first, at most `files`.
-    pub files: Vec<String>,
-    /// Oldest first, at most `children`.
-    pub children: Vec<TimelineChild>,
-}
-
-/// The `limit` most recently active top-level sessions of `project`, newest first.
-pub async fn timeline(
-    store: &Store,
-    project: &str,
-    limit: i64,
-    files: i64,
-    children: i64,
-) -> StoreResult<Vec<TimelineEntry>> {
-    store
-        .fetch(
-            statement(include_str!("../../cypher/sessions_timeline.cypher"))
-                .param("project", project)
-                .param("limit", limit)
-                .param("files", files)
-                .param("children", children),
-        )
-        .await
-}
-
 /// Sessions and their operations on one day (days since the epoch, UTC).
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 pub struct ActiveDay {

@@ -4,7 +4,8 @@
 //! history is the relevant operations, chosen by [`relevant`]); [`window`] is
 //! the sliding window of a session's recent turns; [`search`] finds related sessions (hybrid
 //! BM25 + embeddings); [`turns`] finds single turns (operations, decisions, memories, session
-//! summaries); [`handover`] is the wake-up briefing for a new session; [`logs`]
+//! summaries); [`handover`] is the wake-up briefing for a new session; [`timeline`] the
+//! recent sessions with their files and children; [`logs`]
 //! caches sessions' operation logs for reconstruction and context. Budget
 //! arithmetic is pure and lives in [`crate::domain::budget`]. Nothing here knows HTTP; the
 //! only writers are [`index`] and [`turn_index`], which keep derived search fields (documents,
@@ -20,6 +21,7 @@ pub mod reconstruction;
 pub mod relevant;
 pub mod scope;
 pub mod search;
+pub mod timeline;
 pub mod turn_index;
 pub mod turns;
 pub mod window;

@@ -165,7 +165,7 @@ fn render_list(current: &str, found: &[beliefs::BeliefView]) -> Markup {
                 tbody {
                     @for b in found {
                         tr {
-                            td { a href={ "/ui/beliefs/" (layout::encode(&b.id)) } { (b.content) } }
+                            td { (layout::belief_link(&b.id, &b.content)) }
                             td { (badge(&b.status)) }
                             td.num { (layout::percent(b.conviction)) }
                             td.num { "+" (b.supporting) " / −" (b.contradicting) }

@@ -87,7 +87,7 @@ fn render(form: Markup, known: Option<&crate::knowledge::FileKnowledge>) -> Mark
                     ul.plain {
                         @for b in &k.beliefs {
                             li {
-                                a href={ "/ui/beliefs/" (layout::encode(&b.id)) } { (b.content) }
+                                (layout::belief_link(&b.id, &b.content))
                                 " " span.muted { (layout::percent(b.conviction)) " · " (b.evidence) " pieces of evidence" }
                             }
                         }

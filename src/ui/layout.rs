@@ -9,6 +9,7 @@ use poem::http::StatusCode;
 use poem::web::Html;
 
 use super::guard::Viewer;
+use crate::recall::reconstruction::ChildSession;
 
 /// The sections of the navigation.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -176,6 +177,20 @@ pub fn operation_link(session_id: &str, seq: i64) -> Markup {
 /// A link to what is known about a file.
 pub fn file_link(path: &str) -> Markup {
     html! { a.mono href={ "/ui/file?path=" (encode(path)) } { (path) } }
+}
+
+/// A link to a belief's page.
+pub fn belief_link(id: &str, content: &str) -> Markup {
+    html! { a href={ "/ui/beliefs/" (encode(id)) } { (content) } }
+}
+
+/// A child session in one line: its link, its agent, its status, its task.
+pub fn child(c: &ChildSession) -> Markup {
+    html! {
+        (session_link(&c.id)) " " (c.agent_type.as_deref().unwrap_or("subagent")) " "
+        (badge(c.status.as_deref().unwrap_or("unknown")))
+        @if let Some(t) = &c.task { " — " (t) }
+    }
 }
 
 /// A link to a subject's decision history.

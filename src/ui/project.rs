@@ -12,7 +12,7 @@ use super::guard::Viewer;
 use super::layout::{self, badge, file_link, none, session_link, subject_link, time, Nav};
 use super::{plot, Page};
 use crate::graph::{beliefs, decisions::DecisionView, now_ms, sessions};
-use crate::recall::{handover, reconstruction};
+use crate::recall::{handover, reconstruction, timeline};
 use crate::state::AppState;
 
 /// Days the activity plot spans.
@@ -32,7 +32,7 @@ pub async fn page(state: Data<&Arc<AppState>>, viewer: Viewer) -> Page {
     let since = (today - ACTIVITY_DAYS + 1) * DAY_MS;
     let (activity, timeline, standing, proposed) = tokio::try_join!(
         Box::pin(sessions::activity(store, project, since)),
-        Box::pin(sessions::timeline(
+        Box::pin(timeline::timeline(
             store,
             project,
             TIMELINE,
@@ -81,7 +81,7 @@ pub fn decision_line(d: &DecisionView) -> Markup {
 fn render(
     activity: &[sessions::ActiveDay],
     today: i64,
-    timeline: &[sessions::TimelineEntry],
+    timeline: &[timeline::TimelineEntry],
     todos: &[(&str, reconstruction::Unfinished)],
     standing: &[DecisionView],
     proposed: &[beliefs::BeliefView],
@@ -115,12 +115,7 @@ fn render(
                                 @if !s.children.is_empty() {
                                     ul.children aria-label="Child sessions" {
                                         @for c in &s.children {
-                                            li {
-                                                "↳ " (session_link(&c.id)) " "
-                                                (c.agent_type.as_deref().unwrap_or("subagent")) " "
-                                                (badge(c.status.as_deref().unwrap_or("unknown")))
-                                                @if let Some(t) = &c.task { " — " (t) }
-                                            }
+                                            li { "↳ " (layout::child(c)) }
                                         }
                                     }
                                 }
@@ -153,7 +148,7 @@ fn render(
                     ul.plain {
                         @for b in proposed {
                             li {
-                                a href={ "/ui/beliefs/" (layout::encode(&b.id)) } { (b.content) }
+                                (layout::belief_link(&b.id, &b.content))
                                 " " span.muted { (layout::percent(b.conviction)) }
                             }
                         }

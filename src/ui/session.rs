@@ -118,7 +118,7 @@ fn render(
                 ul.plain {
                     @for b in &rec.beliefs_affected {
                         li {
-                            a href={ "/ui/beliefs/" (layout::encode(&b.id)) } { (b.content) }
+                            (layout::belief_link(&b.id, &b.content))
                             " " (badge(&b.status))
                             " " span.muted { "+" (b.reinforced) " / −" (b.weakened) }
                         }
@@ -132,9 +132,7 @@ fn render(
                 ul.plain {
                     @for c in &rec.children {
                         li {
-                            (session_link(&c.id)) " " (c.agent_type.as_deref().unwrap_or("subagent"))
-                            " " (badge(c.status.as_deref().unwrap_or("unknown")))
-                            @if let Some(t) = &c.task { " — " (t) }
+                            (layout::child(c))
                             @if let Some(s) = &c.summary { p.summary { (s) } }
                         }
                     }

@@ -76,6 +76,17 @@ impl Browser {
         self.client.goto(&app.url(path)).await.expect("page loads");
     }
 
+    /// Waits until the browser is at `path` (after a form or a link).
+    async fn wait_for(&self, path: &str) {
+        let at = settle(
+            10,
+            || async { self.client.current_url().await.unwrap().path().to_string() },
+            |p| p == path,
+        )
+        .await;
+        assert_eq!(at, path);
+    }
+
     async fn text(&self, css: &str) -> String {
         self.client
             .find(Locator::Css(css))
@@ -151,12 +162,7 @@ async fn a_browser_signs_in_opens_every_page_approves_a_belief_and_finds_a_sessi
         .send_keys(&format!("{key}{}", char::from(Key::Enter)))
         .await
         .unwrap();
-    settle(
-        10,
-        || async { b.client.current_url().await.unwrap().path().to_string() },
-        |p| p == "/ui",
-    )
-    .await;
+    b.wait_for("/ui").await;
     let text = b.body().await;
     for part in [
         "Recent sessions",
@@ -320,12 +326,7 @@ async fn a_browser_signs_in_opens_every_page_approves_a_belief_and_finds_a_sessi
     q.send_keys(&format!("Redis cache{}", char::from(Key::Enter)))
         .await
         .unwrap();
-    settle(
-        10,
-        || async { b.client.current_url().await.unwrap().path().to_string() },
-        |p| p == "/ui/search",
-    )
-    .await;
+    b.wait_for("/ui/search").await;
     let text = b.body().await;
     assert!(
         text.contains("Move the cache to Redis"),
@@ -359,12 +360,7 @@ async fn a_browser_signs_in_opens_every_page_approves_a_belief_and_finds_a_sessi
         .click()
         .await
         .unwrap();
-    settle(
-        10,
-        || async { b.client.current_url().await.unwrap().path().to_string() },
-        |p| p == "/ui/signin",
-    )
-    .await;
+    b.wait_for("/ui/signin").await;
     b.open(&app, "/ui").await;
     assert!(
         b.client
@@ -399,12 +395,7 @@ async fn hostile_stored_markup_shows_as_text_and_never_runs() {
         .click()
         .await
         .unwrap();
-    settle(
-        10,
-        || async { b.client.current_url().await.unwrap().path().to_string() },
-        |p| p == "/ui",
-    )
-    .await;
+    b.wait_for("/ui").await;
     for path in [
         "/ui".to_string(),
         format!("/ui/sessions/{}", seeded.hostile),
