@@ -87,6 +87,22 @@ impl Browser {
         assert_eq!(at, path);
     }
 
+    /// True when an element matches `css`.
+    async fn has(&self, css: &str) -> bool {
+        self.client.find(Locator::Css(css)).await.is_ok()
+    }
+
+    /// Clicks the element matching `css`.
+    async fn click(&self, css: &str) {
+        self.client
+            .find(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("{css} on the page: {e}"))
+            .click()
+            .await
+            .unwrap();
+    }
+
     async fn text(&self, css: &str) -> String {
         self.client
             .find(Locator::Css(css))
@@ -178,13 +194,7 @@ async fn a_browser_signs_in_opens_every_page_approves_a_belief_and_finds_a_sessi
             "the project page shows {part:?}:\n{text}"
         );
     }
-    assert!(
-        b.client
-            .find(Locator::Css("svg.plot rect.bar"))
-            .await
-            .is_ok(),
-        "an activity bar is drawn"
-    );
+    assert!(b.has("svg.plot rect.bar").await, "an activity bar is drawn");
     b.shot("project").await;
     // The skip link is the first stop of the keyboard.
     b.client
@@ -198,16 +208,11 @@ async fn a_browser_signs_in_opens_every_page_approves_a_belief_and_finds_a_sessi
     assert_eq!(first.text().await.unwrap(), "Skip to content");
 
     // The session, reached by its link on the timeline.
-    b.client
-        .find(Locator::Css(&format!(
-            "ol.timeline a[href='/ui/sessions/{}']",
-            seeded.session
-        )))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    b.click(&format!(
+        "ol.timeline a[href='/ui/sessions/{}']",
+        seeded.session
+    ))
+    .await;
     assert_eq!(b.text("h1").await, "Move the cache to Redis");
     let text = b.body().await;
     for part in [
@@ -225,13 +230,7 @@ async fn a_browser_signs_in_opens_every_page_approves_a_belief_and_finds_a_sessi
     b.shot("session").await;
 
     // A subject's history, from a decision's subject link.
-    b.client
-        .find(Locator::Css("article.decision h3 a"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    b.click("article.decision h3 a").await;
     assert!(b.text("h1").await.contains("cache backend"));
     assert_eq!(
         b.client
@@ -266,28 +265,16 @@ async fn a_browser_signs_in_opens_every_page_approves_a_belief_and_finds_a_sessi
         .await
         .unwrap();
     assert!(
-        b.client
-            .find(Locator::Css("svg.plot polyline"))
-            .await
-            .is_ok(),
+        b.has("svg.plot polyline").await,
         "the conviction plot is drawn"
     );
     assert!(
-        b.client
-            .find(Locator::Css("svg.plot circle.mark.supports"))
-            .await
-            .is_ok(),
+        b.has("svg.plot circle.mark.supports").await,
         "its evidence is marked"
     );
     b.shot("belief").await;
     assert!(b.text("dl.meta").await.contains("proposed"));
-    b.client
-        .find(Locator::Css("button.approve"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    b.click("button.approve").await;
     settle(
         10,
         || async { b.text("dl.meta").await },
@@ -298,10 +285,7 @@ async fn a_browser_signs_in_opens_every_page_approves_a_belief_and_finds_a_sessi
         b.text("dl.meta").await.contains("active"),
         "approved and shown active at once"
     );
-    assert!(
-        b.client.find(Locator::Css("button.approve")).await.is_err(),
-        "nothing left to approve"
-    );
+    assert!(!b.has("button.approve").await, "nothing left to approve");
     let (_, list) = app
         .get(&format!(
             "/v1/beliefs?project={}&status=active",
@@ -333,33 +317,19 @@ async fn a_browser_signs_in_opens_every_page_approves_a_belief_and_finds_a_sessi
         "the session is found:\n{text}"
     );
     assert!(
-        b.client
-            .find(Locator::Css("#found-turns ~ ol.results p.snippet"))
-            .await
-            .is_ok(),
+        b.has("#found-turns ~ ol.results p.snippet").await,
         "turns with snippets"
     );
     b.shot("search").await;
-    b.client
-        .find(Locator::Css(&format!(
-            "ol.results a[href='/ui/sessions/{}']",
-            seeded.session
-        )))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    b.click(&format!(
+        "ol.results a[href='/ui/sessions/{}']",
+        seeded.session
+    ))
+    .await;
     assert_eq!(b.text("h1").await, "Move the cache to Redis");
 
     // Signing out ends it.
-    b.client
-        .find(Locator::Css("form.signout button"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    b.click("form.signout button").await;
     b.wait_for("/ui/signin").await;
     b.open(&app, "/ui").await;
     assert!(
@@ -388,13 +358,7 @@ async fn hostile_stored_markup_shows_as_text_and_never_runs() {
         .send_keys(&key)
         .await
         .unwrap();
-    b.client
-        .find(Locator::Css("form.signin button"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    b.click("form.signin button").await;
     b.wait_for("/ui").await;
     for path in [
         "/ui".to_string(),
@@ -415,10 +379,7 @@ async fn hostile_stored_markup_shows_as_text_and_never_runs() {
             "{path} shows the markup as text:\n{text}"
         );
         for tag in ["main script", "main img", "main iframe", "main svg[onload]"] {
-            assert!(
-                b.client.find(Locator::Css(tag)).await.is_err(),
-                "{path}: no {tag} element was made"
-            );
+            assert!(!b.has(tag).await, "{path}: no {tag} element was made");
         }
         let ran = b
             .client
