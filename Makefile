@@ -18,8 +18,14 @@ run: neo4j-start embed-model
 	@echo "(or serve without keys, loopback only: CAIRN_INSECURE_NO_AUTH=true make run)"
 	./target/release/cairn serve
 
-test: neo4j-start embed-model .venv-test/bin/python .venv-test/.deploy-check .venv-test-mcp2/bin/python
+test: neo4j-start embed-model .venv-test/bin/python .venv-test/.deploy-check .venv-test-mcp2/bin/python /usr/bin/chromium /usr/bin/chromedriver
 	CAIRN_TEST_PYTHON=$(CURDIR)/.venv-test/bin/python CAIRN_TEST_PYTHON_MCP2=$(CURDIR)/.venv-test-mcp2/bin/python $(CARGO) test --workspace --all-targets --no-fail-fast
+
+# Headless Chromium and its WebDriver from Debian's packages, for the web UI's browser tests
+# (tests/api/ui_browser.rs); installed only when missing (needs root, or sudo).
+/usr/bin/chromium /usr/bin/chromedriver:
+	$(if $(filter 0,$(shell id -u)),,sudo) apt-get update -q
+	DEBIAN_FRONTEND=noninteractive $(if $(filter 0,$(shell id -u)),,sudo -E) apt-get install -y -q chromium chromium-driver
 
 # The official MCP Python SDK, for the MCP tests (tests/mcp/client.py).
 .venv-test/bin/python:

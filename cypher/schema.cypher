@@ -84,3 +84,7 @@ CREATE INDEX session_turns_pending IF NOT EXISTS FOR (n:Session) ON (n.turns_pen
 // launched it, is found by these when the other side arrives.
 CREATE INDEX session_parent IF NOT EXISTS FOR (n:Session) ON (n.parent);
 CREATE INDEX session_spawned_by IF NOT EXISTS FOR (n:Session) ON (n.spawned_by);
+// Web UI sign-ins: found by the digest of the cookie's random id; the project's, swept when
+// one of them signs in.
+CREATE CONSTRAINT ui_session_hash IF NOT EXISTS FOR (n:UiSession) REQUIRE n.hash IS UNIQUE;
+CREATE INDEX ui_session_project IF NOT EXISTS FOR (n:UiSession) ON (n.project, n.expires_at);

@@ -136,7 +136,7 @@ fn parse_token(token: &str) -> Option<(&str, &str)> {
     (id.len() == 16 && secret.len() == 64).then_some((id, secret))
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 

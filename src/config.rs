@@ -301,6 +301,10 @@ pub struct Settings {
     #[arg(long, env = "CAIRN_KEY_RECHECK_SECS", default_value_t = 30)]
     pub key_recheck_secs: u64,
 
+    /// Hours a web UI sign-in lasts (it ends sooner on sign-out or when its key is revoked).
+    #[arg(long, env = "CAIRN_UI_SESSION_HOURS", default_value_t = 12, value_parser = clap::value_parser!(u64).range(1..=720))]
+    pub ui_session_hours: u64,
+
     /// Half-life of belief evidence, in days.
     #[arg(long, env = "CAIRN_BELIEF_HALF_LIFE_DAYS", default_value_t = 90.0)]
     pub belief_half_life_days: f64,

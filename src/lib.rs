@@ -3,8 +3,8 @@
 //!
 //! # Layout
 //!
-//! Data flows one way: `api` / `mcp` / `cli` → `request` → `capture` / `recall` → `graph`
-//! → Neo4j. `domain` depends on nothing; nothing below `api` knows about HTTP.
+//! Data flows one way: `api` / `mcp` / `ui` / `cli` → `request` → `capture` / `recall` →
+//! `graph` → Neo4j. `domain` depends on nothing; nothing below `api` and `ui` knows about HTTP.
 //!
 //! This crate holds what `cairn` and its commands run, nothing else. Beside it in the
 //! workspace: `crates/testkit` (test apps built with `TestApp::builder`, the Neo4j fault
@@ -68,6 +68,9 @@
 //!   PreToolUse), transcript parsing (both layouts: subagents as child sessions, compaction
 //!   summaries, wrappers skipped), settings merging and the pinned project.
 //! - [`mcp`] — MCP at `/mcp` (rmcp, streamable HTTP): the agent-facing tools.
+//! - [`ui`] — the team's web UI at `/ui`: server-rendered pages (maud, no script, strict
+//!   CSP), sign-in with a project's key exchanged for a cookie whose state lives in Neo4j
+//!   (`ui::guard`), CSRF-checked actions; pages read through the API's own functions.
 //! - [`embed`] — embeddings: one `Embedder` over the embedded all-MiniLM-L6-v2 (`local`:
 //!   candle on the CPU, its own thread, length-sorted batches; the default) and an
 //!   OpenAI-compatible endpoint (`remote`); `model()` names what made each vector.
@@ -91,3 +94,4 @@ pub mod recall;
 pub mod request;
 pub mod state;
 pub mod telemetry;
+pub mod ui;

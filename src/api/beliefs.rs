@@ -157,11 +157,10 @@ impl BeliefsApi {
     ) -> Handled<Json<BeliefReviewed>, (Guarded, Missing, Conflicts)> {
         let project = request::resolve(auth, project, Scope::Write)?;
         let id = request::RecordId::parse("id", id)?;
-        let from: Vec<&str> = to.reachable_from().iter().map(|s| s.as_str()).collect();
-        let (to, actor) = (to.as_str(), auth.actor());
-        let r = beliefs::set_status(&self.0.store, &project, &id, &from, to, &actor)
+        let r = beliefs::review(&self.0.store, &project, &id, to, &auth.actor())
             .await?
             .ok_or_else(|| ApiError::not_found(Code::BeliefNotFound, "id"))?;
+        let to = to.as_str();
         if r.status != to {
             return Err(ApiError::invalid(
                 Code::InvalidTransition,

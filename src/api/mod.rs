@@ -99,6 +99,7 @@ pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint {
     let max_body = state.settings.max_body_bytes;
     let auth = state.auth.clone();
     let mcp = crate::mcp::McpEndpoint::new(state.clone());
+    let state_ui = state.clone();
     let api = service(state);
     let document = spec::document(&api.spec());
     let allow = std::sync::Arc::new(allow::AllowTable::from_spec(&document));
@@ -109,6 +110,7 @@ pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint {
         .at("/openapi.json", spec)
         .nest("/docs", docs)
         .at("/mcp", mcp)
+        .nest("/ui", crate::ui::routes(state_ui))
         .with(crate::auth::RequireKey(auth))
         .with(error::JsonErrors { max_body, allow })
         .with(trace::RequestTrace)

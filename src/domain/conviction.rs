@@ -36,6 +36,60 @@ pub fn conviction(
     (1.0 + a + support) / (2.0 + total + support + contradict)
 }
 
+/// One piece of evidence: whether it supports the belief, its weight, when it was recorded.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Evidence {
+    pub supports: bool,
+    pub weight: f64,
+    pub at: i64,
+}
+
+/// The conviction at `at` (epoch ms) of a belief created at `created_at` with `prior`: the
+/// evidence recorded by then, each decayed to `at`. At the present moment it is what
+/// extraction stores and the API reports; earlier moments draw its history.
+pub fn at(prior: f64, created_at: i64, half_life_ms: i64, evidence: &[Evidence], at: i64) -> f64 {
+    let (mut support, mut contradict) = (0.0, 0.0);
+    for e in evidence.iter().filter(|e| e.at <= at) {
+        let force = decayed(e.weight, at - e.at, half_life_ms);
+        if e.supports {
+            support += force;
+        } else {
+            contradict += force;
+        }
+    }
+    conviction(prior, at - created_at, half_life_ms, support, contradict)
+}
+
+/// The conviction at `points` moments evenly spread from `from` to `to` (both included), and
+/// at each piece of evidence's own moment, in time order: what a plot of it draws.
+pub fn history(
+    prior: f64,
+    created_at: i64,
+    half_life_ms: i64,
+    evidence: &[Evidence],
+    from: i64,
+    to: i64,
+    points: usize,
+) -> Vec<(i64, f64)> {
+    let points = points.max(2);
+    let span = (to - from).max(0);
+    let mut moments: Vec<i64> = (0..points)
+        .map(|i| from + (span as f64 * i as f64 / (points - 1) as f64) as i64)
+        .chain(
+            evidence
+                .iter()
+                .map(|e| e.at)
+                .filter(|t| (from..=to).contains(t)),
+        )
+        .collect();
+    moments.sort_unstable();
+    moments.dedup();
+    moments
+        .into_iter()
+        .map(|t| (t, self::at(prior, created_at, half_life_ms, evidence, t)))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -56,5 +110,41 @@ mod tests {
             "an unsupported belief fades to 0.5, got {old}"
         );
         assert!((decayed(1.0, h, h) - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn history_replays_the_evidence_as_it_arrived() {
+        let h = 90 * DAY;
+        let ev = [
+            Evidence {
+                supports: true,
+                weight: 1.0,
+                at: 10 * DAY,
+            },
+            Evidence {
+                supports: false,
+                weight: 0.5,
+                at: 20 * DAY,
+            },
+        ];
+        let before = at(0.5, 0, h, &ev, 5 * DAY);
+        assert!((before - conviction(0.5, 5 * DAY, h, 0.0, 0.0)).abs() < 1e-12);
+        let supported = at(0.5, 0, h, &ev, 10 * DAY);
+        let contradicted = at(0.5, 0, h, &ev, 20 * DAY);
+        assert!(supported > before && contradicted < supported);
+        let now = 30 * DAY;
+        let expected = conviction(
+            0.5,
+            now,
+            h,
+            decayed(1.0, 20 * DAY, h),
+            decayed(0.5, 10 * DAY, h),
+        );
+        assert!((at(0.5, 0, h, &ev, now) - expected).abs() < 1e-12);
+        let series = history(0.5, 0, h, &ev, 0, now, 4);
+        assert_eq!(series.first().map(|p| p.0), Some(0));
+        assert_eq!(series.last().map(|p| p.0), Some(now));
+        assert!(series.iter().any(|p| p.0 == 10 * DAY) && series.iter().any(|p| p.0 == 20 * DAY));
+        assert!(series.windows(2).all(|w| w[0].0 < w[1].0));
     }
 }

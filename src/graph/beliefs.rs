@@ -219,3 +219,72 @@ pub async fn strongest_active(
         )
         .await
 }
+
+/// Moves the belief `id` of `project` to `to` through the approval workflow: `None` when
+/// there is no such belief, else its status before and after (unchanged when `to` cannot be
+/// reached from it — the caller says why). What the API's approve/reject and the web UI run.
+pub async fn review(
+    store: &Store,
+    project: &str,
+    id: &str,
+    to: crate::domain::state::BeliefStatus,
+    actor: &str,
+) -> StoreResult<Option<Reviewed>> {
+    let from: Vec<&str> = to.reachable_from().iter().map(|s| s.as_str()).collect();
+    set_status(store, project, id, &from, to.as_str(), actor).await
+}
+
+/// One piece of evidence informing a belief, with where it comes from.
+#[derive(Clone, Debug, Deserialize)]
+pub struct EvidenceItem {
+    /// `supports` or `contradicts`.
+    pub effect: String,
+    pub weight: f64,
+    /// Epoch milliseconds.
+    pub at: i64,
+    /// `operation`, `pattern` or `decision`.
+    pub kind: String,
+    /// The id of the operation, pattern or decision.
+    pub source: Option<String>,
+    pub session_id: Option<String>,
+    pub seq: Option<i64>,
+    pub text: String,
+}
+
+impl EvidenceItem {
+    /// The evidence as the conviction formula counts it at `now`.
+    pub fn as_evidence(&self, now: i64) -> conviction::Evidence {
+        conviction::Evidence {
+            supports: self.effect != "contradicts",
+            weight: self.weight,
+            at: self.at.min(now),
+        }
+    }
+}
+
+/// A belief with all its evidence, oldest first.
+#[derive(Clone, Debug, Deserialize)]
+pub struct BeliefEvidence {
+    pub id: String,
+    pub content: String,
+    pub category: Option<String>,
+    pub status: String,
+    pub prior: f64,
+    pub created_at: i64,
+    pub evidence: Vec<EvidenceItem>,
+}
+
+/// The belief `id` of `project` with its evidence; `None` when there is none.
+pub async fn evidence(
+    store: &Store,
+    project: &str,
+    id: &str,
+) -> StoreResult<Option<BeliefEvidence>> {
+    store
+        .fetch_one(
+            statement(include_str!("../../cypher/beliefs/evidence.cypher"))
+                .param("project", project)
+                .param("id", id),
+        )
+        .await
+}

@@ -524,22 +524,17 @@ pub async fn refresh_convictions(
     let out: Vec<Recomputed> = rows
         .into_iter()
         .map(|r| {
-            let (mut support, mut contradict) = (0.0, 0.0);
-            for e in &r.evidence {
-                let force = conviction::decayed(e.weight, now - e.at, policy.half_life_ms);
-                if e.effect == "contradicts" {
-                    contradict += force;
-                } else {
-                    support += force;
-                }
-            }
-            let c = conviction::conviction(
-                r.prior,
-                now - r.created_at,
-                policy.half_life_ms,
-                support,
-                contradict,
-            );
+            let evidence: Vec<conviction::Evidence> = r
+                .evidence
+                .iter()
+                .map(|e| conviction::Evidence {
+                    supports: e.effect != "contradicts",
+                    weight: e.weight,
+                    // Evidence stamped ahead of this clock counts in full, as of now.
+                    at: e.at.min(now),
+                })
+                .collect();
+            let c = conviction::at(r.prior, r.created_at, policy.half_life_ms, &evidence, now);
             let auto_approved =
                 r.status == "proposed" && policy.auto_approve.is_some_and(|t| c >= t);
             Recomputed {
@@ -688,6 +683,17 @@ pub struct RunView {
     pub completion_tokens: i64,
     pub cost_estimate: f64,
     pub duration_ms: i64,
+}
+
+/// The `limit` newest extraction runs of `project`.
+pub async fn run_list(store: &Store, project: &str, limit: i64) -> StoreResult<Vec<RunView>> {
+    store
+        .fetch(
+            statement(include_str!("../../cypher/extraction/runs_list.cypher"))
+                .param("project", project)
+                .param("limit", limit),
+        )
+        .await
 }
 
 pub async fn run_get(store: &Store, id: &str) -> StoreResult<Option<RunView>> {

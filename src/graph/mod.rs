@@ -19,6 +19,7 @@ pub mod schema;
 pub mod search;
 pub mod sessions;
 pub mod turns;
+pub mod ui_sessions;
 
 use std::{future::Future, time::Duration, time::Instant};
 

@@ -319,3 +319,87 @@ pub async fn last_with_content(
         )
         .await
 }
+
+/// Sessions and their operations on one day (days since the epoch, UTC).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+pub struct ActiveDay {
+    pub day: i64,
+    pub sessions: i64,
+    pub operations: i64,
+}
+
+/// Days with sessions last active since `since_ms`, oldest first.
+pub async fn activity(store: &Store, project: &str, since_ms: i64) -> StoreResult<Vec<ActiveDay>> {
+    store
+        .fetch(
+            statement(include_str!("../../cypher/sessions/activity.cypher"))
+                .param("project", project)
+                .param("since", since_ms),
+        )
+        .await
+}
+
+/// An operation of a session triggered by another operation.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Trigger {
+    pub seq: i64,
+    pub by_id: String,
+    pub by_seq: Option<i64>,
+    pub by_session: Option<String>,
+}
+
+/// What surrounds a session: the sessions continuing it, its parent, its triggered-by links.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct SessionLinks {
+    pub continued_by: Vec<String>,
+    pub parent: Option<String>,
+    pub triggers: Vec<Trigger>,
+}
+
+/// The links around session `id` of `project` (empty when there is no such session).
+pub async fn links(store: &Store, project: &str, id: &str) -> StoreResult<SessionLinks> {
+    Ok(store
+        .fetch_one(
+            statement(include_str!("../../cypher/sessions/links.cypher"))
+                .param("project", project)
+                .param("session_id", id),
+        )
+        .await?
+        .unwrap_or_default())
+}
+
+/// A top-level session as the web UI's timeline shows it.
+#[derive(Clone, Debug, Deserialize)]
+pub struct TimelineEntry {
+    pub id: String,
+    pub agent: Option<String>,
+    pub task: Option<String>,
+    pub status: String,
+    pub summary: Option<String>,
+    pub started_at: i64,
+    pub last_activity_at: i64,
+    pub operations: i64,
+    /// Written files first, at most `files`.
+    pub files: Vec<String>,
+    /// Oldest first, at most `children`.
+    pub children: Vec<ChildSession>,
+}
+
+/// The `limit` most recently active top-level sessions of `project`, newest first.
+pub async fn timeline(
+    store: &Store,
+    project: &str,
+    limit: i64,
+    files: i64,
+    children: i64,
+) -> StoreResult<Vec<TimelineEntry>> {
+    store
+        .fetch(
+            statement(include_str!("../../cypher/sessions/timeline.cypher"))
+                .param("project", project)
+                .param("limit", limit)
+                .param("files", files)
+                .param("children", children),
+        )
+        .await
+}

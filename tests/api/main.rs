@@ -30,3 +30,5 @@ mod sessions;
 mod summaries;
 mod trace;
 mod turns;
+mod ui;
+mod ui_browser;

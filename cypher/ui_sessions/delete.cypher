@@ -1,0 +1,3 @@
+// Signing out of the web UI.
+MATCH (s:UiSession {hash: $hash})
+DELETE s
