@@ -330,7 +330,9 @@ async fn embeddings_fail_then_recover_and_hybrid_finds_by_meaning() {
         )
         .await
         .expect("reset retry time");
-    eventually(30, "the embeddings were retried and stored", || async {
+    // The indexer serves every project of the database in turn: under a full parallel suite
+    // other tests' sessions share it, so this waits longer than the work itself takes.
+    eventually(180, "the embeddings were retried and stored", || async {
         embedded(false).await == 2
     })
     .await;

@@ -267,9 +267,11 @@ fn matched<'a>(answer: &'a Value, id: &str) -> Option<&'a str> {
 }
 
 /// Waits until nothing of the project awaits embedding and `id` is found; the last answer.
+/// Waits for the project's turns to be embedded: the indexer serves every project of the
+/// database in turn, so under a full parallel suite this takes longer than the work itself.
 async fn until_embedded(app: &TestApp, body: &Value, id: &str) -> Value {
     settle(
-        60,
+        180,
         || async {
             retry_now(app).await;
             turn_search(app, body.clone()).await.1
