@@ -396,7 +396,7 @@ impl CairnMcp {
                     given(p.project.as_deref()),
                     &p.query,
                     p.limit.map(i64::from),
-                    p.types.as_deref(),
+                    p.types,
                 )?;
                 let found = crate::api::search::turn_search(&self.state, &ask).await?;
                 serde_json::to_value(found).map_err(ApiError::internal)

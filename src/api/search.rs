@@ -178,7 +178,7 @@ impl SearchApi {
             Some(&b.project),
             &b.query,
             b.limit.map(i64::from),
-            types.as_deref(),
+            types,
         )?;
         Ok(Json(turn_search(&self.0, &ask).await?))
     }

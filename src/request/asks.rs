@@ -137,7 +137,7 @@ impl TurnSearchAsk {
         project: Option<&str>,
         query: &str,
         limit: Option<i64>,
-        types: Option<&[String]>,
+        types: Option<Vec<String>>,
     ) -> ApiResult<Self> {
         let project = resolve(who, project, Scope::Read)?;
         let query = Query::parse("query", query)?;
@@ -165,7 +165,7 @@ impl TurnSearchAsk {
                         ),
                     ));
                 }
-                Some(t.to_vec())
+                Some(t)
             }
         };
         Ok(Self {

@@ -49,10 +49,7 @@ impl TokenBudget {
 
     /// The same rule for a command-line flag (`clap`'s `value_parser`).
     pub fn from_flag(raw: &str) -> Result<Self, String> {
-        let n: i64 = raw
-            .trim()
-            .parse()
-            .map_err(|_| format!("`{raw}` is not a whole number of tokens"))?;
+        let n = super::whole_number(raw)?;
         Self::parse("budget", n).map_err(|e| e.public_message().to_string())
     }
 

@@ -49,10 +49,7 @@ impl Limit {
 impl Limit {
     /// The same rule for a command-line flag.
     pub fn from_flag(self, raw: &str) -> Result<usize, String> {
-        let n: i64 = raw
-            .trim()
-            .parse()
-            .map_err(|_| format!("`{raw}` is not a whole number"))?;
+        let n = super::whole_number(raw)?;
         self.parse("limit", Some(n))
             .map_err(|e| e.public_message().to_string())
     }

@@ -34,3 +34,10 @@ pub use limit::Limit;
 pub use project::{resolve, resolve_or, scoped};
 pub use reconstruction::reconstruction;
 pub use text::{encoding, Query, Task};
+
+/// A command-line flag's whole number, before its rule is checked.
+fn whole_number(raw: &str) -> Result<i64, String> {
+    raw.trim()
+        .parse()
+        .map_err(|_| format!("`{raw}` is not a whole number"))
+}
