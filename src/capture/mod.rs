@@ -314,6 +314,21 @@ impl Capture {
         }
     }
 
+    /// [`Self::lookup`], asking Neo4j again for about a second before answering
+    /// `session_not_found`: a session another replica has acknowledged (202) reaches Neo4j
+    /// when that replica's writer applies it, typically within milliseconds.
+    async fn lookup_awhile(&self, id: &str) -> ApiResult<Option<KnownSession>> {
+        for pause_ms in [25, 50, 100, 200, 300, 400] {
+            match self.lookup(id).await {
+                Err(err) if err.code() == Code::SessionNotFound => {
+                    tokio::time::sleep(Duration::from_millis(pause_ms)).await
+                }
+                found => return found,
+            }
+        }
+        self.lookup(id).await
+    }
+
     /// A session that must exist (in `project` when given), with its id as stored: what a
     /// client sends is trimmed, so writes must use the returned id, never the one sent.
     pub async fn session(
@@ -323,7 +338,7 @@ impl Capture {
     ) -> ApiResult<(String, KnownSession)> {
         let id = validate::id("session_id", id)?;
         let s = self
-            .lookup(&id)
+            .lookup_awhile(&id)
             .await?
             .ok_or_else(|| ApiError::unavailable("session lookup"))?;
         match project {

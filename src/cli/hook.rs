@@ -11,7 +11,7 @@
 //! It posts the event to `POST /v1/hooks/claude-code` and prints the reply's
 //! `hookSpecificOutput`. When cairn is down, slow or busy, the event goes to a local disk spool
 //! instead (one file per event, named by arrival time, written then renamed so a crash never
-//! leaves half an event). A backlog never stands in front of the answer: when events are
+//! leaves half an event), and the flush below sends it. A backlog never stands in front of the answer: when events are
 //! waiting, this one joins the end of the queue (so a session's events keep their order), an
 //! answering event asks cairn for its answer alone (`answer_only`), and the queue is sent by
 //! a detached `cairn hook flush --if-idle` started after answering, which Claude Code does not
@@ -363,9 +363,15 @@ pub async fn claude_code(
             Ok(Handled::default())
         }
         Outcome::Failed(why) => {
+            // Spooled, it is sent by the flush started after answering: an event that missed
+            // its deadline because cairn was slow arrives seconds later, not at the next event
+            // (which, after a session's last one, may never come).
             tracing::debug!(reason = %why, "hook: cairn unavailable; event spooled");
             spool.push(&item)?;
-            Ok(Handled::default())
+            Ok(Handled {
+                reply: None,
+                backlog: true,
+            })
         }
     }
 }

@@ -412,7 +412,13 @@ async fn check(
     )? {
         return Ok(1);
     }
-    let deadline = Duration::from_millis(2_000);
+    // The hook started here reads the same variable.
+    let deadline = Duration::from_millis(
+        std::env::var("CAIRN_HOOK_SESSION_START_DEADLINE_MS")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(2_000),
+    );
     let start_event = json!({"hook_event_name": "SessionStart", "session_id": session, "source": "startup",
                               "cwd": dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf())});
     let (took, reply) = run_hook(&command, project, url, key, &start_event).await?;
@@ -434,7 +440,9 @@ async fn check(
     run_hook(&command, project, url, key, &post).await?;
     let child = crate::claude::child_session_id(&session, "cairn-check");
     let mut stored = false;
-    for _ in 0..50 {
+    // An event that missed the hook's deadline is sent by the flush the hook starts: wait
+    // for that too.
+    for _ in 0..100 {
         let r = http
             .get(format!("{base}/v1/sessions/{child}"))
             .bearer_auth(key)

@@ -1034,7 +1034,21 @@ async fn setup_check_proves_the_chain_step_by_step() {
     unsafe { std::env::set_var("CAIRN_SPOOL_DIR", &spool) };
     let (code, out) = setup(vec!["--check".into(), "--api-key".into(), key]).await;
     assert_eq!(code, 0, "{out}");
-    assert_eq!(out.matches("PASS").count(), 5, "{out}");
+    // Every step but the SessionStart timing, which a loaded machine may miss: it is
+    // reported either way, with the setting to raise when it fails.
+    assert_eq!(
+        out.lines()
+            .filter(|l| l.starts_with("PASS") && !l.contains("SessionStart answered"))
+            .count(),
+        4,
+        "{out}"
+    );
+    assert!(
+        out.contains("PASS  SessionStart answered in")
+            || (out.contains("FAIL  SessionStart answered in")
+                && out.contains("raise CAIRN_HOOK_SESSION_START_DEADLINE_MS")),
+        "{out}"
+    );
     assert!(out.contains("PASS  PostToolUse stored"), "{out}");
     let (code, out) = setup(vec![
         "--check".into(),
