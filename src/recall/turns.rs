@@ -4,7 +4,9 @@
 //! Two ranked lists — BM25 over each turn's bounded `search_text` (always; a pool of at least
 //! 200 from the shared index, scored again with the project's own word statistics,
 //! [`bm25`]) and the nearest operations by embedding (when an embedder is configured; only
-//! vectors its model made) — are fused by reciprocal rank, re-ranked by
+//! vectors its model made) — are fused by score (BM25 over its best, the
+//! neighbours' similarities spread between their worst and best: [`rank::spread`],
+//! [`rank::fuse_scores`]), re-ranked by
 //! `w_s·similarity + w_r·recency + w_i·importance` (the weights of
 //! [`crate::recall::search`]), then diversified by maximal marginal relevance
 //! (cosine between stored vectors, word overlap where a turn has none), so near-identical
@@ -350,10 +352,12 @@ async fn rank(
         );
     }
     if !nearest.is_empty() {
+        let similarities: Vec<f64> = nearest.iter().map(|r| r.score).collect();
         lists.push(
             nearest
                 .iter()
-                .map(|r| (r.id.clone(), (2.0 * r.score - 1.0).clamp(0.0, 1.0)))
+                .zip(rank::spread(&similarities))
+                .map(|(r, s)| (r.id.clone(), s))
                 .collect(),
         );
     }
@@ -362,7 +366,7 @@ async fn rank(
         rows.insert(r.id.clone(), r);
     }
     let pool = (limit * 3).max(30);
-    let fused = rank::fuse(&lists, &[], pool);
+    let fused = rank::fuse_scores(&lists, pool);
     let now = now_ms();
     let terms = query_terms(q.text);
     let mut candidates: Vec<TurnHit> = fused
