@@ -1,15 +1,15 @@
 //! Token-budgeted context for a session (its history and the sessions it continues) or a
 //! task, in three steps:
 //!
-//! - gathering ([`gather`], the session mode's history in [`recent`]): what is read from the
+//! - gathering (`gather`, the session mode's history in `recent`): what is read from the
 //!   store — a task's relevant turns, the project's beliefs and memories, the scope's sessions,
 //!   their history, files, decisions and belief links — into one set of inputs;
-//! - ranking ([`rank`]): the order each section's candidates are offered in — decisions by
+//! - ranking (`rank`): the order each section's candidates are offered in — decisions by
 //!   the task's words, beliefs and memories by relevance × conviction/confidence, a session's
 //!   history newest first;
-//! - rendering and fitting: candidates become [`line`]s with their costs ([`candidates`]), the
-//!   budget is split between the [`section`]s, each takes what fits its share (the history in
-//!   [`history`]) and the text is built and counted once ([`fit`]).
+//! - rendering and fitting: candidates become `line`s with their costs (`candidates`), the
+//!   budget is split between the `section`s, each takes what fits its share (the history in
+//!   `history`) and the text is built and counted once (`fit`).
 //!
 //! A task's history is the operations turn search ranks most relevant to it, each with the
 //! reply or result after it, grouped by session under the session's date
