@@ -41,7 +41,9 @@
 //!   `summary` sums up a session that ends without a summary (close, idle sweep).
 //! - [`knowledge`] — the CI report: what is known about a set of files, as JSON and Markdown.
 //! - [`recall`] — the read path: session reconstruction (narrative, unfinished work),
-//!   token-budgeted context with long-term memory, the sliding window, hybrid session search
+//!   token-budgeted context with long-term memory (`context`: gathering from the store,
+//!   ranking each section's candidates, fitting them into the budget, one `SectionKind` per
+//!   section), the sliding window, hybrid session search
 //!   (`search`; documents and embeddings kept by `index`; sessions also ranked by the turns
 //!   they hold), the ranking both searches share (`rank`: lists, weights, escaped Lucene
 //!   queries, reciprocal-rank fusion), the session a context draws on (`scope`), turn-level

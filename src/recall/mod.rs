@@ -1,6 +1,7 @@
 //! The read path: what cairn hands back. [`reconstruction`] rebuilds one session (narrative,
 //! operations, decisions, beliefs affected, what was left unfinished); [`context`] assembles
-//! token-budgeted context for a session or a task, long-term memory included (a task's
+//! token-budgeted context for a session or a task, long-term memory included, in three steps
+//! (gather from the store, rank each section's candidates, fit them into the budget; a task's
 //! history is the relevant operations, chosen by [`relevant`]); [`window`] is
 //! the sliding window of a session's recent turns; [`search`] finds related sessions (hybrid
 //! BM25 + embeddings); [`turns`] finds single turns (operations, decisions, memories, session

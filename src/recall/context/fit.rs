@@ -1,0 +1,116 @@
+//! Fitting: the ranked candidates into the budget. The budget's text share pays for framing
+//! first (a title and one heading per section with candidates; none at all when framing would
+//! take more than half, so tiny budgets hold content); what is left is split between the
+//! sections by [`budget::distribute`] (history, files, and metadata's third each for
+//! decisions, beliefs and memories, none granted more than it asks). Each section takes what
+//! fits its share; the text is joined and counted once, so `tokens_used` is exact, and cut at
+//! the end in the rare case the joined text counts longer than its lines did. Pure.
+
+use poem_openapi::Object;
+use serde::Serialize;
+
+use crate::config::Encoding;
+use crate::domain::budget::{self, Plan};
+use crate::domain::tokens;
+
+use super::gather::Inputs;
+use super::history::Offer;
+use super::line::clip;
+use super::request::Request;
+use super::section::{Fitted, Listed, Section, SectionKind};
+
+/// The assembled context.
+#[derive(Clone, Debug, Serialize, Object)]
+pub struct Context {
+    pub text: String,
+    /// Exactly the token count of `text` in `encoding`; never above `budget_tokens`.
+    pub tokens_used: u64,
+    pub budget_tokens: u64,
+    pub encoding: String,
+    /// The sessions drawn on, newest first.
+    pub sessions: Vec<String>,
+    pub sections: Vec<Section>,
+    /// Everything left out, in words ("4 older sessions excluded").
+    pub warnings: Vec<String>,
+}
+
+/// The wire name of an encoding.
+pub fn encoding_name(e: Encoding) -> &'static str {
+    match e {
+        Encoding::O200kBase => "o200k_base",
+        Encoding::Cl100kBase => "cl100k_base",
+    }
+}
+
+/// The context of `inputs` within `plan`: its history and the `listed` sections' candidates
+/// (files, decisions, beliefs, memories) fitted to their shares.
+pub(super) fn fit(req: &Request<'_>, plan: Plan, inputs: &Inputs, listed: &[Listed]) -> Context {
+    let enc = req.encoding;
+    let history = Offer::new(inputs);
+
+    let title = match (req.session_id, req.task) {
+        (Some(sid), _) => format!("# Context for session {sid}"),
+        (None, Some(t)) => format!("# Context for task: {}", clip(t, 120)),
+        (None, None) => "# Context".to_string(),
+    };
+    let offered = std::iter::once((SectionKind::History, history.len()))
+        .chain(listed.iter().map(|l| (l.kind, l.lines.len())));
+    let mut framing = tokens::count(enc, &title) + 1;
+    for (kind, _) in offered.filter(|(_, n)| *n > 0) {
+        framing += tokens::count(enc, kind.heading()) + 1;
+    }
+    let framed = framing <= plan.text / 2;
+    // Framing is paid from the overhead share; what it leaves of that share is content's.
+    let content = if framed {
+        plan.text.saturating_sub(framing)
+    } else {
+        plan.text
+    };
+
+    let a = &req.allocation;
+    let weights: Vec<f64> = std::iter::once(SectionKind::History.weight(a))
+        .chain(listed.iter().map(|l| l.kind.weight(a)))
+        .collect();
+    let demands: Vec<usize> = std::iter::once(history.demand(content))
+        .chain(listed.iter().map(Listed::demand))
+        .collect();
+    let shares = budget::distribute(content, &weights, &demands);
+
+    let mut warnings = Vec::new();
+    let mut fitted: Vec<Fitted> = vec![history.fit(shares[0], enc, &mut warnings)];
+    fitted.extend(listed.iter().zip(&shares[1..]).map(|(l, &s)| l.fit(s)));
+    for f in &fitted[1..] {
+        if f.omitted > 0 {
+            warnings.push(format!("{} {} not listed", f.omitted, f.kind.name()));
+        }
+    }
+
+    // Presentation: oldest first for history, files and decisions; rank order for the rest.
+    let mut out: Vec<&str> = Vec::new();
+    if framed {
+        out.push(&title);
+    }
+    for f in fitted.iter().filter(|f| !f.lines.is_empty()) {
+        if framed {
+            out.push(f.kind.heading());
+        }
+        out.extend(f.lines.iter().map(String::as_str));
+    }
+    let mut text = out.join("\n");
+    let mut used = tokens::count(enc, &text);
+    if used > req.budget {
+        // The estimate was short (a join tokenised longer than its parts): cut the text.
+        text = tokens::truncate(enc, &text, req.budget);
+        used = tokens::count(enc, &text);
+        warnings.push("the text was cut at the end to fit the budget".to_string());
+    }
+    Context {
+        text,
+        tokens_used: used as u64,
+        budget_tokens: req.budget as u64,
+        encoding: encoding_name(enc).to_string(),
+        sessions: inputs.ids().into_iter().map(str::to_string).collect(),
+        sections: fitted.iter().map(Fitted::section).collect(),
+        warnings,
+    }
+}

@@ -1,0 +1,329 @@
+//! Gathering: everything a context reads from the store, into one [`Inputs`]. A task's turns
+//! are searched first (they rank its sessions too) while the project's active beliefs and
+//! memories are read; then the scope (a session and the sessions it continues, or a task's
+//! related sessions); then the history — a task's relevant operations ([`relevant`]) or the
+//! sessions' newest operations ([`super::recent`]) — with the files the sessions touched; last
+//! the decisions and belief links of those sessions and files. Reads only, through the store's
+//! functions; ordering and fitting are `rank`'s and `fit`'s.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use crate::error::{ApiError, ApiResult, Code};
+use crate::graph::beliefs::{BeliefLinks, BeliefView};
+use crate::graph::decisions::ContextDecision;
+use crate::graph::memories::ContextMemory;
+use crate::graph::operations::FileRow;
+use crate::graph::{self, Store, StoreResult};
+use crate::recall::logs::Log;
+use crate::recall::scope::ScopeSession;
+use crate::recall::search;
+use crate::recall::{relevant, turns};
+
+use super::line::{line, relevant_header};
+use super::recent::{self, SessionLines};
+use super::request::{Finder, Request};
+
+/// Most sessions a context draws on.
+pub const MAX_SESSIONS: usize = 20;
+/// Most files a context lists candidates from.
+const MAX_FILES: usize = 500;
+/// Most active beliefs, and most memories, a context chooses from.
+const MAX_MEMORY: usize = 500;
+/// Most decisions a context chooses from.
+const MAX_DECISIONS: usize = 100;
+
+/// The sessions a task context draws on: the project's sessions search ranks best for the
+/// task, else (nothing found, or no task) the most recent ones.
+pub async fn candidate_sessions(
+    store: &Store,
+    finder: Finder<'_>,
+    project: &str,
+    task: &str,
+    limit: usize,
+    turns: Option<&[turns::TurnHit]>,
+) -> StoreResult<Vec<ScopeSession>> {
+    if !task.trim().is_empty() {
+        let found = search::search_in(
+            store,
+            finder.embedder,
+            finder.lists,
+            finder.weights,
+            project,
+            task,
+            limit,
+            &[],
+            turns,
+        )
+        .await?;
+        if !found.hits.is_empty() {
+            return Ok(found.hits.into_iter().filter_map(|h| h.session).collect());
+        }
+    }
+    graph::sessions::recent(store, project, limit).await
+}
+
+/// A context's history as read.
+pub(super) enum History {
+    /// A task's relevant operations, from their sessions.
+    Relevant(relevant::History),
+    /// The sessions' newest operations, sessions newest first.
+    Newest(Vec<SessionLines>),
+}
+
+/// Milliseconds from the start of assembly to the end of each reading step.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Timings {
+    pub scope_ms: u64,
+    pub history_ms: u64,
+    pub fetched_ms: u64,
+}
+
+/// Everything a context is made from, as the store gave it.
+pub(super) struct Inputs {
+    /// The sessions drawn on: a task's relevant sessions first (best first), then the
+    /// scope's others, newest first.
+    pub sessions: Vec<ScopeSession>,
+    pub history: History,
+    /// Files the sessions touched, newest first.
+    pub files: Vec<FileRow>,
+    /// Decisions of the sessions or about the files, newest first.
+    pub decisions: Vec<ContextDecision>,
+    /// The project's active beliefs.
+    pub beliefs: Vec<BeliefView>,
+    /// How beliefs are tied to the sessions or the files.
+    pub links: Vec<BeliefLinks>,
+    /// The project's memories.
+    pub memories: Vec<ContextMemory>,
+    pub timings: Timings,
+}
+
+impl Inputs {
+    /// The ids of the sessions drawn on, in order.
+    pub fn ids(&self) -> Vec<&str> {
+        self.sessions.iter().map(|s| s.id.as_str()).collect()
+    }
+}
+
+/// Reads what `req` needs, history until `want` tokens are in hand. `session_not_found` when
+/// `session_id` names no session of the project.
+pub(super) async fn gather(
+    store: &Store,
+    req: &Request<'_>,
+    want: usize,
+    started: Instant,
+) -> ApiResult<Inputs> {
+    // The project's long-term memory does not depend on the scope: read it meanwhile.
+    // A task's turns are searched first: they rank its sessions too.
+    let (turn_hits, beliefs, memories) = tokio::join!(
+        Box::pin(find_turns(store, req, want)),
+        graph::beliefs::list(
+            store,
+            req.project,
+            Some("active"),
+            req.half_life_ms,
+            MAX_MEMORY as i64
+        ),
+        graph::memories::for_context(store, req.project, MAX_MEMORY),
+    );
+    let (turn_hits, beliefs, memories) = (turn_hits?, beliefs?, memories?);
+    let sessions = Box::pin(scope(store, req, &turn_hits)).await?;
+    let found = operations_of(&turn_hits);
+    // A task with relevant operations: its history is those, from their sessions first.
+    let (sessions, relevant) = if found.is_empty() {
+        (sessions, None)
+    } else {
+        let (sessions, r) = Box::pin(relevant_history(store, req, sessions, found, want)).await?;
+        (sessions, Some(r))
+    };
+    let scope_ms = started.elapsed().as_millis() as u64;
+    let ids: Vec<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
+
+    let (history, files) = match relevant {
+        Some(r) => (
+            History::Relevant(r),
+            graph::operations::files_of(store, req.project, &ids, MAX_FILES).await?,
+        ),
+        None => {
+            let cached = recent::session_logs(req, store, &sessions, want).await?;
+            let (newest, files) = if cached.len() == sessions.len() {
+                // Every session's log is in hand: its files need no query.
+                let logs: Vec<(&str, &Log)> = sessions
+                    .iter()
+                    .filter_map(|s| Some((s.id.as_str(), cached.get(&s.id)?.as_ref())))
+                    .collect();
+                let files = recent::files_from_logs(&logs, MAX_FILES);
+                (
+                    recent::newest(store, req, &sessions, &cached, want).await?,
+                    files,
+                )
+            } else {
+                let (newest, files) = tokio::join!(
+                    recent::newest(store, req, &sessions, &cached, want),
+                    graph::operations::files_of(store, req.project, &ids, MAX_FILES),
+                );
+                (newest?, files?)
+            };
+            (History::Newest(newest), files)
+        }
+    };
+    let history_ms = started.elapsed().as_millis() as u64;
+    let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+
+    let (decisions, links) = tokio::join!(
+        graph::decisions::for_context(store, req.project, &ids, &paths, MAX_DECISIONS),
+        graph::beliefs::linked_to(store, req.project, &ids, &paths),
+    );
+    let (decisions, links) = (decisions?, links?);
+    let fetched_ms = started.elapsed().as_millis() as u64;
+    Ok(Inputs {
+        sessions,
+        history,
+        files,
+        decisions,
+        beliefs,
+        links,
+        memories,
+        timings: Timings {
+            scope_ms,
+            history_ms,
+            fetched_ms,
+        },
+    })
+}
+
+/// The sessions of the request, newest first, or `session_not_found`. A task's sessions are
+/// ranked with the turns already found for it (`turns`).
+async fn scope(
+    store: &Store,
+    req: &Request<'_>,
+    turns: &[turns::TurnHit],
+) -> ApiResult<Vec<ScopeSession>> {
+    let mut sessions = match req.session_id {
+        Some(sid) => {
+            let chain = graph::sessions::chain(store, req.project, sid).await?;
+            if chain.is_empty() {
+                return Err(ApiError::not_found(Code::SessionNotFound, "session_id"));
+            }
+            chain
+        }
+        None => {
+            candidate_sessions(
+                store,
+                req.finder,
+                req.project,
+                req.task.unwrap_or(""),
+                MAX_SESSIONS,
+                Some(turns),
+            )
+            .await?
+        }
+    };
+    sessions.truncate(MAX_SESSIONS);
+    sessions.sort_by(|a, b| {
+        b.last_activity_at
+            .cmp(&a.last_activity_at)
+            .then_with(|| a.id.cmp(&b.id))
+    });
+    Ok(sessions)
+}
+
+/// The turns turn search finds most relevant to a task, best first; nothing in session mode.
+async fn find_turns(
+    store: &Store,
+    req: &Request<'_>,
+    share: usize,
+) -> StoreResult<Vec<turns::TurnHit>> {
+    let Some(task) = req.task_only().filter(|t| !t.trim().is_empty()) else {
+        return Ok(Vec::new());
+    };
+    // About one hit per 15 tokens of history: room for the pairs that fit, and for skipping
+    // the hits that do not.
+    let limit = (share / 15).clamp(10, turns::MAX_HITS);
+    let found = turns::search_in(
+        store,
+        req.finder.embedder,
+        req.finder.lists,
+        req.finder.weights,
+        &turns::TurnQuery {
+            project: req.project,
+            text: task,
+            limit,
+            types: None,
+            sessions: None,
+            exclude_session: None,
+        },
+    )
+    .await?;
+    Ok(found.hits)
+}
+
+/// The operations among turn hits, for a task's history: memories and summaries have sections
+/// of their own (or a header).
+fn operations_of(hits: &[turns::TurnHit]) -> Vec<relevant::Found> {
+    hits.iter()
+        .filter(|h| !h.session_id.is_empty() && h.kind != "memory" && h.kind != "summary")
+        .map(|h| relevant::Found {
+            session_id: h.session_id.clone(),
+            seq: h.seq,
+            kind: h.kind.clone(),
+            role: h.role.clone(),
+            text: h.text.clone(),
+            score: h.score,
+        })
+        .collect()
+}
+
+/// Reads what `found` needs (its operations and neighbours, its sessions) and puts its
+/// sessions, best first, before the other sessions of the scope.
+async fn relevant_history(
+    store: &Store,
+    req: &Request<'_>,
+    scope: Vec<ScopeSession>,
+    found: Vec<relevant::Found>,
+    share: usize,
+) -> StoreResult<(Vec<ScopeSession>, relevant::History)> {
+    let mut order: Vec<&str> = Vec::new();
+    for f in &found {
+        if !order.contains(&f.session_id.as_str()) {
+            order.push(&f.session_id);
+        }
+    }
+    let keys = relevant::keys_for(&found);
+    let (rows, items) = tokio::join!(
+        relevant::sessions(store, req.project, &order),
+        relevant::read_items(store, req.project, &keys, req.encoding, req.stored, share),
+    );
+    let (rows, items) = (rows?, items?);
+    let mut by_id: HashMap<String, ScopeSession> =
+        rows.into_iter().map(|s| (s.id.clone(), s)).collect();
+    let mut headers = HashMap::new();
+    let mut sessions = Vec::new();
+    for id in order {
+        let Some(s) = by_id.remove(id) else { continue };
+        let oldest = items
+            .iter()
+            .filter(|(k, _)| k.0 == s.id)
+            .map(|(_, i)| i.at)
+            .min()
+            .unwrap_or(s.started_at);
+        let when = s.started_at.min(oldest);
+        let l = line(req.encoding, relevant_header(&s, when));
+        headers.insert(s.id.clone(), (when, l.text, l.cost));
+        sessions.push(s);
+    }
+    for s in scope {
+        if !headers.contains_key(&s.id) {
+            sessions.push(s);
+        }
+    }
+    sessions.truncate(MAX_SESSIONS);
+    Ok((
+        sessions,
+        relevant::History {
+            found,
+            items,
+            headers,
+        },
+    ))
+}
