@@ -12,7 +12,8 @@
 //! the bench's stub model (hashed words, `search::stub_vector`), recorded under the
 //! stub's model name, and cairn runs with that stub as its embeddings endpoint — so turn
 //! searches are hybrid over a full vector index, and a query's embedding costs next to
-//! nothing (add the real model's time for one short text).
+//! nothing (add the real model's time for one short text). With `--embed off` the texts are
+//! seeded all the same and search is fulltext.
 
 use std::time::Instant;
 
@@ -22,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use cairn::app::Application;
-use cairn::config::Settings;
+use cairn::config::{EmbedSwitch, Settings};
 use cairn::domain::operation::{render_line, OpType};
 use cairn::domain::record::{subject_key, NewBeliefLink, NewDecision};
 use cairn::domain::tokens;
@@ -57,9 +58,9 @@ pub struct SeedArgs {
 impl SeedArgs {
     /// The project's name: `--project`, or one per size (shared by every read benchmark).
     pub fn project(&self) -> String {
-        self.project.clone().unwrap_or_else(|| {
-            format!("bench-recall-{}-{}", self.sessions, self.operations)
-        })
+        self.project
+            .clone()
+            .unwrap_or_else(|| format!("bench-recall-{}-{}", self.sessions, self.operations))
     }
 
     /// Operations of session number `n` (the last one is the big one).
@@ -87,8 +88,11 @@ pub fn session_id(project: &str, n: usize) -> String {
     format!("{project}-s{n:06}")
 }
 
-/// The stub model's name, recorded with the vectors the bench seeds.
+/// The stub model's name, as cairn is configured with it.
 const STUB_MODEL: &str = "bench-stub";
+/// The name cairn records with the stub's vectors (`remote:<model>`), so the seeded vectors
+/// count as its own: recorded under another name, cairn would embed every operation again.
+const STUB_IDENTITY: &str = "remote:bench-stub";
 /// Sessions whose vectors are written per transaction.
 const VECTOR_SESSIONS: usize = 50;
 
@@ -107,13 +111,14 @@ async fn seed_vectors(store: &Store, project: &str, dim: usize) -> anyhow::Resul
         last_seq: i64,
     }
     let started = Instant::now();
+    relabel_vectors(store, project).await?;
     let mut vectors = 0usize;
     loop {
         let work: Vec<cairn::graph::turns::WorkSession> = store
             .fetch(
                 statement(include_str!("../cypher/bench_vector_sessions.cypher"))
                     .param("project", project)
-                    .param("model", STUB_MODEL)
+                    .param("model", STUB_IDENTITY)
                     .param("limit", VECTOR_SESSIONS as i64),
             )
             .await
@@ -147,7 +152,7 @@ async fn seed_vectors(store: &Store, project: &str, dim: usize) -> anyhow::Resul
             .run(
                 statement(include_str!("../cypher/bench_vector_seed.cypher"))
                     .param("project", project)
-                    .param("model", STUB_MODEL)
+                    .param("model", STUB_IDENTITY)
                     .param("dim", dim as i64)
                     .param("rows", param(&rows)?)
                     .param("sessions", param(&done)?),
@@ -165,9 +170,40 @@ async fn seed_vectors(store: &Store, project: &str, dim: usize) -> anyhow::Resul
     }
     if vectors > 0 {
         println!(
-            "seeded {vectors} vectors ({STUB_MODEL}, {dim} dimensions) in {:.1}s",
+            "seeded {vectors} vectors ({STUB_IDENTITY}, {dim} dimensions) in {:.1}s",
             started.elapsed().as_secs_f64()
         );
+    }
+    Ok(())
+}
+
+/// Vectors an earlier seed recorded under the stub's bare name get the name cairn records
+/// (a few sessions per statement), instead of being made again.
+async fn relabel_vectors(store: &Store, project: &str) -> anyhow::Result<()> {
+    #[derive(Deserialize)]
+    struct Done {
+        n: i64,
+    }
+    let mut sessions = 0;
+    loop {
+        let n = store
+            .fetch_one::<Done>(
+                statement(include_str!("../cypher/bench_vector_relabel.cypher"))
+                    .param("project", project)
+                    .param("old", STUB_MODEL)
+                    .param("model", STUB_IDENTITY)
+                    .param("limit", VECTOR_SESSIONS as i64),
+            )
+            .await
+            .context("relabelling seeded vectors")?
+            .map_or(0, |d| d.n);
+        if n == 0 {
+            break;
+        }
+        sessions += n;
+    }
+    if sessions > 0 {
+        println!("relabelled the vectors of {sessions} sessions as {STUB_IDENTITY}");
     }
     Ok(())
 }
@@ -200,6 +236,31 @@ async fn indexers_idle(store: &Store, project: &str) -> anyhow::Result<()> {
             "{busy} sessions still being indexed after 30 minutes"
         );
         tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    }
+}
+
+/// Waits (at most 10 minutes) until cairn's turn indexer has nothing pending in the whole
+/// database: other projects on a shared Neo4j, made under another embedding model, are
+/// queued for this one's vectors and would share the machine with the timed requests.
+async fn turn_index_caught_up(base: &str) -> anyhow::Result<()> {
+    let http = reqwest::Client::new();
+    let started = Instant::now();
+    loop {
+        let text = http
+            .get(format!("{base}/metrics"))
+            .send()
+            .await?
+            .text()
+            .await?;
+        let pending = super::metric(&text, "cairn_turn_index_pending_operations").unwrap_or(0.0);
+        if pending == 0.0 {
+            return Ok(());
+        }
+        if started.elapsed() > std::time::Duration::from_secs(600) {
+            println!("turn index still has {pending} operations pending (other projects); measuring anyway");
+            return Ok(());
+        }
+        tokio::time::sleep(std::time::Duration::from_secs(3)).await;
     }
 }
 
@@ -668,8 +729,12 @@ pub async fn serve(a: &SeedArgs) -> anyhow::Result<Option<Served>> {
     let dim = a.settings.neo4j.embed_dimensions as usize;
     seed_vectors(&store, &project, dim).await?;
     let mut settings = a.settings.clone();
-    settings.embed.base_url = Some(super::search::serve_stub(dim).await?);
-    settings.embed.model = STUB_MODEL.into();
+    // With `--embed off` (as in tests sharing a database) search is fulltext over the
+    // seeded texts; otherwise hybrid, the stub answering for the query's vector.
+    if settings.embed.switch != EmbedSwitch::Off {
+        settings.embed.base_url = Some(super::search::serve_stub(dim).await?);
+        settings.embed.model = STUB_MODEL.into();
+    }
     let spool = std::env::temp_dir().join(format!("cairn-bench-{}", std::process::id()));
     settings.bind = "127.0.0.1:0".parse().context("bind address")?;
     settings.spool_dir = spool.clone();
@@ -692,6 +757,7 @@ pub async fn serve(a: &SeedArgs) -> anyhow::Result<Option<Served>> {
     )
     .await?;
     indexers_idle(&store, &project).await?;
+    turn_index_caught_up(&base).await?;
     Ok(Some(Served {
         project,
         big_session,

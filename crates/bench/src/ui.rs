@@ -111,7 +111,9 @@ fn pages(served: &seeded::Served, b: &UiBench) -> Vec<PageKind> {
     let one = |path: &str, expect: &str| vec![(path.to_string(), expect.to_string())];
     let mut sessions = vec![served.big_session.clone()];
     let others = b.session_pages.saturating_sub(1).min(s.sessions - 1);
-    sessions.extend((0..others).map(|i| seeded::session_id(project, i * (s.sessions - 1) / others.max(1))));
+    sessions.extend(
+        (0..others).map(|i| seeded::session_id(project, i * (s.sessions - 1) / others.max(1))),
+    );
     let subjects = seeded::SUBJECTS.iter().take(4);
     let query = |q: &str| q.replace(' ', "+");
     vec![
@@ -131,7 +133,12 @@ fn pages(served: &seeded::Served, b: &UiBench) -> Vec<PageKind> {
         PageKind {
             name: "decisions of a subject",
             targets: subjects
-                .map(|sub| (format!("/ui/decisions?subject={}", query(sub)), "(take 0)".to_string()))
+                .map(|sub| {
+                    (
+                        format!("/ui/decisions?subject={}", query(sub)),
+                        "(take 0)".to_string(),
+                    )
+                })
                 .collect(),
             baseline: false,
         },
@@ -156,7 +163,10 @@ fn pages(served: &seeded::Served, b: &UiBench) -> Vec<PageKind> {
                 .map(|j| {
                     // The decisions on subject `j` name this file.
                     let path = seeded::decided_file(j);
-                    (format!("/ui/file?path={}", form_value(&path)), seeded::SUBJECTS[j].to_string())
+                    (
+                        format!("/ui/file?path={}", form_value(&path)),
+                        seeded::SUBJECTS[j].to_string(),
+                    )
                 })
                 .collect(),
             baseline: false,
@@ -171,7 +181,12 @@ fn pages(served: &seeded::Served, b: &UiBench) -> Vec<PageKind> {
             targets: super::recall::TURN_QUERIES
                 .iter()
                 .take(4)
-                .map(|q| (format!("/ui/search?q={}", query(q)), "/ui/sessions/".to_string()))
+                .map(|q| {
+                    (
+                        format!("/ui/search?q={}", query(q)),
+                        "/ui/sessions/".to_string(),
+                    )
+                })
                 .collect(),
             baseline: false,
         },
@@ -283,7 +298,11 @@ pub fn print(r: &UiReport) {
             x.p95_ms,
             x.max_ms,
             x.bytes,
-            if ready_p95 > 0.0 { x.p95_ms / ready_p95 } else { 0.0 }
+            if ready_p95 > 0.0 {
+                x.p95_ms / ready_p95
+            } else {
+                0.0
+            }
         );
     }
     if let Ok(json) = serde_json::to_string(r) {
