@@ -100,6 +100,10 @@ impl Application {
             port,
             acceptor,
             state: Arc::new(AppState {
+                signin_throttle: crate::ui::throttle::SignInThrottle::new(
+                    settings.ui_signin_failures,
+                    Duration::from_secs(settings.ui_signin_window_secs),
+                ),
                 settings,
                 store,
                 capture,

@@ -305,6 +305,16 @@ pub struct Settings {
     #[arg(long, env = "CAIRN_UI_SESSION_HOURS", default_value_t = 12, value_parser = clap::value_parser!(u64).range(1..=720))]
     pub ui_session_hours: u64,
 
+    /// Failed web UI sign-ins allowed per client address within `ui_signin_window_secs`;
+    /// past them the address is refused sign-in (429, `Retry-After`) until the window ends
+    /// (0: no limit).
+    #[arg(long, env = "CAIRN_UI_SIGNIN_FAILURES", default_value_t = 10)]
+    pub ui_signin_failures: u32,
+
+    /// The window, in seconds, over which failed web UI sign-ins are counted.
+    #[arg(long, env = "CAIRN_UI_SIGNIN_WINDOW_SECS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub ui_signin_window_secs: u64,
+
     /// Half-life of belief evidence, in days.
     #[arg(long, env = "CAIRN_BELIEF_HALF_LIFE_DAYS", default_value_t = 90.0)]
     pub belief_half_life_days: f64,

@@ -19,6 +19,8 @@ pub struct AppState {
     pub embedder: Option<Arc<crate::embed::Embedder>>,
     /// Sessions' operation logs, for reconstruction and context.
     pub logs: crate::recall::logs::Logs,
+    /// Failed web UI sign-ins per client address.
+    pub signin_throttle: crate::ui::throttle::SignInThrottle,
 }
 
 impl AppState {

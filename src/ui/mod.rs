@@ -3,7 +3,7 @@
 //! ([`plot`]); the one stylesheet is embedded in the binary ([`assets`]).
 //!
 //! Sign-in ([`signin`]) exchanges a project's API key, checked as the API checks it, for an
-//! opaque session id in a cookie; the sign-in lives in Neo4j ([`guard`]), so any replica
+//! opaque session id in a cookie (failed attempts limited per client address: [`throttle`]); the sign-in lives in Neo4j ([`guard`]), so any replica
 //! serves it, and dies when it expires, on sign-out, or when its key is revoked. Pages see
 //! only the signed-in key's project and read through the same functions the API handlers
 //! call (`recall`, `knowledge`, `graph`); actions are POST forms with a CSRF token and an
@@ -26,6 +26,7 @@ pub mod runs;
 pub mod search;
 pub mod session;
 pub mod signin;
+pub mod throttle;
 
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
 //! Signing in with an API key and out again. The key is posted in a form (never in a URL),
 //! checked exactly as the API checks a bearer key ([`crate::auth::Authenticator`]), and
 //! exchanged for a sign-in cookie ([`super::guard::sign_in`]); it is not stored, echoed or
-//! logged.
+//! logged. Failed attempts count against the client's address ([`super::throttle`]).
 
 use std::sync::Arc;
 
@@ -58,12 +58,31 @@ pub async fn submit(
     if !guard::same_origin(req) {
         return Err(guard::forbidden());
     }
+    let addr = req.remote_addr().as_socket_addr().map(|a| a.ip());
+    let throttle = &state.signin_throttle;
+    if let Some(wait) = addr.and_then(|a| throttle.blocked(a)) {
+        metrics::counter!("cairn_ui_signin_throttled_total").increment(1);
+        let mut page = form_page(
+            StatusCode::TOO_MANY_REQUESTS,
+            Some(&format!(
+                "Too many failed sign-ins from your address. Try again in {wait} s."
+            )),
+        );
+        page.headers_mut().insert(
+            header::RETRY_AFTER,
+            header::HeaderValue::from_str(&wait.to_string()).expect("digits"),
+        );
+        return Ok(page);
+    }
+    let refuse = |message: &str| {
+        if let Some(a) = addr {
+            throttle.failed(a);
+        }
+        Ok(form_page(StatusCode::UNAUTHORIZED, Some(message)))
+    };
     let key = form.key.trim();
     if key.is_empty() || key.chars().count() > MAX_KEY_CHARS {
-        return Ok(form_page(
-            StatusCode::UNAUTHORIZED,
-            Some("That is not an API key."),
-        ));
+        return refuse("That is not an API key.");
     }
     let principal = match state
         .auth
@@ -71,17 +90,9 @@ pub async fn submit(
         .await
     {
         Ok(p) if p.project.is_some() => p,
-        Ok(_) => {
-            return Ok(form_page(
-                StatusCode::UNAUTHORIZED,
-                Some("The web UI needs an API key of a project."),
-            ))
-        }
+        Ok(_) => return refuse("The web UI needs an API key of a project."),
         Err(err) if err.status() == StatusCode::UNAUTHORIZED => {
-            return Ok(form_page(
-                StatusCode::UNAUTHORIZED,
-                Some("Unknown or revoked API key."),
-            ))
+            return refuse("Unknown or revoked API key.")
         }
         Err(err) => return Err(super::failure(err)),
     };

@@ -4,6 +4,7 @@
 mod auth;
 mod beliefs;
 mod bench_ingest;
+mod bench_ui;
 mod decisions;
 mod deploy;
 mod doors;

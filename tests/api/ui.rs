@@ -110,15 +110,20 @@ pub fn browserless() -> reqwest::Client {
         .unwrap()
 }
 
-/// Signs in with `key`; the cookie pair (`cairn_ui=…`) and the whole `Set-Cookie` value.
-pub async fn sign_in(app: &TestApp, key: &str) -> (String, String) {
-    let r = browserless()
+/// Posts `key` to the sign-in form, as a browser does.
+async fn post_sign_in(app: &TestApp, key: &str) -> reqwest::Response {
+    browserless()
         .post(app.url("/ui/signin"))
         .header(header::CONTENT_TYPE, FORM)
         .body(crate::hostile::query(&[("key", key)]))
         .send()
         .await
-        .unwrap();
+        .unwrap()
+}
+
+/// Signs in with `key`; the cookie pair (`cairn_ui=…`) and the whole `Set-Cookie` value.
+pub async fn sign_in(app: &TestApp, key: &str) -> (String, String) {
+    let r = post_sign_in(app, key).await;
     assert_eq!(r.status(), 303, "sign-in redirects to the project");
     assert_eq!(r.headers()[header::LOCATION], "/ui");
     let set = r.headers()[header::SET_COOKIE]
@@ -570,4 +575,47 @@ async fn pages_show_the_project_and_escape_hostile_text() {
     let (s, _, _) = page(&app, &pair, "/ui/sessions/not-a-session").await;
     assert_eq!(s, 404);
     let _ = seeded.child;
+}
+
+/// Posts `key` to the sign-in form: status, `Retry-After`, whether a cookie was set, body.
+async fn try_sign_in(app: &TestApp, key: &str) -> (u16, Option<String>, bool, String) {
+    let r = post_sign_in(app, key).await;
+    let retry = r
+        .headers()
+        .get(header::RETRY_AFTER)
+        .map(|v| v.to_str().unwrap().to_string());
+    let cookie = r.headers().get(header::SET_COOKIE).is_some();
+    (r.status().as_u16(), retry, cookie, r.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn failed_sign_ins_from_one_address_are_refused_until_the_window_ends() {
+    let app = TestApp::builder()
+        .with(|s| {
+            s.ui_signin_failures = 3;
+            s.ui_signin_window_secs = 3;
+        })
+        .spawn()
+        .await;
+    let key = mint_key(&app.project, "read").await;
+    // A good sign-in does not count.
+    assert_eq!(try_sign_in(&app, &key).await.0, 303);
+    let wrong = ["cairn_0123456789abcdef_nope", "", "not a key"];
+    for w in wrong {
+        let (status, retry, cookie, _) = try_sign_in(&app, w).await;
+        assert_eq!((status, retry, cookie), (401, None, false), "{w:?}");
+    }
+    // Three failures used up: even the right key is refused, with the wait.
+    for k in [key.as_str(), wrong[0]] {
+        let (status, retry, cookie, body) = try_sign_in(&app, k).await;
+        assert_eq!(status, 429);
+        assert!(!cookie, "no sign-in while refused");
+        let wait: u64 = retry.expect("Retry-After").parse().unwrap();
+        assert!((1..=3).contains(&wait), "{wait}");
+        assert!(body.contains("Too many failed sign-ins"), "{body}");
+    }
+    // The pages themselves are not held back, and the refusal ends with the window.
+    tokio::time::sleep(std::time::Duration::from_millis(3_100)).await;
+    let (status, _, cookie, _) = try_sign_in(&app, &key).await;
+    assert_eq!((status, cookie), (303, true));
 }

@@ -23,6 +23,9 @@ pub enum BenchCommand {
     /// Evidence recall of task context at 500/1000/2000 tokens, session recall@5, MRR and
     /// latency on long multi-session conversations (LoCoMo), for fulltext, vectors and hybrid.
     RecallQuality(Box<crate::quality::QualityBench>),
+    /// Sign in to the web UI and request every kind of page of the seeded project: p50/p95/max
+    /// and size per page, next to /healthz and /readyz.
+    Ui(Box<crate::ui::UiBench>),
     /// Labelled synthetic histories: recall@5 and MRR of fulltext-only and hybrid search
     /// (with a local embedding stub over HTTP), and search latency.
     Search(Box<crate::search::SearchBench>),
@@ -57,6 +60,11 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<i32> {
             crate::ingest::print(&report);
         }
         BenchCommand::Recall(b) => crate::recall::run(*b).await?,
+        BenchCommand::Ui(b) => {
+            if let Some(report) = crate::ui::run(*b).await? {
+                crate::ui::print(&report);
+            }
+        }
         BenchCommand::Search(b) => crate::search::run(*b).await?,
         BenchCommand::RecallQuality(b) => crate::quality::run(*b).await?,
         BenchCommand::Load(b) => crate::load::run(*b).await?,

@@ -7,6 +7,8 @@
 //! - [`cli`] — the `cairn-bench` command line, a subcommand per benchmark.
 //! - [`ingest`], [`growth`], [`load`] — capture throughput and latency, at growing size,
 //!   under mixed load; [`disk`] times the spool's disk alone.
+//! - [`seeded`] — the project the read benchmarks measure (seeded straight into Neo4j), and
+//!   cairn serving it; [`ui`] — every page of the web UI over it.
 //! - [`recall`], [`quality`], [`search`] — recall latency, evidence recall on LoCoMo, search
 //!   quality on labelled synthetic histories.
 //! - [`hooks`] — the Claude Code command hook, a process per event.
@@ -29,6 +31,8 @@ pub mod quality;
 pub mod recall;
 pub mod replicas;
 pub mod search;
+pub mod seeded;
+pub mod ui;
 
 use std::{path::PathBuf, time::Duration};
 

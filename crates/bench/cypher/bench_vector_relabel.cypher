@@ -1,0 +1,12 @@
+// Read benchmarks: a few sessions whose seeded vectors carry the stub's bare name ($old) get
+// the name cairn records ($model), their operations' vectors with them; how many were done.
+MATCH (s:Session {project: $project})
+WHERE s.turns_model = $old
+WITH s LIMIT $limit
+CALL (s) {
+  MATCH (s)<-[:PART_OF]-(o:Operation)
+  WHERE o.embedding_model = $old
+  SET o.embedding_model = $model
+}
+SET s.turns_model = $model, s.turns_pending = false
+RETURN count(s) AS n
