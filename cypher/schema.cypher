@@ -25,6 +25,7 @@ CREATE INDEX session_project IF NOT EXISTS FOR (n:Session) ON (n.project, n.last
 CREATE INDEX session_status IF NOT EXISTS FOR (n:Session) ON (n.status, n.last_activity_at);
 CREATE INDEX operation_project IF NOT EXISTS FOR (n:Operation) ON (n.project);
 CREATE INDEX operation_session_seq IF NOT EXISTS FOR (n:Operation) ON (n.session_id, n.seq);
+CREATE INDEX operation_project_type IF NOT EXISTS FOR (n:Operation) ON (n.project, n.type);
 CREATE INDEX decision_project_subject IF NOT EXISTS FOR (n:Decision) ON (n.project, n.subject_key);
 CREATE INDEX decision_session IF NOT EXISTS FOR (n:Decision) ON (n.session_id);
 CREATE INDEX option_project IF NOT EXISTS FOR (n:Option) ON (n.project);

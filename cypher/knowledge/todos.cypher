@@ -1,6 +1,7 @@
 // For sessions whose todo lists ever named a file: their latest todo list.
 UNWIND $files AS path
 MATCH (o:Operation {project: $project, type: 'todo'})
+USING INDEX o:Operation(project, type)
 WHERE o.todos CONTAINS path
 WITH DISTINCT path, o.session_id AS sid
 MATCH (latest:Operation {session_id: sid, type: 'todo'})
