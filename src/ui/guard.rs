@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use poem::http::{header, StatusCode};
-use poem::{FromRequest, IntoResponse, Request, RequestBody, Response};
+use poem::{FromRequest, Request, RequestBody, Response};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 
@@ -49,24 +49,20 @@ impl Viewer {
 
     /// Refuses a form that does not carry this sign-in's CSRF token or comes from another
     /// origin (403 page).
-    pub fn check_form(&self, req: &Request, token: &str) -> Result<(), poem::Error> {
+    pub fn check_form(&self, req: &Request, token: &str) -> Result<(), Forbidden> {
         if !same_origin(req)
             || !crate::auth::constant_time_eq(token.as_bytes(), self.csrf.as_bytes())
         {
-            return Err(forbidden());
+            return Err(Forbidden);
         }
         Ok(())
     }
 }
 
-/// A 403 page for a refused action.
-pub fn forbidden() -> poem::Error {
-    let page = super::layout::error_page(
-        StatusCode::FORBIDDEN,
-        "This action was refused: the form was not sent from this page. Reload the page and try again.",
-    );
-    poem::Error::from_response((StatusCode::FORBIDDEN, page).into_response())
-}
+/// A refused action: the form did not come from this sign-in's page (the 403 page is
+/// `layout`'s).
+#[derive(Debug)]
+pub struct Forbidden;
 
 /// True unless the browser says the request came from another site. `Sec-Fetch-Site`, which
 /// a page cannot forge, decides when sent (it must be `same-origin`); otherwise `Origin`, when

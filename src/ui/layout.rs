@@ -8,7 +8,7 @@ use maud::{html, Markup, DOCTYPE};
 use poem::http::StatusCode;
 use poem::web::Html;
 
-use super::guard::Viewer;
+use super::guard::{Forbidden, Viewer};
 use crate::recall::reconstruction::ChildSession;
 
 /// The sections of the navigation.
@@ -110,6 +110,18 @@ pub fn bare(title: &str, body: Markup) -> Html<String> {
         }
         .into_string(),
     )
+}
+
+/// A refused action's 403 page.
+impl From<Forbidden> for poem::Error {
+    fn from(_: Forbidden) -> Self {
+        use poem::IntoResponse as _;
+        let page = error_page(
+            StatusCode::FORBIDDEN,
+            "This action was refused: the form was not sent from this page. Reload the page and try again.",
+        );
+        poem::Error::from_response((StatusCode::FORBIDDEN, page).into_response())
+    }
 }
 
 /// An error page: the status and what to do.

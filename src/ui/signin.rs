@@ -56,7 +56,7 @@ pub async fn submit(
     Form(form): Form<SignInForm>,
 ) -> Page {
     if !guard::same_origin(req) {
-        return Err(guard::forbidden());
+        return Err(guard::Forbidden.into());
     }
     let addr = req.remote_addr().as_socket_addr().map(|a| a.ip());
     let throttle = &state.signin_throttle;
