@@ -240,28 +240,26 @@ async fn indexers_idle(store: &Store, project: &str) -> anyhow::Result<()> {
 }
 
 /// Waits (at most 10 minutes) until cairn's turn indexer has nothing pending in the whole
-/// database: other projects on a shared Neo4j, made under another embedding model, are
-/// queued for this one's vectors and would share the machine with the timed requests.
-async fn turn_index_caught_up(base: &str) -> anyhow::Result<()> {
+/// database: sessions of other projects on a shared Neo4j, embedded under another model, are
+/// queued for the stub's vectors and would share the machine with the timed requests.
+async fn turn_index_caught_up(base: &str) {
     let http = reqwest::Client::new();
     let started = Instant::now();
-    loop {
-        let text = http
-            .get(format!("{base}/metrics"))
-            .send()
-            .await?
-            .text()
-            .await?;
-        let pending = super::metric(&text, "cairn_turn_index_pending_operations").unwrap_or(0.0);
-        if pending == 0.0 {
-            return Ok(());
-        }
-        if started.elapsed() > std::time::Duration::from_secs(600) {
-            println!("turn index still has {pending} operations pending (other projects); measuring anyway");
-            return Ok(());
+    while started.elapsed() < std::time::Duration::from_secs(600) {
+        let pending = match http.get(format!("{base}/metrics")).send().await {
+            Ok(r) => r
+                .text()
+                .await
+                .ok()
+                .and_then(|text| super::metric(&text, "cairn_turn_index_pending_operations")),
+            Err(_) => None,
+        };
+        if pending.unwrap_or(0.0) == 0.0 {
+            return;
         }
         tokio::time::sleep(std::time::Duration::from_secs(3)).await;
     }
+    println!("the turn index still has work pending (other projects); measuring anyway");
 }
 
 #[derive(Serialize)]
@@ -757,7 +755,9 @@ pub async fn serve(a: &SeedArgs) -> anyhow::Result<Option<Served>> {
     )
     .await?;
     indexers_idle(&store, &project).await?;
-    turn_index_caught_up(&base).await?;
+    if a.settings.embed.switch != EmbedSwitch::Off {
+        turn_index_caught_up(&base).await;
+    }
     Ok(Some(Served {
         project,
         big_session,
