@@ -41,6 +41,8 @@ const SPOOL_STRING_CHARS: usize = 4_000;
 /// Largest event read from stdin.
 const MAX_STDIN_BYTES: u64 = 32 * 1024 * 1024;
 const SUFFIX: &str = ".hook.json";
+/// SessionStart's default time budget, in milliseconds (`CAIRN_HOOK_SESSION_START_DEADLINE_MS`).
+pub const SESSION_START_DEADLINE_MS: u64 = 2_000;
 
 #[derive(Args, Debug)]
 pub struct HookArgs {
@@ -65,7 +67,7 @@ pub enum HookCommand {
         #[arg(
             long,
             env = "CAIRN_HOOK_SESSION_START_DEADLINE_MS",
-            default_value_t = 2_000
+            default_value_t = SESSION_START_DEADLINE_MS
         )]
         session_start_deadline_ms: u64,
         /// Time budget of UserPromptSubmit, in milliseconds.

@@ -417,7 +417,7 @@ async fn check(
         std::env::var("CAIRN_HOOK_SESSION_START_DEADLINE_MS")
             .ok()
             .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(2_000),
+            .unwrap_or(super::hook::SESSION_START_DEADLINE_MS),
     );
     let start_event = json!({"hook_event_name": "SessionStart", "session_id": session, "source": "startup",
                               "cwd": dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf())});

@@ -12,6 +12,7 @@ use std::collections::{HashMap, HashSet};
 use crate::config::Encoding;
 use crate::domain::operation::render_stored_line;
 use crate::domain::tokens;
+use crate::graph::operations::OperationView;
 use crate::graph::{self, operations, Store, StoreResult};
 use crate::recall::scope::ScopeSession;
 
@@ -174,6 +175,17 @@ pub fn line_cap(share: usize) -> usize {
     (share / 3).max(64)
 }
 
+/// A stored operation as one line of history, as every history shows it.
+pub fn rendered(r: &OperationView) -> String {
+    render_stored_line(
+        &r.kind,
+        r.target.as_deref(),
+        &r.summary,
+        r.role.as_deref(),
+        r.content.as_deref(),
+    )
+}
+
 /// The lines of the operations at `keys` (and what each costs in `encoding`), read in one
 /// query; long lines are cut to [`line_cap`] of `share`.
 pub async fn read_items(
@@ -189,13 +201,7 @@ pub async fn read_items(
     Ok(rows
         .into_iter()
         .map(|r| {
-            let text = render_stored_line(
-                &r.kind,
-                r.target.as_deref(),
-                &r.summary,
-                r.role.as_deref(),
-                r.content.as_deref(),
-            );
+            let text = rendered(&r);
             (
                 (r.session_id.clone(), r.seq),
                 item(encoding, stored, text, r.tokens, r.at, cap),

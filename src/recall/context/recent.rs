@@ -7,7 +7,6 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::domain::operation::render_stored_line;
 use crate::graph::operations::{self, FileRow, Page};
 use crate::graph::{Store, StoreResult};
 use crate::recall::logs::{self, Log};
@@ -120,13 +119,7 @@ pub(super) async fn newest(
 ) -> StoreResult<Vec<SessionLines>> {
     let page = page_size(want);
     let to_line = |r: &OperationView| {
-        let text = render_stored_line(
-            &r.kind,
-            r.target.as_deref(),
-            &r.summary,
-            r.role.as_deref(),
-            r.content.as_deref(),
-        );
+        let text = crate::recall::relevant::rendered(r);
         (r.seq, stored_line(req.encoding, req.stored, r.tokens, text))
     };
     let mut out = Vec::new();
