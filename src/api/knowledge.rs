@@ -47,13 +47,7 @@ impl KnowledgeApi {
         format: Query<Option<FormatParam>>,
         budget_tokens: Query<Option<BudgetParam>>,
     ) -> Handled<KnowledgeResponse, Guarded> {
-        let list: Vec<String> = files
-            .0
-            .split(',')
-            .map(str::trim)
-            .filter(|f| !f.is_empty())
-            .map(str::to_string)
-            .collect();
+        let list = KnowledgeAsk::split_files(&files.0)?;
         let ask = KnowledgeAsk::parse(
             &auth,
             Some(&project.0),

@@ -172,7 +172,13 @@ impl Store {
             Ok(out) => out,
             Err(_) => Err(StoreError::Timeout(self.timeout)),
         };
-        metrics::histogram!("cairn_neo4j_query_seconds").record(started.elapsed().as_secs_f64());
+        let elapsed = started.elapsed();
+        metrics::histogram!("cairn_neo4j_query_seconds").record(elapsed.as_secs_f64());
+        tracing::debug!(
+            elapsed_ms = elapsed.as_secs_f64() * 1e3,
+            ok = out.is_ok(),
+            "statement answered"
+        );
         // The statement may have opened a pooled connection.
         self.nodelay.sweep_if_due();
         if out.is_err() {

@@ -223,19 +223,20 @@ pub async fn sessions_by_words(
 }
 
 /// The project's sessions nearest to `vector` among those `model` embedded, at most `k`:
-/// from the shared vector index, or (`exact`) by scanning the project's vectors.
+/// from the shared vector index, or (`exact: Some(scan)`) by comparing the project's vectors
+/// one by one — nothing then when the project has more than `scan` sessions.
 pub async fn sessions_by_vector(
     store: &Store,
     project: &str,
     model: &str,
     vector: &[f32],
     k: usize,
-    exact: bool,
+    exact: Option<usize>,
 ) -> StoreResult<Vec<Scored>> {
-    let q = if exact {
-        statement(include_str!("../../cypher/search/vector_exact.cypher"))
-    } else {
-        statement(include_str!("../../cypher/search/vector.cypher"))
+    let q = match exact {
+        Some(scan) => statement(include_str!("../../cypher/search/vector_exact.cypher"))
+            .param("scan", scan as i64),
+        None => statement(include_str!("../../cypher/search/vector.cypher")),
     };
     store
         .fetch(

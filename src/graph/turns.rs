@@ -316,22 +316,37 @@ pub struct TermQuery {
     pub query: String,
 }
 
-/// The project's turns in all (roughly: operations, summaries) and how many hold each word
-/// (at most `cap` counted), for project-local BM25.
+/// How many turns `project` holds, roughly (operations and session summaries), for
+/// project-local BM25 and for choosing between approximate and exact vector search.
+pub async fn project_size(store: &Store, project: &str) -> StoreResult<usize> {
+    #[derive(Deserialize)]
+    struct Row {
+        turns: Option<i64>,
+    }
+    let row: Option<Row> = store
+        .fetch_one(
+            statement(include_str!("../../cypher/turns/project_size.cypher"))
+                .param("project", project),
+        )
+        .await?;
+    Ok(row.and_then(|r| r.turns).unwrap_or(0).max(0) as usize)
+}
+
+/// How many of `project`'s turns hold each word (at most `cap` counted), for project-local
+/// BM25.
 pub async fn term_counts(
     store: &Store,
     project: &str,
     terms: &[TermQuery],
     cap: usize,
-) -> StoreResult<(usize, Vec<(String, usize)>)> {
+) -> StoreResult<Vec<(String, usize)>> {
     #[derive(Deserialize)]
     struct Row {
-        docs: i64,
         word: String,
         df: i64,
     }
     if terms.is_empty() {
-        return Ok((0, Vec::new()));
+        return Ok(Vec::new());
     }
     let rows: Vec<Row> = store
         .fetch(
@@ -341,11 +356,8 @@ pub async fn term_counts(
                 .param("cap", cap as i64),
         )
         .await?;
-    let docs = rows.first().map_or(0, |r| r.docs.max(0) as usize);
-    Ok((
-        docs,
-        rows.into_iter()
-            .map(|r| (r.word, r.df.max(0) as usize))
-            .collect(),
-    ))
+    Ok(rows
+        .into_iter()
+        .map(|r| (r.word, r.df.max(0) as usize))
+        .collect())
 }

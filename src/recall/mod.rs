@@ -6,7 +6,7 @@
 //! the sliding window of a session's recent turns; [`search`] finds related sessions (hybrid
 //! BM25 + embeddings); [`turns`] finds single turns (operations, decisions, memories, session
 //! summaries), its full-text candidates scored again with the project's own statistics
-//! ([`bm25`]); [`handover`] is the wake-up briefing for a new session; [`logs`]
+//! ([`bm25`], counted by [`turn_stats`] and remembered briefly); [`handover`] is the wake-up briefing for a new session; [`logs`]
 //! caches sessions' operation logs for reconstruction and context. Budget
 //! arithmetic is pure and lives in [`crate::domain::budget`]. Nothing here knows HTTP; the
 //! only writers are [`index`] and [`turn_index`], which keep derived search fields (documents,
@@ -24,6 +24,7 @@ pub mod relevant;
 pub mod scope;
 pub mod search;
 pub mod turn_index;
+pub mod turn_stats;
 pub mod turns;
 pub mod window;
 

@@ -22,7 +22,9 @@ pub const MAX_LIMIT: usize = 50;
 pub const DEFAULT_LIMIT: usize = 10;
 const DAY_MS: f64 = 86_400_000.0;
 /// Turns asked of turn search to rank sessions by the turns they hold.
-const TURN_HITS: usize = 30;
+pub const TURN_HITS: usize = 30;
+/// Sessions compared one by one at most, when the approximate index cannot answer alone.
+const EXACT_SCAN: usize = 2_000;
 
 /// One session found.
 #[derive(Clone, Debug, serde::Serialize, poem_openapi::Object)]
@@ -68,14 +70,16 @@ async fn vector(
     v: &[f32],
     k: usize,
 ) -> StoreResult<Vec<Scored>> {
-    // The index is shared by every project: ask for more, and scan this project exactly
-    // when other projects crowded it out.
+    // The index is shared by every project: ask for more, and compare this project's
+    // sessions one by one when other projects crowded it out and it is small enough.
     let wide = (k * 4).min(1_000);
-    let approx = graph::search::sessions_by_vector(store, project, model, v, wide, false).await?;
+    let approx = graph::search::sessions_by_vector(store, project, model, v, wide, None).await?;
     if approx.len() >= k {
         return Ok(approx.into_iter().take(k).collect());
     }
-    graph::search::sessions_by_vector(store, project, model, v, k, true).await
+    let exact =
+        graph::search::sessions_by_vector(store, project, model, v, k, Some(EXACT_SCAN)).await?;
+    Ok(if exact.is_empty() { approx } else { exact })
 }
 
 /// Searches `project`'s sessions for `text`; sessions in `exclude` are left out.

@@ -19,8 +19,8 @@ use crate::domain::operation::OpType;
 use crate::embed::Embedder;
 use crate::graph::turns::{self as store_turns, Filter, TurnRow};
 use crate::graph::{now_ms, Store, StoreResult};
-use crate::recall::bm25;
 use crate::recall::rank::{self, Lists, Mode, Weights};
+use crate::recall::{bm25, turn_stats};
 
 /// Query characters at most.
 pub const MAX_QUERY_CHARS: usize = rank::MAX_QUERY_CHARS;
@@ -57,6 +57,8 @@ pub const SNIPPET_CHARS: usize = 240;
 const FULLTEXT_POOL: usize = 200;
 /// Operations compared one by one when the approximate vector index cannot answer alone.
 const EXACT_SCAN: usize = 20_000;
+/// Neighbours asked of the approximate index at most.
+const WIDEST: usize = 1_000;
 /// Weight of relevance against novelty in the diversity step.
 const MMR_LAMBDA: f64 = 0.75;
 /// Likeness (cosine of vectors, else shared words) from which two turns count as saying the
@@ -173,8 +175,10 @@ pub async fn search_in(
     let k = if filtered {
         (limit * 20).clamp(200, 1_000)
     } else {
-        (limit * 5).max(FULLTEXT_POOL)
+        (limit * 2).max(FULLTEXT_POOL)
     };
+    // Candidates fused before re-ranking and diversity.
+    let pool = (limit * 3).max(30);
     let filter = Filter {
         project: q.project,
         types: q.types,
@@ -213,7 +217,9 @@ pub async fn search_in(
             if lucene.is_none() {
                 return Ok(None);
             }
-            term_stats(store, q.project, &words).await.map(Some)
+            turn_stats::for_query(store, q.project, &words)
+                .await
+                .map(Some)
         })
     );
     let bm25 = bm25?;
@@ -237,40 +243,15 @@ pub async fn search_in(
         Some(stats) => rescore(&words, stats, &bm25, &nearest),
         None => bm25,
     };
-    let hits = Box::pin(rank(store, model, weights, q, limit, bm25, nearest, lists)).await?;
+    let hits = Box::pin(rank(
+        store, model, weights, q, limit, pool, bm25, nearest, lists,
+    ))
+    .await?;
     Ok(TurnResult {
         hits,
         mode,
         pending_embeddings,
         degraded,
-    })
-}
-
-/// Most turns counted per query word: past it a word is common in the project anyway.
-const TERM_COUNT_CAP: usize = 1_000;
-
-/// The project's statistics for the query's words ([`bm25::Stats`]).
-async fn term_stats(
-    store: &Store,
-    project: &str,
-    words: &[(String, String)],
-) -> StoreResult<bm25::Stats> {
-    let terms: Vec<store_turns::TermQuery> = words
-        .iter()
-        .take(rank::MAX_TERMS)
-        .map(|(raw, stem)| store_turns::TermQuery {
-            word: stem.clone(),
-            query: format!(
-                "+project:\"{}\" +search_text:({})",
-                rank::escape_lucene(project),
-                rank::escape_lucene(raw)
-            ),
-        })
-        .collect();
-    let (docs, df) = store_turns::term_counts(store, project, &terms, TERM_COUNT_CAP).await?;
-    Ok(bm25::Stats {
-        docs,
-        df: df.into_iter().collect(),
     })
 }
 
@@ -308,6 +289,10 @@ fn rescore(
     out
 }
 
+/// The `k` nearest operations of the project (fewer when fewer are embedded). The shared
+/// approximate index is asked first; when other projects or models crowd the project out of
+/// its answer, a project small enough to compare one by one is searched exactly, a larger one
+/// by asking the index for more when it kept less than half of what was asked.
 async fn vector_list(
     store: &Store,
     filter: &Filter<'_>,
@@ -318,14 +303,17 @@ async fn vector_list(
     if filter.sessions.is_some() {
         return store_turns::nearest_exact(store, filter, model, v, k, EXACT_SCAN).await;
     }
-    // The index is shared by every project and model: ask it for more, and compare this
-    // project's vectors one by one when others crowded them out.
-    let wide = (k * 4).min(1_000);
-    let approx = store_turns::nearest(store, filter, model, v, k, wide).await?;
+    let approx = store_turns::nearest(store, filter, model, v, k, k).await?;
     if approx.len() >= k {
         return Ok(approx);
     }
-    store_turns::nearest_exact(store, filter, model, v, k, EXACT_SCAN).await
+    if turn_stats::project_size(store, filter.project).await? <= EXACT_SCAN {
+        return store_turns::nearest_exact(store, filter, model, v, k, EXACT_SCAN).await;
+    }
+    if approx.len() >= k / 2 {
+        return Ok(approx);
+    }
+    store_turns::nearest(store, filter, model, v, k, (k * 4).min(WIDEST)).await
 }
 
 /// Fuses, re-ranks and diversifies the lists in play into at most `limit` hits.
@@ -336,6 +324,7 @@ async fn rank(
     weights: Weights,
     q: &TurnQuery<'_>,
     limit: usize,
+    pool: usize,
     bm25: Vec<TurnRow>,
     nearest: Vec<TurnRow>,
     in_play: Lists,
@@ -365,7 +354,6 @@ async fn rank(
     for r in nearest.into_iter().chain(bm25) {
         rows.insert(r.id.clone(), r);
     }
-    let pool = (limit * 3).max(30);
     let fused = rank::fuse_scores(&lists, pool);
     let now = now_ms();
     let terms = query_terms(q.text);
@@ -436,14 +424,24 @@ pub fn diversify(
     if candidates.len() <= 1 {
         return candidates;
     }
-    let words: Vec<HashSet<String>> = candidates
+    // Unit vectors and sorted word lists once, so each pair costs one dot product or one
+    // merge of two short lists.
+    let units: Vec<Option<Vec<f32>>> = candidates
         .iter()
-        .map(|h| query_terms(&h.text).into_iter().collect())
+        .map(|h| vectors.get(&h.operation_id).and_then(|v| unit(v)))
+        .collect();
+    let words: Vec<Vec<String>> = candidates
+        .iter()
+        .map(|h| {
+            let mut w = query_terms(&h.text);
+            w.sort_unstable();
+            w.dedup();
+            w
+        })
         .collect();
     let likeness = |i: usize, j: usize| {
-        let (a, b) = (&candidates[i], &candidates[j]);
-        let l = match (vectors.get(&a.operation_id), vectors.get(&b.operation_id)) {
-            (Some(x), Some(y)) => cosine(x, y),
+        let l = match (&units[i], &units[j]) {
+            (Some(x), Some(y)) => f64::from(dot(x, y)).clamp(0.0, 1.0),
             _ => jaccard(&words[i], &words[j]),
         };
         ((l - NEAR_DUPLICATE) / (1.0 - NEAR_DUPLICATE)).max(0.0)
@@ -514,12 +512,51 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
     }
 }
 
-fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
+/// `v` scaled to length 1; `None` for a zero vector.
+fn unit(v: &[f32]) -> Option<Vec<f32>> {
+    let norm = dot(v, v).sqrt();
+    (norm > 0.0).then(|| v.iter().map(|x| x / norm).collect())
+}
+
+/// The dot product, in eight lanes the compiler can keep in vector registers.
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    if a.len() != b.len() {
+        return 0.0;
+    }
+    let mut lanes = [0.0_f32; 8];
+    let (a8, b8) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = a8
+        .remainder()
+        .iter()
+        .zip(b8.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in a8.zip(b8) {
+        for i in 0..8 {
+            lanes[i] += x[i] * y[i];
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
+}
+
+/// Jaccard similarity of two sorted, deduplicated word lists.
+fn jaccard(a: &[String], b: &[String]) -> f64 {
     if a.is_empty() || b.is_empty() {
         return 0.0;
     }
-    let common = a.intersection(b).count() as f64;
-    common / ((a.len() + b.len()) as f64 - common)
+    let (mut i, mut j, mut common) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    common as f64 / (a.len() + b.len() - common) as f64
 }
 
 /// Lowercased words of three characters or more.
@@ -681,6 +718,29 @@ mod tests {
         let ids: Vec<&str> = out.iter().map(|r| r.id.as_str()).collect();
         assert_eq!(ids, ["also", "answer", "chatter"]);
         assert!(out.iter().all(|r| r.score > 0.0));
+    }
+
+    #[test]
+    fn unit_vectors_dot_to_the_cosine_and_word_lists_merge_to_jaccard() {
+        // Lengths around the eight lanes, with a remainder.
+        for n in [1usize, 7, 8, 9, 384, 389] {
+            let a: Vec<f32> = (0..n).map(|i| ((i * 7 % 11) as f32) - 4.0).collect();
+            let b: Vec<f32> = (0..n).map(|i| ((i * 5 % 13) as f32) - 6.0).collect();
+            let (ua, ub) = (unit(&a).unwrap(), unit(&b).unwrap());
+            let want = cosine(&a, &b);
+            let got = f64::from(dot(&ua, &ub)).clamp(0.0, 1.0);
+            assert!((got - want).abs() < 1e-5, "{n}: {got} vs {want}");
+            assert!((f64::from(dot(&ua, &ua)) - 1.0).abs() < 1e-5);
+        }
+        assert_eq!(unit(&[0.0, 0.0]), None);
+        assert_eq!(dot(&[1.0, 2.0], &[1.0]), 0.0);
+        let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let (a, b) = (
+            words(&["cache", "parser", "token"]),
+            words(&["lexer", "parser", "token"]),
+        );
+        assert!((jaccard(&a, &b) - 0.5).abs() < 1e-12);
+        assert_eq!(jaccard(&a, &[]), 0.0);
     }
 
     #[test]

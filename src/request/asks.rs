@@ -105,16 +105,37 @@ impl SearchAsk {
     }
 
     pub async fn run(&self, state: &AppState) -> ApiResult<search::Found> {
+        self.run_ranked_by(state, None).await
+    }
+
+    /// [`Self::run`] ranking sessions by turn hits the caller already has for the same query
+    /// (at least [`search::TURN_HITS`] of them, from [`TurnSearchAsk::run`]), so the turns are
+    /// searched once.
+    pub async fn run_with_turns(
+        &self,
+        state: &AppState,
+        turns: &[turns::TurnHit],
+    ) -> ApiResult<search::Found> {
+        self.run_ranked_by(state, Some(turns)).await
+    }
+
+    async fn run_ranked_by(
+        &self,
+        state: &AppState,
+        turns: Option<&[turns::TurnHit]>,
+    ) -> ApiResult<search::Found> {
         let started = std::time::Instant::now();
-        let found = search::search(
+        let found = Box::pin(search::search_in(
             &state.store,
             state.embedder.as_deref(),
+            search::Lists::Both,
             Weights::from(&state.settings.search),
             &self.project,
             self.query.as_str(),
             self.limit,
             &[],
-        )
+            turns,
+        ))
         .await?;
         metrics::histogram!("cairn_search_seconds").record(started.elapsed().as_secs_f64());
         tracing::debug!(project = %self.project, mode = ?found.mode, hits = found.hits.len(), duration_ms = started.elapsed().as_millis() as u64, "search answered");
@@ -239,6 +260,25 @@ pub struct KnowledgeAsk {
 }
 
 impl KnowledgeAsk {
+    /// The paths of a comma-separated list (`GET /v1/knowledge?files=`), blanks between
+    /// commas ignored. A control character anywhere is refused, also beside a comma where
+    /// trimming would drop it: the list is taken as sent or not at all.
+    pub fn split_files(list: &str) -> ApiResult<Vec<String>> {
+        if list.chars().any(char::is_control) {
+            return Err(ApiError::invalid(
+                Code::InvalidPath,
+                "files",
+                "paths may not contain control characters",
+            ));
+        }
+        Ok(list
+            .split(',')
+            .map(str::trim)
+            .filter(|f| !f.is_empty())
+            .map(str::to_string)
+            .collect())
+    }
+
     pub fn parse(
         who: &Principal,
         project: Option<&str>,

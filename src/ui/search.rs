@@ -43,14 +43,17 @@ pub async fn page(state: Data<&Arc<AppState>>, viewer: Viewer, Query(p): Query<P
     let principal = viewer.principal();
     let sessions_ask =
         SearchAsk::parse(&principal, None, &raw, Some(LIMIT)).map_err(super::failure)?;
-    let turns_ask =
-        TurnSearchAsk::parse(&principal, None, &raw, Some(LIMIT), None).map_err(super::failure)?;
-    let (sessions, turns) = tokio::join!(
-        Box::pin(sessions_ask.run(&state)),
-        Box::pin(turns_ask.run(&state)),
-    );
-    let sessions = sessions.map_err(super::failure)?;
-    let turns = turns.map_err(super::failure)?;
+    // The turns are searched once: session search ranks sessions by the same hits.
+    let turn_hits = (LIMIT as usize).max(session_search::TURN_HITS);
+    let turns_ask = TurnSearchAsk::parse(&principal, None, &raw, Some(turn_hits as i64), None)
+        .map_err(super::failure)?;
+    let mut turns = Box::pin(turns_ask.run(&state))
+        .await
+        .map_err(super::failure)?;
+    let sessions = Box::pin(sessions_ask.run_with_turns(&state, &turns.hits))
+        .await
+        .map_err(super::failure)?;
+    turns.hits.truncate(LIMIT as usize);
     let query = sessions_ask.query.as_str();
     let body = render(form, &sessions, &turns);
     let title = format!("Search: {query}");

@@ -98,6 +98,9 @@ async fn knowledge_reports_decisions_beliefs_sessions_and_todos_per_file() {
         ("files=", "files"),
         ("files=a&format=html", "format"),
         ("files=a&budget_tokens=3", "budget_tokens"),
+        // A C1 control character (U+0099), and a tab beside a comma that trimming would drop.
+        ("files=K%C2%99s", "files"),
+        ("files=a,%09b", "files"),
     ] {
         let (s, b) = app
             .get(&format!("/v1/knowledge?project={}&{q}", app.project))

@@ -571,7 +571,10 @@ async fn words_weigh_by_the_project_searched_not_the_whole_database() {
         word: word.to_string(),
         query: format!("+project:\"{}\" +search_text:({word})", app.project),
     };
-    let (docs, counts) = cairn::graph::turns::term_counts(
+    let docs = cairn::graph::turns::project_size(&crate::helpers::store(), &app.project)
+        .await
+        .expect("project size");
+    let counts = cairn::graph::turns::term_counts(
         &crate::helpers::store(),
         &app.project,
         &[term(&name), term("ledger")],

@@ -1,0 +1,94 @@
+//! A project's statistics for turn search, remembered briefly: how many turns it holds (the
+//! `N` of project-local BM25, and whether its vectors can be compared one by one) and how many
+//! of its turns hold each query word (the `n` of each word's IDF, [`bm25::Stats`]).
+//!
+//! Reading them is the costly part of a search on a large project: the size visits every
+//! session of the project, a word's count up to [`TERM_COUNT_CAP`] index hits — the most for
+//! the commonest words, which are also the words queries repeat. Large counts change slowly
+//! next to their size, so a large count is kept for [`TTL`] per project (and word), in this
+//! process only; a small one is cheap to count and changes fast, so it is counted each time
+//! (a new project's statistics are always current).
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use moka::sync::Cache;
+
+use crate::graph::turns::{self as store_turns, TermQuery};
+use crate::graph::{Store, StoreResult};
+use crate::recall::{bm25, rank};
+
+/// How long a count is taken as known.
+pub const TTL: Duration = Duration::from_secs(60);
+/// Most turns counted per query word: past it a word is common in the project anyway.
+pub const TERM_COUNT_CAP: usize = 1_000;
+/// Turns from which a project's size is remembered.
+const REMEMBER_SIZE_FROM: usize = 10_000;
+/// Turns holding a word from which its count is remembered.
+const REMEMBER_COUNT_FROM: usize = 100;
+/// Projects, and (project, word) pairs, remembered at most.
+const REMEMBERED: u64 = 100_000;
+
+fn cache<K>() -> Cache<K, usize>
+where
+    K: std::hash::Hash + Eq + Send + Sync + 'static,
+{
+    Cache::builder()
+        .max_capacity(REMEMBERED)
+        .time_to_live(TTL)
+        .build()
+}
+
+static SIZES: LazyLock<Cache<String, usize>> = LazyLock::new(cache);
+static WORDS: LazyLock<Cache<(String, String), usize>> = LazyLock::new(cache);
+
+/// How many turns `project` holds, roughly ([`store_turns::project_size`]).
+pub async fn project_size(store: &Store, project: &str) -> StoreResult<usize> {
+    if let Some(n) = SIZES.get(project) {
+        return Ok(n);
+    }
+    let n = store_turns::project_size(store, project).await?;
+    if n >= REMEMBER_SIZE_FROM {
+        SIZES.insert(project.to_string(), n);
+    }
+    Ok(n)
+}
+
+/// The project's statistics for the query's words (raw word, stem), counting only the words
+/// not counted within [`TTL`].
+pub async fn for_query(
+    store: &Store,
+    project: &str,
+    words: &[(String, String)],
+) -> StoreResult<bm25::Stats> {
+    let words = &words[..words.len().min(rank::MAX_TERMS)];
+    let mut df = std::collections::HashMap::new();
+    let mut missing: Vec<TermQuery> = Vec::new();
+    for (raw, stem) in words {
+        match WORDS.get(&(project.to_string(), stem.clone())) {
+            Some(n) => {
+                df.insert(stem.clone(), n);
+            }
+            None if !missing.iter().any(|t| &t.word == stem) => missing.push(TermQuery {
+                word: stem.clone(),
+                query: format!(
+                    "+project:\"{}\" +search_text:({})",
+                    rank::escape_lucene(project),
+                    rank::escape_lucene(raw)
+                ),
+            }),
+            None => {}
+        }
+    }
+    let (docs, counted) = tokio::join!(
+        project_size(store, project),
+        store_turns::term_counts(store, project, &missing, TERM_COUNT_CAP)
+    );
+    for (word, n) in counted? {
+        if n >= REMEMBER_COUNT_FROM {
+            WORDS.insert((project.to_string(), word.clone()), n);
+        }
+        df.insert(word, n);
+    }
+    Ok(bm25::Stats { docs: docs?, df })
+}
