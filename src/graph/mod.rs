@@ -96,6 +96,11 @@ impl StoreError {
         matches!(self, Self::Neo4j(neo4rs::Error::Neo4j(e)) if e.code().starts_with("Neo.TransientError."))
     }
 
+    /// Neo4j refused the statement for memory (its transaction memory pool, or the heap).
+    pub fn is_out_of_memory(&self) -> bool {
+        matches!(self, Self::Neo4j(neo4rs::Error::Neo4j(e)) if e.code().contains("OutOfMemory"))
+    }
+
     /// A transaction that lost a lock conflict with another one: retry it at once.
     pub fn is_conflict(&self) -> bool {
         matches!(self, Self::Neo4j(neo4rs::Error::Neo4j(e)) if e.code().ends_with("DeadlockDetected"))

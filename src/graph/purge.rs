@@ -4,6 +4,8 @@ use super::{statement, Store, StoreResult, Tx};
 
 /// Operations deleted per transaction when a project is purged in steps.
 const CHUNK: i64 = 5_000;
+/// The smallest step: a step Neo4j has no memory for is halved down to it.
+const MIN_CHUNK: i64 = 100;
 
 pub async fn session(tx: &mut Tx, project: &str, id: &str) -> StoreResult<()> {
     tx.run(
@@ -21,24 +23,35 @@ pub async fn project(tx: &mut Tx, project: &str) -> StoreResult<()> {
 }
 
 /// Deletes a project's operations (the bulk of any project) in transactions of [`CHUNK`],
-/// ahead of [`project`], which then has little left to do. Returns how many were deleted.
+/// ahead of [`project`], which then has little left to do; a transaction refused for
+/// Neo4j's transaction memory (`dbms.memory.transaction.total.max`, shared by every
+/// transaction running) is tried again at half the size. Returns how many were deleted.
 pub async fn operations_in_steps(store: &Store, project: &str) -> StoreResult<u64> {
     #[derive(serde::Deserialize)]
     struct Deleted {
         deleted: i64,
     }
     let mut total = 0u64;
+    let mut chunk = CHUNK;
     loop {
-        let n = store
+        let step = store
             .fetch_one::<Deleted>(
                 statement(include_str!("../../cypher/purge/operations_chunk.cypher"))
                     .param("project", project)
-                    .param("limit", CHUNK),
+                    .param("limit", chunk),
             )
-            .await?
-            .map_or(0, |d| d.deleted);
+            .await;
+        let n = match step {
+            Ok(d) => d.map_or(0, |d| d.deleted),
+            Err(e) if e.is_out_of_memory() && chunk > MIN_CHUNK => {
+                chunk = (chunk / 2).max(MIN_CHUNK);
+                tracing::warn!(project, chunk, error = %e, "purge step too large for Neo4j's transaction memory; trying a smaller one");
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         total += n as u64;
-        if n < CHUNK {
+        if n < chunk {
             return Ok(total);
         }
     }
