@@ -213,6 +213,7 @@ pub async fn sessions_by_words(
     k: usize,
 ) -> StoreResult<Vec<Scored>> {
     store
+        .read()
         .fetch(
             statement(include_str!("../../cypher/search/fulltext.cypher"))
                 .param("query", query)
@@ -238,6 +239,7 @@ pub async fn sessions_by_vector(
         statement(include_str!("../../cypher/search/vector.cypher"))
     };
     store
+        .read()
         .fetch(
             q.param("vector", param(vector)?)
                 .param("project", project)
@@ -272,6 +274,7 @@ pub async fn hit_sessions(
         return Ok(Vec::new());
     }
     store
+        .read()
         .fetch(
             statement(include_str!("../../cypher/search/hits.cypher"))
                 .param("ids", param(&ids)?)
