@@ -85,6 +85,10 @@ fn bookmarks(spec: &mut Value) {
             read those writes through any replica.",
         "schema": {"type": "string"}
     });
+    spec["components"]["parameters"][FIELD] = parameter;
+    spec["components"]["headers"][FIELD] = answered;
+    let parameter = json!({"$ref": format!("#/components/parameters/{FIELD}")});
+    let answered = json!({"$ref": format!("#/components/headers/{FIELD}")});
     let Some(paths) = spec["paths"].as_object_mut() else {
         return;
     };
