@@ -61,7 +61,7 @@ pub fn document(generated: &str) -> Value {
 /// it is sent; every `/v1` write answers those of what it committed.
 fn bookmarks(spec: &mut Value) {
     use crate::graph::causal::{FIELD, MAX_BOOKMARKS, MAX_BOOKMARK_CHARS, MAX_HEADER_BYTES};
-    let one = format!("[A-Za-z0-9+/=:._-]{{1,{MAX_BOOKMARK_CHARS}}}");
+    let one = format!("FB:[A-Za-z0-9+/=]{{1,{}}}", MAX_BOOKMARK_CHARS - 3);
     let parameter = json!({
         "name": FIELD,
         "in": "header",

@@ -20,9 +20,11 @@ pub const MAX_BOOKMARK_CHARS: usize = 256;
 /// At most this many bytes in the whole header.
 pub const MAX_HEADER_BYTES: usize = 4096;
 
-/// Bookmarks as a client hands them back: opaque strings the server issued, each 1 to
-/// [`MAX_BOOKMARK_CHARS`] characters of `A-Z a-z 0-9 + / = : . _ -`, separated by commas,
-/// at most [`MAX_BOOKMARKS`] of them in at most [`MAX_HEADER_BYTES`] bytes.
+/// Bookmarks as a client hands them back: opaque to it, shaped as Neo4j (4 and 5) issues
+/// them — `FB:` then base64 (`A-Z a-z 0-9 + / =`), at most [`MAX_BOOKMARK_CHARS`] characters
+/// in all — separated by commas, at most [`MAX_BOOKMARKS`] of them in at most
+/// [`MAX_HEADER_BYTES`] bytes. (Neo4j refuses most other shapes, but ignores some, such as a
+/// bare word, which would then be followed by nothing: cairn refuses them all.)
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Bookmarks(Vec<String>);
 
@@ -37,8 +39,8 @@ pub enum BadBookmarks {
     Empty,
     #[error("a bookmark longer than {MAX_BOOKMARK_CHARS} characters")]
     BookmarkTooLong,
-    #[error("a character outside A-Z a-z 0-9 + / = : . _ -")]
-    Character,
+    #[error("a bookmark that is not `FB:` followed by base64")]
+    Shape,
 }
 
 impl Bookmarks {
@@ -55,9 +57,10 @@ impl Bookmarks {
             if part.len() > MAX_BOOKMARK_CHARS {
                 return Err(BadBookmarks::BookmarkTooLong);
             }
-            let allowed = |b: u8| b.is_ascii_alphanumeric() || b"+/=:._-".contains(&b);
-            if !part.bytes().all(allowed) {
-                return Err(BadBookmarks::Character);
+            let base64 = |b: u8| b.is_ascii_alphanumeric() || b"+/=".contains(&b);
+            match part.strip_prefix("FB:") {
+                Some(body) if !body.is_empty() && body.bytes().all(base64) => {}
+                _ => return Err(BadBookmarks::Shape),
             }
             if !out.iter().any(|b| b == part) {
                 out.push(part.to_string());
@@ -159,21 +162,25 @@ mod tests {
         );
         assert_eq!(Bookmarks::parse(""), Err(BadBookmarks::Empty));
         assert_eq!(Bookmarks::parse("a,,b"), Err(BadBookmarks::Empty));
-        assert_eq!(Bookmarks::parse("FB:a b"), Err(BadBookmarks::Character));
-        assert_eq!(Bookmarks::parse("<script>"), Err(BadBookmarks::Character));
+        for shape in [
+            "FB:a b", "<script>", "abc", "FB:", "fb:abc", "FB:a-b", "xyz:1",
+        ] {
+            assert_eq!(Bookmarks::parse(shape), Err(BadBookmarks::Shape), "{shape}");
+        }
+        let long = |n: usize| format!("FB:{}", "a".repeat(n - 3));
         assert_eq!(
-            Bookmarks::parse(&"a".repeat(MAX_BOOKMARK_CHARS + 1)),
+            Bookmarks::parse(&long(MAX_BOOKMARK_CHARS + 1)),
             Err(BadBookmarks::BookmarkTooLong)
         );
-        assert!(Bookmarks::parse(&"a".repeat(MAX_BOOKMARK_CHARS)).is_ok());
-        let many: Vec<String> = (0..=MAX_BOOKMARKS).map(|i| format!("b{i}")).collect();
+        assert!(Bookmarks::parse(&long(MAX_BOOKMARK_CHARS)).is_ok());
+        let many: Vec<String> = (0..=MAX_BOOKMARKS).map(|i| format!("FB:b{i}")).collect();
         assert_eq!(
             Bookmarks::parse(&many.join(",")),
             Err(BadBookmarks::TooMany)
         );
         assert!(Bookmarks::parse(&many[1..].join(",")).is_ok());
         assert_eq!(
-            Bookmarks::parse(&"a,".repeat(MAX_HEADER_BYTES / 2 + 1)),
+            Bookmarks::parse(&"FB:a,".repeat(MAX_HEADER_BYTES / 5 + 1)),
             Err(BadBookmarks::TooLong)
         );
     }
