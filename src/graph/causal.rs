@@ -161,7 +161,7 @@ mod tests {
             "FB:kcwQ9vYF5wN+TCaprZQJITJbQnaQ, FB:abc/="
         );
         assert_eq!(Bookmarks::parse(""), Err(BadBookmarks::Empty));
-        assert_eq!(Bookmarks::parse("a,,b"), Err(BadBookmarks::Empty));
+        assert_eq!(Bookmarks::parse("FB:a,,FB:b"), Err(BadBookmarks::Empty));
         for shape in [
             "FB:a b", "<script>", "abc", "FB:", "fb:abc", "FB:a-b", "xyz:1",
         ] {
