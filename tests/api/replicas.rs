@@ -710,8 +710,15 @@ async fn a_sync_write_answers_a_bookmark_a_second_replica_reads_after_through_a_
         &json!({"project": project, "task": "bookmarks"}),
     )
     .await;
-    assert_eq!(r.status().as_u16(), 201);
-    let started = answered_bookmarks(&r).expect("a session answered 201 carries its bookmark");
+    // 201 once in Neo4j, with its bookmark; 202 (Neo4j slower than the sync wait) with none.
+    let started = match r.status().as_u16() {
+        201 => answered_bookmarks(&r).expect("a session answered 201 carries its bookmark"),
+        202 => {
+            assert!(r.headers().get(BOOKMARK).is_none(), "a 202 commits nothing");
+            String::new()
+        }
+        other => panic!("start session: {other}"),
+    };
     let session = r.json::<Value>().await.unwrap()["session_id"]
         .as_str()
         .unwrap()
@@ -747,7 +754,15 @@ async fn a_sync_write_answers_a_bookmark_a_second_replica_reads_after_through_a_
     // Both bookmarks at once, as a client that wrote twice sends them.
     let r = http
         .get(format!("{reader}/v1/sessions/{session}?project={project}"))
-        .header(BOOKMARK, format!("{started}, {written}"))
+        .header(
+            BOOKMARK,
+            [started.as_str(), written.as_str()]
+                .iter()
+                .filter(|b| !b.is_empty())
+                .copied()
+                .collect::<Vec<_>>()
+                .join(", "),
+        )
         .send()
         .await
         .unwrap();
