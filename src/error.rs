@@ -57,6 +57,7 @@ error_codes! {
     TooManyOperations = BAD_REQUEST, "too_many_operations", "too many operations in one batch";
     InvalidAllocation = BAD_REQUEST, "invalid_allocation", "the budget allocation is invalid";
     InvalidBeliefRef = BAD_REQUEST, "invalid_belief_ref", "the belief reference is invalid";
+    InvalidBookmark = BAD_REQUEST, "invalid_bookmark", "`X-Cairn-Bookmark` holds bookmarks this server did not issue; send back the header's value as it was answered";
     InvalidBudget = BAD_REQUEST, "invalid_budget", "the token budget is out of range";
     InvalidContext = BAD_REQUEST, "invalid_context", "`context` is invalid";
     InvalidEffect = BAD_REQUEST, "invalid_effect", "effect must be `supports` or `contradicts`";

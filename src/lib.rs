@@ -24,7 +24,8 @@
 //!   declares (`api::error`), the bearer scheme (`api::key`), parameter types that state their
 //!   rules in the spec (`api::params`), what the derives cannot say (`api::spec`), 405 with
 //!   `Allow` (`api::allow`), request ids, spans and metrics (`api::trace`); request
-//!   bodies decoded in one serde pass (`api::body`).
+//!   bodies decoded in one serde pass (`api::body`); the `X-Cairn-Bookmark` header
+//!   (`api::bookmark`).
 //! - [`request`] — requests as every door (HTTP, MCP, hooks, CLI, web UI) hands them on:
 //!   one type and one rule per parameter — ids, the project a request touches, token
 //!   budgets, list limits, reconstruction options — parsed once at the edge.
@@ -58,7 +59,8 @@
 //! - [`graph`] — the Neo4j store, the one module that runs statements: typed functions, one
 //!   file per aggregate, their statements in `cypher/<aggregate>/`; `nodelay` turns Nagle's
 //!   algorithm off on the driver's sockets; `lease` holds the leases background jobs shared
-//!   by replicas run under (expiry, heartbeat, ticks done).
+//!   by replicas run under (expiry, heartbeat, ticks done). Functions that only read go
+//!   to a cluster's readers (`Store::read`), after the request's bookmarks (`causal`).
 //! - [`extract`] — the pattern-extraction job: candidate mining, session digest, versioned
 //!   prompts (`prompts/`), the LLM client, answer validation, applying results in one
 //!   transaction per session; `ExtractionRun` records. Sessions are claimed in the graph

@@ -1,9 +1,11 @@
 //! The HTTP surface: one `#[OpenApi]` struct per resource, the error table's HTTP face
-//! ([`error`]), request ids, spans and metrics ([`trace`]), and the route tree with `/openapi.json` and `/docs`.
+//! ([`error`]), request ids, spans and metrics ([`trace`]), bookmarks for read-your-writes
+//! across replicas ([`bookmark`]), and the route tree with `/openapi.json` and `/docs`.
 
 pub mod allow;
 pub mod beliefs;
 pub mod body;
+pub mod bookmark;
 pub mod decisions;
 pub mod error;
 pub mod extraction;
@@ -111,6 +113,7 @@ pub fn routes(state: Arc<AppState>) -> impl poem::Endpoint {
         .nest("/docs", docs)
         .at("/mcp", mcp)
         .nest("/ui", crate::ui::routes(state_ui))
+        .with(bookmark::FollowBookmarks)
         .with(crate::auth::RequireKey(auth))
         .with(error::JsonErrors { max_body, allow })
         .with(trace::RequestTrace)

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 /// The served document, from the generated one.
 pub fn document(generated: &str) -> Value {
     let mut spec: Value = serde_json::from_str(generated).unwrap_or_default();
+    bookmarks(&mut spec);
     if let Some(schemas) = spec["components"]["schemas"].as_object_mut() {
         for schema in schemas.values_mut() {
             nullable_optionals(schema);
@@ -54,6 +55,69 @@ pub fn document(generated: &str) -> Value {
         }
     }
     spec
+}
+
+/// `X-Cairn-Bookmark` (`api::bookmark`): every `/v1` operation reads after the bookmarks
+/// it is sent; every `/v1` write answers those of what it committed.
+fn bookmarks(spec: &mut Value) {
+    use crate::graph::causal::{FIELD, MAX_BOOKMARKS, MAX_BOOKMARK_CHARS, MAX_HEADER_BYTES};
+    let one = format!("FB:[A-Za-z0-9+/=]{{1,{}}}", MAX_BOOKMARK_CHARS - 3);
+    let parameter = json!({
+        "name": FIELD,
+        "in": "header",
+        "required": false,
+        "description": format!(
+            "Neo4j bookmarks answered by an earlier write (on any replica), sent back as \
+             they came: this request's reads wait until the Neo4j member serving them has \
+             applied those writes (read-your-writes when reads go to a cluster's readers). \
+             At most {MAX_BOOKMARKS}, comma-separated; malformed or unknown: 400 \
+             `invalid_bookmark`."
+        ),
+        "schema": {
+            "type": "string",
+            "maxLength": MAX_HEADER_BYTES,
+            "pattern": format!("^\\s*{one}(\\s*,\\s*{one})*\\s*$"),
+        }
+    });
+    let answered = json!({
+        "description": "The Neo4j bookmarks of the writes this request committed (absent \
+            when it committed none, e.g. answered 202): send them back in this header to \
+            read those writes through any replica.",
+        "schema": {"type": "string"}
+    });
+    spec["components"]["parameters"][FIELD] = parameter;
+    spec["components"]["headers"][FIELD] = answered;
+    let parameter = json!({"$ref": format!("#/components/parameters/{FIELD}")});
+    let answered = json!({"$ref": format!("#/components/headers/{FIELD}")});
+    let Some(paths) = spec["paths"].as_object_mut() else {
+        return;
+    };
+    for (path, item) in paths.iter_mut() {
+        if !path.starts_with("/v1/") {
+            continue;
+        }
+        let Some(methods) = item.as_object_mut() else {
+            continue;
+        };
+        for (method, op) in methods.iter_mut() {
+            if let Some(params) = op["parameters"].as_array_mut() {
+                params.push(parameter.clone());
+            } else {
+                op["parameters"] = json!([parameter.clone()]);
+            }
+            if method == "get" {
+                continue;
+            }
+            let Some(responses) = op["responses"].as_object_mut() else {
+                continue;
+            };
+            for (status, response) in responses.iter_mut() {
+                if status.starts_with('2') {
+                    response["headers"][FIELD] = answered.clone();
+                }
+            }
+        }
+    }
 }
 
 /// What each operation type needs besides its `type` (`domain::validate::operation`): a

@@ -41,6 +41,10 @@ pub struct State {
     failed: Mutex<HashMap<u64, String>>,
     /// False while the writer cannot get its transactions into Neo4j.
     writer_ok: tokio::sync::watch::Sender<bool>,
+    /// The bookmarks of the transactions of the last batch the writer committed: set before
+    /// the spool's cursor moves, so whoever sees its record committed finds them (or a later
+    /// batch's, which come after it).
+    bookmarks: Mutex<Vec<String>>,
     spool_dir: PathBuf,
 }
 
@@ -191,6 +195,7 @@ impl Capture {
             in_flight: Mutex::default(),
             failed: Mutex::default(),
             writer_ok: tokio::sync::watch::Sender::new(true),
+            bookmarks: Mutex::default(),
             spool_dir,
         });
         let pending = state.recall_spooled(&spool);
@@ -208,6 +213,7 @@ impl Capture {
             encoding,
             lanes: writer_lanes.max(1),
             replay_end: spool.appended(),
+            made: Mutex::default(),
         };
         Ok((
             Self {
@@ -284,6 +290,9 @@ impl Capture {
                 "neo4j rejected the write: {err}"
             )));
         }
+        for b in self.state.bookmarks.lock().expect("bookmarks lock").iter() {
+            graph::causal::record(b);
+        }
         Ok(Applied::Yes)
     }
 
@@ -299,7 +308,7 @@ impl Capture {
         {
             return Ok(Some(s.clone()));
         }
-        match graph::sessions::get(&self.store, id).await {
+        match graph::sessions::get_on_writer(&self.store, id).await {
             Ok(Some(row)) => {
                 let s = KnownSession {
                     project: row.project,

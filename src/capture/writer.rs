@@ -29,6 +29,8 @@ pub struct Writer {
     /// End of the spool when it was opened: records up to here may be in Neo4j already (a
     /// crash came between the commit and the cursor), so their ids are looked up first.
     pub(super) replay_end: u64,
+    /// The bookmarks of the transactions committed for the batch in hand.
+    pub(super) made: std::sync::Mutex<Vec<String>>,
 }
 
 /// Records applied in one transaction, in log order.
@@ -87,6 +89,10 @@ impl Writer {
                 }
             }
             self.state.set_writer_ok(true);
+            let made = std::mem::take(&mut *self.made.lock().expect("bookmarks lock"));
+            if !made.is_empty() {
+                *self.state.bookmarks.lock().expect("bookmarks lock") = made;
+            }
             // What the writes changed is known before anyone waiting on the commit is woken:
             // a session purged and started again must not be found in the cache.
             for cmd in commands.iter().filter_map(|(_, c)| c.as_ref()) {
@@ -209,7 +215,9 @@ impl Writer {
                 return Err(err);
             }
         }
-        tx.commit().await?;
+        if let Some(bookmark) = tx.commit().await? {
+            self.made.lock().expect("bookmarks lock").push(bookmark);
+        }
         metrics::histogram!("cairn_writer_batch_operations").record(ops as f64);
         metrics::histogram!("cairn_writer_commit_seconds").record(started.elapsed().as_secs_f64());
         metrics::counter!("cairn_writer_operations_total").increment(ops as u64);

@@ -73,6 +73,7 @@ pub async fn list(
     }
     let now = now_ms();
     let rows: Vec<Row> = store
+        .read()
         .fetch(
             statement(include_str!("../../cypher/beliefs/list.cypher"))
                 .param("project", project)
@@ -163,6 +164,7 @@ pub async fn affected_by_session(
     session_id: &str,
 ) -> StoreResult<Vec<BeliefAffected>> {
     store
+        .read()
         .fetch(
             statement(include_str!(
                 "../../cypher/beliefs/affected_by_session.cypher"
@@ -188,6 +190,7 @@ pub async fn linked_to(
     files: &[&str],
 ) -> StoreResult<Vec<BeliefLinks>> {
     store
+        .read()
         .fetch(
             statement(include_str!("../../cypher/beliefs/linked_to.cypher"))
                 .param("project", project)
@@ -212,6 +215,7 @@ pub async fn strongest_active(
     limit: usize,
 ) -> StoreResult<Vec<ActiveBelief>> {
     store
+        .read()
         .fetch(
             statement(include_str!("../../cypher/beliefs/strongest_active.cypher"))
                 .param("project", project)
@@ -281,6 +285,7 @@ pub async fn evidence(
     id: &str,
 ) -> StoreResult<Option<BeliefEvidence>> {
     store
+        .read()
         .fetch_one(
             statement(include_str!("../../cypher/beliefs/evidence.cypher"))
                 .param("project", project)

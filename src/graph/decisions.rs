@@ -120,6 +120,7 @@ pub async fn list(
     f: &DecisionFilter<'_>,
 ) -> StoreResult<Vec<DecisionView>> {
     store
+        .read()
         .fetch(
             statement(include_str!("../../cypher/decisions/list.cypher"))
                 .param("project", project)
@@ -137,6 +138,7 @@ pub async fn of_session(
     session_id: &str,
 ) -> StoreResult<Vec<DecisionView>> {
     store
+        .read()
         .fetch(
             statement(include_str!("../../cypher/decisions/of_session.cypher"))
                 .param("project", project)
@@ -163,6 +165,7 @@ pub async fn for_context(
     limit: usize,
 ) -> StoreResult<Vec<ContextDecision>> {
     store
+        .read()
         .fetch(
             statement(include_str!("../../cypher/decisions/for_context.cypher"))
                 .param("project", project)
@@ -188,6 +191,7 @@ pub async fn awaiting_follow_up(
     session_id: &str,
 ) -> StoreResult<Vec<FollowUp>> {
     store
+        .read()
         .fetch(
             statement(include_str!(
                 "../../cypher/decisions/awaiting_follow_up.cypher"

@@ -688,6 +688,7 @@ pub struct RunView {
 /// The `limit` newest extraction runs of `project`.
 pub async fn run_list(store: &Store, project: &str, limit: i64) -> StoreResult<Vec<RunView>> {
     store
+        .read()
         .fetch(
             statement(include_str!("../../cypher/extraction/runs_list.cypher"))
                 .param("project", project)
@@ -698,6 +699,7 @@ pub async fn run_list(store: &Store, project: &str, limit: i64) -> StoreResult<V
 
 pub async fn run_get(store: &Store, id: &str) -> StoreResult<Option<RunView>> {
     store
+        .read()
         .fetch_one(
             statement(include_str!("../../cypher/extraction/run_get.cypher")).param("id", id),
         )

@@ -62,11 +62,12 @@ pub async fn about(
             .param("project", project)
             .param("files", files.clone())
     };
+    let read = store.read();
     let (d, b, s, t) = tokio::join!(
-        store.fetch(q(include_str!("../../cypher/knowledge/decisions.cypher"))),
-        store.fetch(q(include_str!("../../cypher/knowledge/beliefs.cypher"))),
-        store.fetch(q(include_str!("../../cypher/knowledge/sessions.cypher"))),
-        store.fetch(q(include_str!("../../cypher/knowledge/todos.cypher"))),
+        read.fetch(q(include_str!("../../cypher/knowledge/decisions.cypher"))),
+        read.fetch(q(include_str!("../../cypher/knowledge/beliefs.cypher"))),
+        read.fetch(q(include_str!("../../cypher/knowledge/sessions.cypher"))),
+        read.fetch(q(include_str!("../../cypher/knowledge/todos.cypher"))),
     );
     Ok((d?, b?, s?, t?))
 }

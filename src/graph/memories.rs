@@ -38,6 +38,7 @@ pub async fn for_context(
     limit: usize,
 ) -> StoreResult<Vec<ContextMemory>> {
     store
+        .read()
         .fetch(
             statement(include_str!("../../cypher/memories/for_context.cypher"))
                 .param("project", project)

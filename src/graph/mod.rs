@@ -4,8 +4,18 @@
 //! same aggregate here; `recall`, `extract`, `capture` and the rest call those functions and
 //! never see a statement (a test below keeps it so). Every call is bounded by the configured
 //! timeout so a dead server turns into `neo4j_unavailable`, never a hang.
+//!
+//! Each function chooses once where its statements run. By default on the writer (with a
+//! `neo4j://` URI, the cluster's leader for the database): every write, every read that
+//! decides a write (a lookup before capture, a lease, a claim, the extraction job's reads)
+//! and the checks that must see a change at once (API keys, web UI sign-ins). A function
+//! that only answers a request reads through [`Store::read`]: its statements go out in read
+//! mode, so a routing driver sends them to a reader (a follower or read replica), and they
+//! wait for the bookmarks the request came with ([`causal`]). With `bolt://` both go to the
+//! one server; read mode then only forbids writing.
 
 pub mod beliefs;
+pub mod causal;
 pub mod decisions;
 pub mod extraction;
 pub mod keys;
@@ -101,6 +111,12 @@ impl StoreError {
         matches!(self, Self::Neo4j(neo4rs::Error::Neo4j(e)) if e.code().contains("OutOfMemory"))
     }
 
+    /// Neo4j refused the bookmarks a read was to follow (not ones it issued, or a mixture it
+    /// cannot combine).
+    pub fn is_bad_bookmark(&self) -> bool {
+        matches!(self, Self::Neo4j(neo4rs::Error::Neo4j(e)) if e.code().starts_with("Neo.ClientError.Transaction.InvalidBookmark"))
+    }
+
     /// A transaction that lost a lock conflict with another one: retry it at once.
     pub fn is_conflict(&self) -> bool {
         matches!(self, Self::Neo4j(neo4rs::Error::Neo4j(e)) if e.code().ends_with("DeadlockDetected"))
@@ -128,6 +144,13 @@ pub fn is_unavailable(err: &neo4rs::Error) -> bool {
 
 impl From<StoreError> for crate::error::ApiError {
     fn from(err: StoreError) -> Self {
+        if err.is_bad_bookmark() {
+            return Self::invalid(
+                crate::error::Code::InvalidBookmark,
+                causal::FIELD,
+                "Neo4j does not know a bookmark of this header; send back the value an answer carried",
+            );
+        }
         if err.is_unavailable() {
             Self::unavailable(err)
         } else {
@@ -192,17 +215,40 @@ impl Store {
         out
     }
 
-    /// Runs a statement and collects every row. A statement Neo4j rolls back with a
-    /// transient error, even while its rows stream, is sent again (see [`again_if_transient`]).
-    pub async fn rows(&self, q: Query) -> StoreResult<Vec<Row>> {
-        let span = statement_span("rows", &q);
+    /// Runs a statement on the writer and collects every row. A statement Neo4j rolls back
+    /// with a transient error, even while its rows stream, is sent again (see
+    /// [`again_if_transient`]).
+    pub fn rows(&self, q: Query) -> impl Future<Output = StoreResult<Vec<Row>>> + Send + '_ {
+        self.rows_as(Access::Write, q)
+    }
+
+    /// Statements of a function that only reads, sent to a reader (see the module's docs).
+    pub fn read(&self) -> Reader<'_> {
+        Reader { store: self }
+    }
+
+    async fn rows_as(&self, access: Access, q: Query) -> StoreResult<Vec<Row>> {
+        let span = statement_span(access.span_name(), &q);
+        let q = match access {
+            Access::Write => q,
+            Access::Read => causal::follow(q),
+        };
         self.bounded(again_if_transient(StoreError::is_transient, || {
             let q = q.clone();
             async move {
-                let mut stream = self.graph.execute(q).await?;
+                // Boxed: the driver's futures are large, and every function of the store
+                // (and every `join!` of them) would carry them inline.
+                let mut stream = match access {
+                    Access::Write => Box::pin(self.graph.execute(q)).await?,
+                    Access::Read => Box::pin(self.graph.execute_read(q)).await?,
+                };
                 let mut rows = Vec::new();
                 while let Some(row) = stream.next().await? {
                     rows.push(row);
+                }
+                if access == Access::Write {
+                    // The stream is complete: its summary is at hand, no round trip.
+                    record_if_written(&stream.finish().await?);
                 }
                 Ok(rows)
             }
@@ -226,7 +272,10 @@ impl Store {
         let span = statement_span("run", &q);
         self.bounded(again_if_transient(StoreError::is_transient, || {
             let q = q.clone();
-            async move { Ok(self.graph.run(q).await.map(|_| ())?) }
+            async move {
+                record_if_written(&self.graph.run(q).await?);
+                Ok(())
+            }
         }))
         .instrument(span)
         .await
@@ -241,6 +290,57 @@ impl Store {
             txn,
             timeout: self.timeout,
         })
+    }
+}
+
+/// Where a statement runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    /// On the writer.
+    Write,
+    /// On a reader, in read mode, after the request's bookmarks.
+    Read,
+}
+
+impl Access {
+    fn span_name(self) -> &'static str {
+        match self {
+            Self::Write => "rows",
+            Self::Read => "read",
+        }
+    }
+}
+
+/// The statements of a function that only reads ([`Store::read`]).
+pub struct Reader<'a> {
+    store: &'a Store,
+}
+
+impl Reader<'_> {
+    /// Runs a read statement and collects every row (sent again after a transient error).
+    pub fn rows(&self, q: Query) -> impl Future<Output = StoreResult<Vec<Row>>> + Send + '_ {
+        self.store.rows_as(Access::Read, q)
+    }
+
+    /// Runs a read statement and decodes each row into `T`.
+    pub async fn fetch<T: DeserializeOwned>(&self, q: Query) -> StoreResult<Vec<T>> {
+        self.rows(q).await?.iter().map(decode).collect()
+    }
+
+    /// Runs a read statement and decodes at most one row.
+    pub async fn fetch_one<T: DeserializeOwned>(&self, q: Query) -> StoreResult<Option<T>> {
+        Ok(self.fetch(q).await?.into_iter().next())
+    }
+}
+
+/// Hands the bookmark of an autocommit statement that wrote to the request it serves.
+fn record_if_written(summary: &neo4rs::summary::ResultSummary) {
+    use neo4rs::summary::Type;
+    if matches!(summary.query_type(), Type::Read) {
+        return;
+    }
+    if let Some(bookmark) = summary.bookmark.as_deref() {
+        causal::record(bookmark);
     }
 }
 
@@ -326,10 +426,17 @@ impl Tx {
         }
     }
 
-    pub async fn commit(self) -> StoreResult<()> {
+    /// Commits; returns the transaction's bookmark (also handed to the request it serves).
+    pub async fn commit(self) -> StoreResult<Option<String>> {
         let timeout = self.timeout;
         match tokio::time::timeout(timeout, self.txn.commit()).await {
-            Ok(out) => out.map(|_| ()).map_err(Into::into),
+            Ok(Ok(bookmark)) => {
+                if let Some(b) = bookmark.as_deref() {
+                    causal::record(b);
+                }
+                Ok(bookmark)
+            }
+            Ok(Err(err)) => Err(err.into()),
             Err(_) => Err(StoreError::Timeout(timeout)),
         }
     }

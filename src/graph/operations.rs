@@ -416,6 +416,7 @@ pub async fn after(
     after: i64,
 ) -> StoreResult<Vec<OperationView>> {
     store
+        .read()
         .fetch(
             statement(include_str!("../../cypher/operations/after.cypher"))
                 .param("project", project)
@@ -447,6 +448,7 @@ pub async fn at(
         })
         .collect();
     store
+        .read()
         .fetch(
             statement(include_str!("../../cypher/operations/at.cypher"))
                 .param("project", project)
@@ -470,6 +472,7 @@ pub async fn pages(
     limit: usize,
 ) -> StoreResult<Vec<OperationView>> {
     store
+        .read()
         .fetch(
             statement(include_str!("../../cypher/operations/pages.cypher"))
                 .param("project", project)
@@ -500,6 +503,7 @@ pub async fn window(
     limit: usize,
 ) -> StoreResult<Vec<WindowTurn>> {
     store
+        .read()
         .fetch(
             statement(include_str!("../../cypher/operations/window.cypher"))
                 .param("project", project)
@@ -526,6 +530,7 @@ pub async fn files_of(
     limit: usize,
 ) -> StoreResult<Vec<FileRow>> {
     store
+        .read()
         .fetch(
             statement(include_str!("../../cypher/operations/files_of.cypher"))
                 .param("project", project)
@@ -554,6 +559,7 @@ pub async fn written_in_several(
         return Ok(Vec::new());
     }
     store
+        .read()
         .fetch(
             statement(include_str!(
                 "../../cypher/operations/written_in_several.cypher"
@@ -579,6 +585,7 @@ pub async fn files_of_session(
     session_id: &str,
 ) -> StoreResult<Vec<SessionFile>> {
     store
+        .read()
         .fetch(
             statement(include_str!(
                 "../../cypher/operations/files_of_session.cypher"

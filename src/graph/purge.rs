@@ -62,7 +62,7 @@ pub async fn project_now(store: &Store, project: &str) -> StoreResult<()> {
     operations_in_steps(store, project).await?;
     let mut tx = store.begin().await?;
     self::project(&mut tx, project).await?;
-    tx.commit().await
+    tx.commit().await.map(|_| ())
 }
 
 async fn orphans(tx: &mut Tx, project: &str) -> StoreResult<()> {

@@ -213,6 +213,7 @@ pub async fn sessions_by_words(
     k: usize,
 ) -> StoreResult<Vec<Scored>> {
     store
+        .read()
         .fetch(
             statement(include_str!("../../cypher/search/fulltext.cypher"))
                 .param("query", query)
@@ -239,6 +240,7 @@ pub async fn sessions_by_vector(
         None => statement(include_str!("../../cypher/search/vector.cypher")),
     };
     store
+        .read()
         .fetch(
             q.param("vector", param(vector)?)
                 .param("project", project)
@@ -273,6 +275,7 @@ pub async fn hit_sessions(
         return Ok(Vec::new());
     }
     store
+        .read()
         .fetch(
             statement(include_str!("../../cypher/search/hits.cypher"))
                 .param("ids", param(&ids)?)

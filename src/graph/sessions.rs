@@ -75,9 +75,16 @@ pub async fn close(tx: &mut Tx, cmd: &NewClose) -> StoreResult<()> {
 
 /// The session with this id, whatever its project (callers check the project).
 pub async fn get(store: &Store, id: &str) -> StoreResult<Option<SessionRow>> {
-    store
-        .fetch_one(statement(include_str!("../../cypher/sessions/get.cypher")).param("id", id))
-        .await
+    store.read().fetch_one(get_query(id)).await
+}
+
+/// [`get`] as the writer has it: for the checks capture makes before a write.
+pub async fn get_on_writer(store: &Store, id: &str) -> StoreResult<Option<SessionRow>> {
+    store.fetch_one(get_query(id)).await
+}
+
+fn get_query(id: &str) -> neo4rs::Query {
+    statement(include_str!("../../cypher/sessions/get.cypher")).param("id", id)
 }
 
 /// What a session's summary is derived from.
@@ -179,6 +186,7 @@ pub struct SessionHead {
 /// The session `id` of `project` (`None` also for another project's).
 pub async fn head(store: &Store, project: &str, id: &str) -> StoreResult<Option<SessionHead>> {
     store
+        .read()
         .fetch_one(
             statement(include_str!("../../cypher/sessions/head.cypher"))
                 .param("project", project)
@@ -206,6 +214,7 @@ pub async fn children(
     limit: usize,
 ) -> StoreResult<Vec<ChildSession>> {
     store
+        .read()
         .fetch(
             statement(include_str!("../../cypher/sessions/children.cypher"))
                 .param("project", project)
@@ -228,6 +237,7 @@ pub async fn unfinished(
         next_steps: Vec<String>,
     }
     let row: Option<Row> = store
+        .read()
         .fetch_one(
             statement(include_str!("../../cypher/sessions/unfinished.cypher"))
                 .param("project", project)
@@ -256,6 +266,7 @@ pub async fn by_ids(store: &Store, project: &str, ids: &[&str]) -> StoreResult<V
         return Ok(Vec::new());
     }
     store
+        .read()
         .fetch(
             statement(include_str!("../../cypher/sessions/by_ids.cypher"))
                 .param("project", project)
@@ -267,6 +278,7 @@ pub async fn by_ids(store: &Store, project: &str, ids: &[&str]) -> StoreResult<V
 /// The project's most recently active sessions, newest first.
 pub async fn recent(store: &Store, project: &str, limit: usize) -> StoreResult<Vec<ScopeSession>> {
     store
+        .read()
         .fetch(
             statement(include_str!("../../cypher/sessions/recent.cypher"))
                 .param("project", project)
@@ -282,6 +294,7 @@ pub async fn chain(
     session_id: &str,
 ) -> StoreResult<Vec<ScopeSession>> {
     store
+        .read()
         .fetch(
             statement(include_str!("../../cypher/sessions/chain.cypher"))
                 .param("project", project)
@@ -309,6 +322,7 @@ pub async fn last_with_content(
     own: bool,
 ) -> StoreResult<Option<LastSession>> {
     store
+        .read()
         .fetch_one(
             statement(include_str!(
                 "../../cypher/sessions/last_with_content.cypher"
@@ -331,6 +345,7 @@ pub struct ActiveDay {
 /// Days with sessions last active since `since_ms`, oldest first.
 pub async fn activity(store: &Store, project: &str, since_ms: i64) -> StoreResult<Vec<ActiveDay>> {
     store
+        .read()
         .fetch(
             statement(include_str!("../../cypher/sessions/activity.cypher"))
                 .param("project", project)
@@ -359,6 +374,7 @@ pub struct SessionLinks {
 /// The links around session `id` of `project` (empty when there is no such session).
 pub async fn links(store: &Store, project: &str, id: &str) -> StoreResult<SessionLinks> {
     Ok(store
+        .read()
         .fetch_one(
             statement(include_str!("../../cypher/sessions/links.cypher"))
                 .param("project", project)
@@ -394,6 +410,7 @@ pub async fn timeline(
     children: i64,
 ) -> StoreResult<Vec<TimelineEntry>> {
     store
+        .read()
         .fetch(
             statement(include_str!("../../cypher/sessions/timeline.cypher"))
                 .param("project", project)

@@ -50,7 +50,7 @@ pub async fn fulltext(
     let q = statement(include_str!("../../cypher/turns/fulltext.cypher"))
         .param("query", lucene)
         .param("k", k as i64);
-    store.fetch(f.apply(q)?).await
+    store.read().fetch(f.apply(q)?).await
 }
 
 /// The nearest operations embedded by `model`: approximate over the shared index (asking it
@@ -68,7 +68,7 @@ pub async fn nearest(
         .param("model", model)
         .param("k", k as i64)
         .param("wide", wide as i64);
-    store.fetch(f.apply(q)?).await
+    store.read().fetch(f.apply(q)?).await
 }
 
 /// The nearest operations embedded by `model`, exactly: within `f.sessions` when given, else
@@ -91,7 +91,7 @@ pub async fn nearest_exact(
         .param("model", model)
         .param("k", k as i64)
         .param("scan", scan as i64);
-    store.fetch(f.apply(q)?).await
+    store.read().fetch(f.apply(q)?).await
 }
 
 /// The vectors `model` made for some of `project`'s operations.
@@ -107,6 +107,7 @@ pub async fn embeddings(
         vector: Vec<f32>,
     }
     let rows: Vec<Row> = store
+        .read()
         .fetch(
             statement(include_str!("../../cypher/turns/embeddings.cypher"))
                 .param("ids", param(ids)?)
@@ -324,6 +325,7 @@ pub async fn project_size(store: &Store, project: &str) -> StoreResult<usize> {
         turns: Option<i64>,
     }
     let row: Option<Row> = store
+        .read()
         .fetch_one(
             statement(include_str!("../../cypher/turns/project_size.cypher"))
                 .param("project", project),
@@ -349,6 +351,7 @@ pub async fn term_counts(
         return Ok(Vec::new());
     }
     let rows: Vec<Row> = store
+        .read()
         .fetch(
             statement(include_str!("../../cypher/turns/term_counts.cypher"))
                 .param("project", project)

@@ -212,3 +212,33 @@ async fn the_spec_states_the_rules_the_server_enforces() {
         (400, Some("invalid_limit"))
     );
 }
+
+#[tokio::test]
+async fn the_bookmark_header_is_declared_where_it_is_read_and_answered() {
+    let app = TestApp::spawn().await;
+    let spec = served_spec(&app).await;
+    let declared = &spec["components"]["parameters"]["X-Cairn-Bookmark"];
+    assert_eq!(declared["in"], "header");
+    assert_eq!(declared["schema"]["maxLength"], 4096);
+    let reference = serde_json::json!({"$ref": "#/components/parameters/X-Cairn-Bookmark"});
+    let header = serde_json::json!({"$ref": "#/components/headers/X-Cairn-Bookmark"});
+    let reads = &spec["paths"]["/v1/sessions/{id}/reconstruction"]["get"];
+    assert!(reads["parameters"].as_array().unwrap().contains(&reference));
+    assert!(reads["responses"]["200"]["headers"]["X-Cairn-Bookmark"].is_null());
+    let writes = &spec["paths"]["/v1/sessions/{id}/operations"]["post"];
+    assert!(writes["parameters"]
+        .as_array()
+        .unwrap()
+        .contains(&reference));
+    assert_eq!(
+        writes["responses"]["201"]["headers"]["X-Cairn-Bookmark"],
+        header
+    );
+    assert!(
+        spec["components"]["headers"]["X-Cairn-Bookmark"]["description"]
+            .as_str()
+            .unwrap()
+            .contains("bookmarks")
+    );
+    app.stop().await;
+}

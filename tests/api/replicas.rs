@@ -18,12 +18,21 @@ fn cairn_exe() -> &'static Path {
 /// `n` replicas of `cairn serve` (no API keys, a spool each in `dir`) started with `args`,
 /// ready.
 async fn replicas(n: usize, dir: &Path, args: &[String]) -> Vec<ServeChild> {
+    replicas_on(&cairn_testkit::app::neo4j_settings(), n, dir, args).await
+}
+
+/// [`replicas`] on `neo4j`.
+async fn replicas_on(
+    neo4j: &cairn::config::Neo4jSettings,
+    n: usize,
+    dir: &Path,
+    args: &[String],
+) -> Vec<ServeChild> {
     schema_once().await;
-    let neo4j = cairn_testkit::app::neo4j_settings();
     let mut out = Vec::new();
     for i in 0..n {
         let mut options =
-            ServeOptions::new(cairn_exe(), &dir.join(format!("spool-{i}")), &neo4j).unwrap();
+            ServeOptions::new(cairn_exe(), &dir.join(format!("spool-{i}")), neo4j).unwrap();
         // No vectors: an embedding indexer would embed every other test's sessions.
         options.args = ["--embed".to_string(), "off".to_string()]
             .into_iter()
@@ -646,4 +655,243 @@ async fn the_replicas_benchmark_lands_every_operation_of_each_scenario() {
             "{r:?}"
         );
     }
+}
+
+const BOOKMARK: &str = "X-Cairn-Bookmark";
+
+async fn post_json(http: &reqwest::Client, url: String, body: &Value) -> reqwest::Response {
+    http.post(url).json(body).send().await.unwrap()
+}
+
+/// The bookmarks an answer carried, checked against the rule a request's header must meet.
+fn answered_bookmarks(r: &reqwest::Response) -> Option<String> {
+    let value = r.headers().get(BOOKMARK)?.to_str().unwrap().to_string();
+    let parsed = cairn::graph::causal::Bookmarks::parse(&value).unwrap();
+    assert!(!parsed.is_empty(), "{value}");
+    Some(value)
+}
+
+/// `count` read operations with ids `<session>-<tag>-<i>`.
+fn reads(session: &str, tag: &str, count: usize) -> (Vec<String>, Value) {
+    let ids: Vec<String> = (0..count).map(|i| format!("{session}-{tag}-{i}")).collect();
+    let ops = ids
+        .iter()
+        .map(
+            |id| json!({"id": id, "type": "read", "target": "src/lib.rs", "summary": "bookmarked"}),
+        )
+        .collect();
+    (ids, Value::Array(ops))
+}
+
+/// The operation ids a reconstruction shows.
+fn reconstructed(body: &Value) -> Vec<String> {
+    body["operations"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{body}"))
+        .iter()
+        .map(|o| o["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_sync_write_answers_a_bookmark_a_second_replica_reads_after_through_a_routing_uri() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut neo4j = cairn_testkit::app::neo4j_settings();
+    neo4j.uri = crate::routing::routing_uri();
+    assert!(neo4j.uri.starts_with("neo4j://"), "{}", neo4j.uri);
+    let reps = replicas_on(&neo4j, 2, dir.path(), &[]).await;
+    let (writer, reader) = (&reps[0].base, &reps[1].base);
+    let http = client();
+    let project = format!("test-{}", uuid::Uuid::new_v4().simple());
+
+    let r = post_json(
+        &http,
+        format!("{writer}/v1/sessions"),
+        &json!({"project": project, "task": "bookmarks"}),
+    )
+    .await;
+    // 201 once in Neo4j, with its bookmark; 202 (Neo4j slower than the sync wait) with none.
+    let started = match r.status().as_u16() {
+        201 => answered_bookmarks(&r).expect("a session answered 201 carries its bookmark"),
+        202 => {
+            assert!(r.headers().get(BOOKMARK).is_none(), "a 202 commits nothing");
+            String::new()
+        }
+        other => panic!("start session: {other}"),
+    };
+    let session = r.json::<Value>().await.unwrap()["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let (ids, ops) = reads(&session, "sync", 3);
+    let r = post_json(
+        &http,
+        format!("{writer}/v1/sessions/{session}/operations?sync=true"),
+        &json!({"operations": ops}),
+    )
+    .await;
+    assert_eq!(r.status().as_u16(), 201);
+    let written = answered_bookmarks(&r).expect("a sync write answered 201 carries a bookmark");
+    assert_ne!(written, started, "each commit has a bookmark of its own");
+
+    // The other replica, asked with the bookmark, reads what the first one wrote.
+    let r = http
+        .get(format!(
+            "{reader}/v1/sessions/{session}/reconstruction?project={project}"
+        ))
+        .header(BOOKMARK, &written)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    assert!(
+        r.headers().get(BOOKMARK).is_none(),
+        "a read commits nothing"
+    );
+    assert_eq!(reconstructed(&r.json().await.unwrap()), ids);
+
+    // Both bookmarks at once, as a client that wrote twice sends them.
+    let r = http
+        .get(format!("{reader}/v1/sessions/{session}?project={project}"))
+        .header(
+            BOOKMARK,
+            [started.as_str(), written.as_str()]
+                .iter()
+                .filter(|b| !b.is_empty())
+                .copied()
+                .collect::<Vec<_>>()
+                .join(", "),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    assert_eq!(r.json::<Value>().await.unwrap()["id"], session.as_str());
+
+    // A write only spooled (202) is not in Neo4j yet: no bookmark to hand out.
+    let (_, ops) = reads(&session, "spooled", 1);
+    let r = post_json(
+        &http,
+        format!("{writer}/v1/sessions/{session}/operations"),
+        &json!({"operations": ops}),
+    )
+    .await;
+    assert_eq!(r.status().as_u16(), 202);
+    assert!(r.headers().get(BOOKMARK).is_none());
+}
+
+#[tokio::test]
+async fn a_malformed_or_unknown_bookmark_is_refused_with_the_header_named() {
+    let app = TestApp::spawn().await;
+    let sid = app.session().await;
+    let path = format!("/v1/sessions/{sid}/reconstruction");
+    let too_many = (0..=cairn::graph::causal::MAX_BOOKMARKS)
+        .map(|i| format!("FB:b{i}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let malformed = [
+        "FB:a b".to_string(),
+        "abc".to_string(),
+        "neo4j:bookmark:v1:tx1".to_string(),
+        "FB:a,,FB:b".to_string(),
+        "<script>".to_string(),
+        format!(
+            "FB:{}",
+            "a".repeat(cairn::graph::causal::MAX_BOOKMARK_CHARS)
+        ),
+        too_many,
+    ];
+    // Well-formed, but not ones Neo4j issued: Neo4j refuses them, and so does cairn.
+    let unknown = ["FB:notABookmark".to_string(), "FB:AAAA".to_string()];
+    for (bad, shaped) in malformed
+        .iter()
+        .map(|b| (b, false))
+        .chain(unknown.iter().map(|b| (b, true)))
+    {
+        assert_eq!(
+            cairn::graph::causal::Bookmarks::parse(bad).is_ok(),
+            shaped,
+            "{bad}"
+        );
+        let r = app
+            .client
+            .get(app.url(&path))
+            .header(BOOKMARK, bad)
+            .send()
+            .await
+            .unwrap();
+        let (status, body) = crate::helpers::split(r).await;
+        assert_eq!(status, 400, "{bad}: {body}");
+        assert_eq!(body["error"]["code"], "invalid_bookmark", "{body}");
+        assert_eq!(body["error"]["field"], BOOKMARK, "{body}");
+    }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn over_bolt_writes_answer_bookmarks_and_reads_after_them_work() {
+    let app = TestApp::spawn().await;
+    assert!(
+        cairn_testkit::app::neo4j_uri().starts_with("bolt://"),
+        "the default test server is reached over bolt://"
+    );
+    let sid = app.session().await;
+    let (ids, ops) = reads(&sid, "bolt", 2);
+    let r = app
+        .client
+        .post(app.url(&format!("/v1/sessions/{sid}/operations?sync=true")))
+        .json(&json!({"operations": ops}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 201);
+    let written = answered_bookmarks(&r).expect("bolt:// writes answer bookmarks too");
+    let r = app
+        .client
+        .get(app.url(&format!("/v1/sessions/{sid}/reconstruction")))
+        .header(BOOKMARK, &written)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    assert_eq!(reconstructed(&r.json().await.unwrap()), ids);
+    // And without the header, as before.
+    let (status, body) = app.get(&format!("/v1/sessions/{sid}/reconstruction")).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(reconstructed(&body), ids);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_read_path_sends_statements_in_read_mode() {
+    schema_once().await;
+    let label = format!("ReadModeProbe{}", uuid::Uuid::new_v4().simple());
+    for uri in [
+        cairn_testkit::app::neo4j_uri(),
+        crate::routing::routing_uri(),
+    ] {
+        let mut settings = cairn_testkit::app::neo4j_settings();
+        settings.uri = uri.clone();
+        let s = cairn::graph::Store::connect(&settings).unwrap();
+        let read = s
+            .read()
+            .rows(neo4rs::query("RETURN 41 + 1 AS n"))
+            .await
+            .unwrap();
+        assert_eq!(read[0].get::<i64>("n").unwrap(), 42, "{uri}");
+        // A write sent down the read path is refused: the server was told it is a read.
+        let write = s
+            .read()
+            .rows(neo4rs::query(&format!("CREATE (n:{label}) RETURN n")))
+            .await;
+        assert!(write.is_err(), "{uri}: a write went through the read path");
+    }
+    let created = store()
+        .rows(neo4rs::query(&format!(
+            "MATCH (n:{label}) RETURN count(n) AS n"
+        )))
+        .await
+        .unwrap();
+    assert_eq!(created[0].get::<i64>("n").unwrap(), 0);
 }

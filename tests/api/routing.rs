@@ -6,7 +6,7 @@ use serde_json::json;
 
 use crate::helpers::{neo4j_uri, TestApp};
 
-fn routing_uri() -> String {
+pub(crate) fn routing_uri() -> String {
     let uri = neo4j_uri();
     let rest = uri.split_once("://").map_or(uri.as_str(), |(_, r)| r);
     format!("neo4j://{rest}")
