@@ -17,10 +17,9 @@ const ID_PATTERN: &str = r"^[^\u0000-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007
 /// Letters, digits, `.`, `_`, `-` (surrounding blanks are trimmed).
 const PROJECT_PATTERN: &str = r"^\s*[A-Za-z0-9._-]+\s*$";
 
-/// Text free of control characters (`char::is_control`: C0, DEL and C1) holding at least
-/// one character that is neither a comma nor blank.
-const CONTROL_FREE_LIST: &str = "^[^\\u0000-\\u001f\\u007f-\\u009f]*\
-    [^,\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$";
+/// Like [`ID_PATTERN`], the character that is not blank also not a comma: a list with at
+/// least one item.
+const LIST_PATTERN: &str = r"^[^\u0000-\u001f\u007f-\u009f]*[^,\s\u0000-\u001f\u007f-\u009f][^\u0000-\u001f\u007f-\u009f]*$";
 
 fn string_schema(min: usize, max: Option<usize>, pattern: &str) -> MetaSchemaRef {
     MetaSchemaRef::Inline(Box::new(MetaSchema {
@@ -118,7 +117,7 @@ string_param! {
 
 string_param! {
     /// Comma-separated file paths, at least one, without control characters.
-    FileListParam => string_schema(1, None, CONTROL_FREE_LIST)
+    FileListParam => string_schema(1, None, LIST_PATTERN)
 }
 
 string_param! {
