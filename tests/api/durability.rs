@@ -212,6 +212,8 @@ async fn cairn_serve(spool: &std::path::Path) -> (tokio::process::Child, u16) {
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
         .args(["serve", "--bind", "127.0.0.1:0", "--spool-dir"])
         .arg(spool)
+        // No vectors: an embedding indexer would embed every other test's sessions.
+        .args(["--embed", "off"])
         .env("CAIRN_NEO4J_URI", crate::helpers::neo4j_uri())
         .env("CAIRN_LOG_FORMAT", "json")
         .stdout(Stdio::null())

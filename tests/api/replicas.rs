@@ -33,11 +33,7 @@ async fn replicas_on(
     for i in 0..n {
         let mut options =
             ServeOptions::new(cairn_exe(), &dir.join(format!("spool-{i}")), neo4j).unwrap();
-        // No vectors: an embedding indexer would embed every other test's sessions.
-        options.args = ["--embed".to_string(), "off".to_string()]
-            .into_iter()
-            .chain(args.iter().cloned())
-            .collect();
+        options.args.extend(args.iter().cloned());
         if std::env::var("TEST_LOG").is_ok() {
             options.log_level = "info".into();
         }
@@ -269,8 +265,7 @@ async fn sigterm_drains_the_spool_into_neo4j_before_the_process_ends() {
     let mut neo4j = cairn_testkit::app::neo4j_settings();
     neo4j.uri = proxy.uri().to_string();
     neo4j.timeout_ms = 2_000;
-    let mut options = ServeOptions::new(cairn_exe(), &dir.path().join("spool"), &neo4j).unwrap();
-    options.args = vec!["--embed".into(), "off".into()];
+    let options = ServeOptions::new(cairn_exe(), &dir.path().join("spool"), &neo4j).unwrap();
     let mut rep = ServeChild::spawn(options).unwrap();
     rep.wait_ready(&client(), Duration::from_secs(60))
         .await

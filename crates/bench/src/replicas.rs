@@ -70,8 +70,7 @@ pub async fn run(args: ReplicasArgs) -> anyhow::Result<Vec<Scenario>> {
         .build()?;
     let mut children = Vec::new();
     for i in 0..args.replicas {
-        let mut options = ServeOptions::new(&exe, &dir.join(format!("spool-{i}")), &args.neo4j)?;
-        options.args = vec!["--embed".into(), "off".into()];
+        let options = ServeOptions::new(&exe, &dir.join(format!("spool-{i}")), &args.neo4j)?;
         children.push(ServeChild::spawn(options)?);
     }
     for c in &children {

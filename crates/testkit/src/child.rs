@@ -1,7 +1,9 @@
 //! A real `cairn serve` child process for benchmarks and tests that measure the server from
 //! outside, or kill and restart it: started from a given `cairn` binary ([`cairn_exe`] finds
 //! one) on its own port and spool, without rate limits and (unless told otherwise) without
-//! API keys; its memory read from `/proc`.
+//! API keys or vectors; its memory read from `/proc`. Vectors stay off because the turn
+//! indexer works one queue for the whole database: a child embedding with its model would
+//! re-embed the sessions of every other test or bench sharing that database.
 
 use std::{
     path::{Path, PathBuf},
@@ -22,7 +24,7 @@ pub struct ServeOptions {
     pub neo4j: Neo4jSettings,
     /// Serve without API keys.
     pub insecure: bool,
-    /// Further `cairn serve` flags.
+    /// Further `cairn serve` flags; `--embed off` unless replaced.
     pub args: Vec<String>,
     /// `RUST_LOG` of the child.
     pub log_level: String,
@@ -69,7 +71,7 @@ impl ServeOptions {
             spool_dir: spool_dir.to_path_buf(),
             neo4j: neo4j.clone(),
             insecure: true,
-            args: Vec::new(),
+            args: vec!["--embed".into(), "off".into()],
             log_level: "warn".into(),
             log_file: None,
         })

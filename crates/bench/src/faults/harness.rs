@@ -109,12 +109,7 @@ impl Harness {
         }
         let mut options = ServeOptions::new(&args.cairn.path()?, &dir.join("spool"), &neo4j)?;
         options.insecure = false;
-        // No vectors: an embedding indexer would embed every other project's sessions on
-        // the database with its own model.
-        options.args = ["--embed".to_string(), "off".to_string()]
-            .into_iter()
-            .chain(serve_args)
-            .collect();
+        options.args.extend(serve_args);
         options.log_level = args.child_log.clone();
         options.log_file = Some(dir.join("cairn.log"));
         let child = ServeChild::spawn(options)?;
