@@ -27,6 +27,7 @@ pub mod growth;
 pub mod hooks;
 pub mod ingest;
 pub mod load;
+pub mod plain_bm25;
 pub mod quality;
 pub mod recall;
 pub mod replicas;

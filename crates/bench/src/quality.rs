@@ -11,7 +11,10 @@
 //!   in the task context (`task` = the question);
 //! - session recall@5: the share of the evidence's sessions among the first five sessions
 //!   search finds for the question; MRR of the first of them;
-//! - p50 / p95 latency of context assembly and of session search, and the tokens used.
+//! - p50 / p95 latency of context assembly and of session search, and the tokens used;
+//! - the same evidence recall for the baseline of the same run: plain BM25 over the
+//!   conversation's turns filling the whole budget ([`crate::plain_bm25`]), and each mode's
+//!   ratio to it.
 //!
 //! Nothing is tuned here: the figures are what a user's configuration gives.
 
@@ -31,6 +34,8 @@ use cairn::recall::context::{self, Finder};
 use cairn::recall::search::{self, Lists, Weights};
 use cairn::recall::turns;
 use cairn::state::AppState;
+
+use crate::plain_bm25;
 
 /// The LoCoMo extract shipped with the sources (the repository's `tests/fixtures`).
 const DEFAULT_DATA: &str = concat!(
@@ -298,7 +303,8 @@ fn ms(d: Duration) -> f64 {
 }
 
 impl Tally {
-    fn report(&mut self) -> Value {
+    /// Evidence recall and mean tokens used, per budget.
+    fn per_budget(&self) -> (Value, Value) {
         let q = self.questions.max(1) as f64;
         let e = self.evidence.max(1) as f64;
         let mut recall = serde_json::Map::new();
@@ -307,6 +313,12 @@ impl Tally {
             recall.insert(b.to_string(), json!(round3(self.found[i] as f64 / e)));
             tokens.insert(b.to_string(), json!((self.tokens[i] as f64 / q).round()));
         }
+        (Value::Object(recall), Value::Object(tokens))
+    }
+
+    fn report(&mut self) -> Value {
+        let q = self.questions.max(1) as f64;
+        let (recall, tokens) = self.per_budget();
         json!({
             "evidence_recall": recall,
             "mean_tokens_used": tokens,
@@ -446,12 +458,7 @@ async fn prompts(
     let mut took = Vec::new();
     let mut deadline = Duration::ZERO;
     for (conv, l) in data.iter().zip(loaded) {
-        let questions = conv
-            .questions
-            .iter()
-            .filter(|q| q.evidence.iter().any(|e| l.turns.contains_key(e)))
-            .take(per_conversation.unwrap_or(usize::MAX));
-        for (i, q) in questions.enumerate() {
+        for (i, q) in questions_of(conv, l, per_conversation).enumerate() {
             let argv = [
                 "cairn",
                 "hook",
@@ -619,12 +626,7 @@ async fn measure(
         let mut tally = Tally::default();
         let mut warm = 0;
         for (conv, l) in data.conversations.iter().zip(&loaded) {
-            let questions = conv
-                .questions
-                .iter()
-                .filter(|q| q.evidence.iter().any(|e| l.turns.contains_key(e)))
-                .take(per_conversation.unwrap_or(usize::MAX));
-            for q in questions {
+            for q in questions_of(conv, l, per_conversation) {
                 if warm < WARM_UP {
                     ask(state, lists, l, q, &mut tally, false).await?;
                     warm += 1;
@@ -634,6 +636,11 @@ async fn measure(
         }
         report.insert(name.into(), tally.report());
     }
+    report.insert(
+        "plain_bm25".into(),
+        baseline(data, &loaded, per_conversation, state.settings.tokenizer),
+    );
+    report.insert("ratio_to_plain_bm25".into(), ratios(&report));
     if !b.no_prompts {
         report.insert(
             "prompt_recall".into(),
@@ -662,6 +669,88 @@ async fn measure(
         }),
     );
     Ok(Value::Object(report))
+}
+
+/// Evidence recall of the plain BM25 baseline at each budget, for the questions the modes ask.
+fn baseline(
+    data: &DataSet,
+    loaded: &[Loaded],
+    per_conversation: Option<usize>,
+    encoding: cairn::config::Encoding,
+) -> Value {
+    let mut tally = Tally::default();
+    for (conv, l) in data.conversations.iter().zip(loaded) {
+        let lines: Vec<String> = conv
+            .sessions
+            .iter()
+            .flat_map(|s| s.turns.iter().map(turn_content))
+            .collect();
+        let corpus = plain_bm25::Corpus::new(&lines, encoding);
+        for q in questions_of(conv, l, per_conversation) {
+            let evidence: Vec<&str> = q
+                .evidence
+                .iter()
+                .filter_map(|id| l.turns.get(id).map(|(_, t)| t.as_str()))
+                .collect();
+            for (i, budget) in BUDGETS.iter().enumerate() {
+                let chosen = corpus.fill(&q.question, *budget);
+                let text = squash(&chosen.join("\n"));
+                tally.found[i] += evidence.iter().filter(|t| text.contains(*t)).count();
+                tally.tokens[i] += chosen
+                    .iter()
+                    .map(|c| cairn::domain::tokens::count(encoding, c) as u64 + 1)
+                    .sum::<u64>();
+            }
+            tally.evidence += evidence.len();
+            tally.questions += 1;
+        }
+    }
+    let (recall, tokens) = tally.per_budget();
+    json!({
+        "evidence_recall": recall,
+        "mean_tokens_used": tokens,
+        "questions": tally.questions,
+        "evidence_turns": tally.evidence,
+    })
+}
+
+/// The questions asked of a conversation: those whose evidence it holds, the first
+/// `per_conversation` of them.
+fn questions_of<'a>(
+    conv: &'a Conversation,
+    l: &'a Loaded,
+    per_conversation: Option<usize>,
+) -> impl Iterator<Item = &'a Question> + 'a {
+    conv.questions
+        .iter()
+        .filter(|q| q.evidence.iter().any(|e| l.turns.contains_key(e)))
+        .take(per_conversation.unwrap_or(usize::MAX))
+}
+
+/// Each mode's evidence recall divided by the baseline's, per budget.
+fn ratios(report: &serde_json::Map<String, Value>) -> Value {
+    let base = &report["plain_bm25"]["evidence_recall"];
+    let mut out = serde_json::Map::new();
+    for (name, _) in MODES {
+        let Some(mode) = report.get(name).filter(|m| m.get("skipped").is_none()) else {
+            continue;
+        };
+        let per: serde_json::Map<String, Value> = BUDGETS
+            .iter()
+            .map(|b| {
+                let (m, p) = (
+                    mode["evidence_recall"][b.to_string()]
+                        .as_f64()
+                        .unwrap_or(0.0),
+                    base[b.to_string()].as_f64().unwrap_or(0.0),
+                );
+                let r = if p > 0.0 { round3(m / p) } else { 0.0 };
+                (b.to_string(), json!(r))
+            })
+            .collect();
+        out.insert(name.into(), Value::Object(per));
+    }
+    Value::Object(out)
 }
 
 /// The side-by-side table.
@@ -711,6 +800,22 @@ fn print(report: &Value) {
             cells[7],
             cells[8],
         );
+    }
+    let base = &report["plain_bm25"]["evidence_recall"];
+    println!(
+        "{:<10} {:>8} {:>8} {:>8}   (baseline: the whole budget, see plain_bm25)",
+        "plain bm25", base["500"], base["1000"], base["2000"]
+    );
+    if let Some(ratios) = report["ratio_to_plain_bm25"].as_object() {
+        for (name, r) in ratios {
+            println!(
+                "{:<10} {:>8} {:>8} {:>8}",
+                format!("{name} ÷"),
+                r["500"],
+                r["1000"],
+                r["2000"]
+            );
+        }
     }
     let p = &report["prompt_recall"];
     if p.is_null() {

@@ -127,13 +127,17 @@ pub(super) async fn gather(
         graph::memories::for_context(store, req.project, MAX_MEMORY),
     );
     let (turn_hits, beliefs, memories) = (turn_hits?, beliefs?, memories?);
-    let sessions = Box::pin(scope(store, req, &turn_hits)).await?;
     let found = operations_of(&turn_hits);
-    // A task with relevant operations: its history is those, from their sessions first.
+    // A task with relevant operations: its history is those, from their sessions first. Their
+    // operations and sessions are read while the scope's sessions are searched.
     let (sessions, relevant) = if found.is_empty() {
-        (sessions, None)
+        (Box::pin(scope(store, req, &turn_hits)).await?, None)
     } else {
-        let (sessions, r) = Box::pin(relevant_history(store, req, sessions, found, want)).await?;
+        let (sessions, read) = tokio::join!(
+            Box::pin(scope(store, req, &turn_hits)),
+            Box::pin(read_relevant(store, req, &found, want)),
+        );
+        let (sessions, r) = relevant_history(req, sessions?, read?, found);
         (sessions, Some(r))
     };
     let scope_ms = started.elapsed().as_millis() as u64;
@@ -274,32 +278,54 @@ fn operations_of(hits: &[turns::TurnHit]) -> Vec<relevant::Found> {
         .collect()
 }
 
-/// Reads what `found` needs (its operations and neighbours, its sessions) and puts its
-/// sessions, best first, before the other sessions of the scope.
-async fn relevant_history(
+/// What [`read_relevant`] reads for a task's relevant operations: their sessions in the
+/// order of their best hit, the sessions' rows, and the history items.
+struct RelevantRead {
+    order: Vec<String>,
+    rows: Vec<ScopeSession>,
+    items: HashMap<relevant::Key, relevant::Item>,
+}
+
+/// Reads what `found` needs: its operations and neighbours, and its sessions.
+async fn read_relevant(
     store: &Store,
     req: &Request<'_>,
-    scope: Vec<ScopeSession>,
-    found: Vec<relevant::Found>,
+    found: &[relevant::Found],
     share: usize,
-) -> StoreResult<(Vec<ScopeSession>, relevant::History)> {
-    let mut order: Vec<&str> = Vec::new();
-    for f in &found {
-        if !order.contains(&f.session_id.as_str()) {
-            order.push(&f.session_id);
+) -> StoreResult<RelevantRead> {
+    let mut order: Vec<String> = Vec::new();
+    for f in found {
+        if !order.contains(&f.session_id) {
+            order.push(f.session_id.clone());
         }
     }
-    let keys = relevant::keys_for(&found);
+    let ids: Vec<&str> = order.iter().map(String::as_str).collect();
+    let keys = relevant::keys_for(found);
     let (rows, items) = tokio::join!(
-        relevant::sessions(store, req.project, &order),
+        relevant::sessions(store, req.project, &ids),
         relevant::read_items(store, req.project, &keys, req.encoding, req.stored, share),
     );
-    let (rows, items) = (rows?, items?);
+    Ok(RelevantRead {
+        order,
+        rows: rows?,
+        items: items?,
+    })
+}
+
+/// Puts the sessions of the relevant operations, best first, before the other sessions of
+/// the scope, each with its header.
+fn relevant_history(
+    req: &Request<'_>,
+    scope: Vec<ScopeSession>,
+    read: RelevantRead,
+    found: Vec<relevant::Found>,
+) -> (Vec<ScopeSession>, relevant::History) {
+    let RelevantRead { order, rows, items } = read;
     let mut by_id: HashMap<String, ScopeSession> =
         rows.into_iter().map(|s| (s.id.clone(), s)).collect();
     let mut headers = HashMap::new();
     let mut sessions = Vec::new();
-    for id in order {
+    for id in &order {
         let Some(s) = by_id.remove(id) else { continue };
         let oldest = items
             .iter()
@@ -318,12 +344,12 @@ async fn relevant_history(
         }
     }
     sessions.truncate(MAX_SESSIONS);
-    Ok((
+    (
         sessions,
         relevant::History {
             found,
             items,
             headers,
         },
-    ))
+    )
 }
