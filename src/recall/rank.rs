@@ -215,11 +215,22 @@ pub fn spread(similarities: &[f64]) -> Vec<f64> {
         .collect()
 }
 
+/// Where a candidate sits: its session and its place in it.
+pub type Places<'a> = HashMap<&'a str, (&'a str, i64)>;
+
+/// How much of the better of its two neighbours' scores a candidate gains.
+pub const NEIGHBOUR_WEIGHT: f64 = 0.4;
+
 /// Score fusion of lists whose scores are already on 0..=1 (BM25 over its best, [`spread`]
-/// vectors): the mean over the lists (0 where a list lacks the candidate), the `pool` best
-/// kept, those under [`MIN_SIMILARITY`] dropped. On LoCoMo's questions this holds more of the
-/// evidence in its top 20 than reciprocal-rank fusion (0.50 against 0.45; docs/performance.md).
-pub fn fuse_scores(lists: &[Vec<(String, f64)>], pool: usize) -> Vec<(String, f64)> {
+/// vectors): the mean over the lists (0 where a list lacks the candidate), those under
+/// [`MIN_SIMILARITY`] dropped, then [`with_neighbours`] over what `places` locates, the `pool`
+/// best kept. On LoCoMo's questions the mean holds more of the evidence in its top 20 than
+/// reciprocal-rank fusion (0.50 against 0.45; docs/performance.md).
+pub fn fuse_scores(
+    lists: &[Vec<(String, f64)>],
+    places: &Places<'_>,
+    pool: usize,
+) -> Vec<(String, f64)> {
     let n = lists.len().max(1) as f64;
     let mut sum: HashMap<&str, f64> = HashMap::new();
     for list in lists {
@@ -227,14 +238,45 @@ pub fn fuse_scores(lists: &[Vec<(String, f64)>], pool: usize) -> Vec<(String, f6
             *sum.entry(id.as_str()).or_insert(0.0) += s.clamp(0.0, 1.0) / n;
         }
     }
-    let mut fused: Vec<(String, f64)> = sum
+    sum.retain(|_, s| *s >= MIN_SIMILARITY);
+    let mut fused: Vec<(String, f64)> = with_neighbours(&sum, places)
         .into_iter()
-        .filter(|(_, s)| *s >= MIN_SIMILARITY)
         .map(|(id, s)| (id.to_string(), s))
         .collect();
     fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     fused.truncate(pool);
     fused
+}
+
+/// Turns answer in runs — a question and its reply, a call and its result, a story told over
+/// a few messages — so a candidate beside a strong one is likelier part of the answer: each
+/// score gains [`NEIGHBOUR_WEIGHT`] × the better score of the candidates just before and
+/// just after it in its session, all divided by 1 + that weight (kept on 0..=1). Candidates
+/// `places` cannot locate keep their own score, divided the same way. On LoCoMo, with plain
+/// BM25 ordering every question's candidates, this put 0.598 of the evidence in 800 tokens
+/// against 0.579 without it (docs/performance.md).
+pub fn with_neighbours<'a>(
+    scores: &HashMap<&'a str, f64>,
+    places: &Places<'_>,
+) -> Vec<(&'a str, f64)> {
+    let at: HashMap<(&str, i64), f64> = scores
+        .iter()
+        .filter_map(|(id, s)| places.get(id).map(|&(session, seq)| ((session, seq), *s)))
+        .collect();
+    scores
+        .iter()
+        .map(|(&id, &s)| {
+            let beside = places.get(id).map_or(0.0, |&(session, seq)| {
+                let before = at.get(&(session, seq - 1)).copied().unwrap_or(0.0);
+                let after = at.get(&(session, seq + 1)).copied().unwrap_or(0.0);
+                before.max(after)
+            });
+            (
+                id,
+                (s + NEIGHBOUR_WEIGHT * beside) / (1.0 + NEIGHBOUR_WEIGHT),
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -271,12 +313,41 @@ mod tests {
             ("c".to_string(), 0.6),
             ("d".to_string(), 0.05),
         ];
-        let fused = fuse_scores(&[bm25, vectors], 10);
+        let fused = fuse_scores(&[bm25, vectors], &Places::new(), 10);
         let ids: Vec<&str> = fused.iter().map(|(i, _)| i.as_str()).collect();
         // b 0.75, a 0.5, c 0.3; d (0.025) is under the floor.
         assert_eq!(ids, ["b", "a", "c"]);
-        assert!((fused[0].1 - 0.75).abs() < 1e-9);
-        assert_eq!(fuse_scores(&[vec![("a".to_string(), 1.0)]], 1)[0].1, 1.0);
+        let scale = 1.0 + NEIGHBOUR_WEIGHT;
+        assert!((fused[0].1 - 0.75 / scale).abs() < 1e-9);
+        let one = fuse_scores(&[vec![("a".to_string(), 1.0)]], &Places::new(), 1);
+        assert!((one[0].1 - 1.0 / scale).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_candidate_beside_a_strong_one_rises_and_only_in_its_own_session() {
+        let list = vec![
+            ("question".to_string(), 1.0),
+            ("reply".to_string(), 0.3),
+            ("elsewhere".to_string(), 0.35),
+            ("other-session".to_string(), 0.34),
+        ];
+        let places: Places = [
+            ("question", ("s1", 4)),
+            ("reply", ("s1", 5)),
+            ("elsewhere", ("s1", 9)),
+            ("other-session", ("s2", 3)),
+        ]
+        .into_iter()
+        .collect();
+        let fused = fuse_scores(std::slice::from_ref(&list), &places, 10);
+        let ids: Vec<&str> = fused.iter().map(|(i, _)| i.as_str()).collect();
+        assert_eq!(ids, ["question", "reply", "elsewhere", "other-session"]);
+        let reply = fused.iter().find(|(i, _)| i == "reply").unwrap().1;
+        assert!((reply - (0.3 + NEIGHBOUR_WEIGHT * 1.0) / (1.0 + NEIGHBOUR_WEIGHT)).abs() < 1e-9);
+        // Without places, the order is the lists' own.
+        let fused = fuse_scores(&[list], &Places::new(), 10);
+        assert_eq!(fused[1].0, "elsewhere");
+        assert_eq!(fused[3].0, "reply");
     }
 
     #[test]

@@ -107,7 +107,8 @@ pub async fn search(
 }
 
 /// [`search`] on the chosen ranked lists only, ranking sessions by `turns` when the caller has
-/// searched the turns for the same text already (else turn search runs here).
+/// searched the turns for the same text already (else turn search runs here, beside the
+/// sessions' own lists).
 #[allow(clippy::too_many_arguments)]
 pub async fn search_in(
     store: &Store,
@@ -120,22 +121,92 @@ pub async fn search_in(
     exclude: &[String],
     turns: Option<&[turns::TurnHit]>,
 ) -> StoreResult<Found> {
-    let limit = limit.clamp(1, MAX_LIMIT);
-    let k = (limit + exclude.len()) * 5;
-    let k = k.max(50);
-    let embedder = embedder.filter(|_| lists.vector());
-    // The query is embedded once, before the lists that use its vector ask for it.
+    let ask = Ask {
+        lists,
+        project,
+        text,
+        limit,
+        exclude,
+    };
+    let (own, by_turns) = match turns {
+        Some(hits) => (own_lists(store, embedder, &ask).await?, sessions_of(hits)),
+        None => {
+            let turn_query = turns::TurnQuery {
+                project,
+                text,
+                limit: TURN_HITS,
+                types: None,
+                sessions: None,
+                exclude_session: None,
+            };
+            // A session holding the turns that answer is found even when its own document
+            // (the task and summary) says little about them.
+            let (own, found) = tokio::join!(
+                Box::pin(own_lists(store, embedder, &ask)),
+                // On the heap: the turn search future is large for a request's stack.
+                Box::pin(turns::search_in(
+                    store,
+                    embedder,
+                    lists,
+                    weights,
+                    &turn_query
+                )),
+            );
+            (own?, sessions_of(&found?.hits))
+        }
+    };
+    rank_sessions(store, weights, &ask, own, by_turns).await
+}
+
+/// What a session search asks.
+#[derive(Clone, Copy)]
+pub struct Ask<'a> {
+    pub lists: Lists,
+    pub project: &'a str,
+    pub text: &'a str,
+    pub limit: usize,
+    /// Sessions left out.
+    pub exclude: &'a [String],
+}
+
+impl Ask<'_> {
+    fn limit(&self) -> usize {
+        self.limit.clamp(1, MAX_LIMIT)
+    }
+
+    /// How many each list is asked for.
+    fn k(&self) -> usize {
+        ((self.limit() + self.exclude.len()) * 5).max(50)
+    }
+}
+
+/// The sessions' own ranked lists: their documents' words, their vectors.
+pub struct OwnLists {
+    bm25: Vec<Scored>,
+    nearest: Vec<Scored>,
+    degraded: Option<String>,
+}
+
+/// Reads the sessions' own lists for `ask` (the query is embedded once, before the vector list
+/// asks for it); they do not depend on turn search, so a caller may run both at once.
+pub async fn own_lists(
+    store: &Store,
+    embedder: Option<&Embedder>,
+    ask: &Ask<'_>,
+) -> StoreResult<OwnLists> {
+    let k = ask.k();
+    let embedder = embedder.filter(|_| ask.lists.vector());
     let (bm25, embedded) = tokio::join!(
         async {
-            if lists.fulltext() {
-                fulltext(store, project, text, k).await
+            if ask.lists.fulltext() {
+                fulltext(store, ask.project, ask.text, k).await
             } else {
                 Ok(Vec::new())
             }
         },
         async {
             match embedder {
-                Some(e) => Some(e.embed_query(text).await),
+                Some(e) => Some(e.embed_query(ask.text).await),
                 None => None,
             }
         }
@@ -156,41 +227,32 @@ pub async fn search_in(
         }
         None => None,
     };
-    let turn_query = turns::TurnQuery {
-        project,
-        text,
-        limit: TURN_HITS,
-        types: None,
-        sessions: None,
-        exclude_session: None,
+    let nearest = match (&query_vector, embedder) {
+        (Some(v), Some(e)) => vector(store, ask.project, e.model(), v, k).await?,
+        _ => Vec::new(),
     };
-    let (nearest, turn_hits) = tokio::join!(
-        async {
-            match (&query_vector, embedder) {
-                (Some(v), Some(e)) => vector(store, project, e.model(), v, k).await,
-                _ => Ok(Vec::new()),
-            }
-        },
-        // A session holding the turns that answer is found even when its own document (the
-        // task and summary) says little about them.
-        async {
-            match turns {
-                Some(hits) => Ok(sessions_of(hits)),
-                // On the heap: the turn search future is large for a request's stack.
-                None => Box::pin(turns::search_in(
-                    store,
-                    embedder.filter(|_| query_vector.is_some()),
-                    lists,
-                    weights,
-                    &turn_query,
-                ))
-                .await
-                .map(|r| sessions_of(&r.hits)),
-            }
-        }
-    );
-    let nearest = nearest?;
-    let by_turns = turn_hits?;
+    Ok(OwnLists {
+        bm25,
+        nearest,
+        degraded,
+    })
+}
+
+/// Fuses the sessions' own lists with the sessions of the turns found (`by_turns`, best
+/// first), re-ranks by similarity, recency and importance and keeps the best `ask.limit`.
+pub async fn rank_sessions(
+    store: &Store,
+    weights: Weights,
+    ask: &Ask<'_>,
+    own: OwnLists,
+    by_turns: Vec<(String, f64)>,
+) -> StoreResult<Found> {
+    let OwnLists {
+        bm25,
+        nearest,
+        degraded,
+    } = own;
+    let (lists, project, exclude, limit) = (ask.lists, ask.project, ask.exclude, ask.limit());
     let mode = if nearest.is_empty() {
         Mode::Fulltext
     } else {
@@ -263,7 +325,7 @@ fn round3(x: f64) -> f64 {
 /// The sessions of turn hits (best first), each once, with its best turn's similarity. Only
 /// turns the query's words found count: a vector list always has a nearest turn, however far,
 /// and sessions close in meaning have a list of their own.
-fn sessions_of(hits: &[turns::TurnHit]) -> Vec<(String, f64)> {
+pub fn sessions_of(hits: &[turns::TurnHit]) -> Vec<(String, f64)> {
     let mut out: Vec<(String, f64)> = Vec::new();
     let worded = |h: &&turns::TurnHit| h.matched_by != turns::MatchedBy::Vector;
     for h in hits

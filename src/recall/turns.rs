@@ -6,7 +6,8 @@
 //! [`bm25`]) and the nearest operations by embedding (when an embedder is configured; only
 //! vectors its model made) — are fused by score (BM25 over its best, the
 //! neighbours' similarities spread between their worst and best: [`rank::spread`],
-//! [`rank::fuse_scores`]), re-ranked by
+//! [`rank::fuse_scores`]; a candidate beside a strong one in its session gains part of its
+//! score, [`rank::with_neighbours`]), re-ranked by
 //! `w_s·similarity + w_r·recency + w_i·importance` (the weights of
 //! [`crate::recall::search`]), then diversified by maximal marginal relevance
 //! (cosine between stored vectors, word overlap where a turn has none), so near-identical
@@ -354,7 +355,14 @@ async fn rank(
     for r in nearest.into_iter().chain(bm25) {
         rows.insert(r.id.clone(), r);
     }
-    let fused = rank::fuse_scores(&lists, pool);
+    let places: rank::Places = rows
+        .values()
+        // Memories and summaries stand beside no turn.
+        .filter(|r| !matches!(r.kind.as_deref(), Some("memory" | "summary")))
+        .filter_map(|r| Some((r.id.as_str(), (r.session_id.as_deref()?, r.seq))))
+        .collect();
+    let fused = rank::fuse_scores(&lists, &places, pool);
+    drop(places);
     let now = now_ms();
     let terms = query_terms(q.text);
     let mut candidates: Vec<TurnHit> = fused

@@ -1,6 +1,6 @@
 //! Gathering: everything a context reads from the store, into one [`Inputs`]. A task's turns
-//! are searched first (they rank its sessions too) while the project's active beliefs and
-//! memories are read; then the scope (a session and the sessions it continues, or a task's
+//! are searched first (they rank its sessions too) while its sessions' own lists and the
+//! project's active beliefs and memories are read; then the scope (a session and the sessions it continues, or a task's
 //! related sessions); then the history — a task's relevant operations ([`relevant`]) or the
 //! sessions' newest operations ([`super::recent`]) — with the files the sessions touched; last
 //! the decisions and belief links of those sessions and files. Reads only, through the store's
@@ -22,7 +22,7 @@ use crate::recall::{relevant, turns};
 
 use super::line::{line, relevant_header};
 use super::recent::{self, SessionLines};
-use super::request::{Finder, Request};
+use super::request::Request;
 
 /// Most sessions a context draws on.
 pub const MAX_SESSIONS: usize = 20;
@@ -34,33 +34,49 @@ const MAX_MEMORY: usize = 500;
 const MAX_DECISIONS: usize = 100;
 
 /// The sessions a task context draws on: the project's sessions search ranks best for the
-/// task, else (nothing found, or no task) the most recent ones.
-pub async fn candidate_sessions(
+/// task — their own lists (`own`, read beside turn search) fused with the sessions of the
+/// turns found — else (nothing found, or no task) the most recent ones.
+async fn candidate_sessions(
     store: &Store,
-    finder: Finder<'_>,
-    project: &str,
-    task: &str,
-    limit: usize,
-    turns: Option<&[turns::TurnHit]>,
+    req: &Request<'_>,
+    own: Option<search::OwnLists>,
+    turns: &[turns::TurnHit],
 ) -> StoreResult<Vec<ScopeSession>> {
-    if !task.trim().is_empty() {
-        let found = search::search_in(
-            store,
-            finder.embedder,
-            finder.lists,
-            finder.weights,
-            project,
-            task,
-            limit,
-            &[],
-            turns,
-        )
-        .await?;
+    if let Some(own) = own {
+        let ask = session_ask(req);
+        let by_turns = search::sessions_of(turns);
+        let found = search::rank_sessions(store, req.finder.weights, &ask, own, by_turns).await?;
         if !found.hits.is_empty() {
             return Ok(found.hits.into_iter().filter_map(|h| h.session).collect());
         }
     }
-    graph::sessions::recent(store, project, limit).await
+    graph::sessions::recent(store, req.project, MAX_SESSIONS).await
+}
+
+/// The session search of a task context.
+fn session_ask<'a>(req: &Request<'a>) -> search::Ask<'a> {
+    search::Ask {
+        lists: req.finder.lists,
+        project: req.project,
+        text: req.task.unwrap_or(""),
+        limit: MAX_SESSIONS,
+        exclude: &[],
+    }
+}
+
+/// The sessions' own lists for a task context's session search; none in session mode or
+/// without a task.
+async fn own_session_lists(
+    store: &Store,
+    req: &Request<'_>,
+) -> StoreResult<Option<search::OwnLists>> {
+    let ask = session_ask(req);
+    if req.session_id.is_some() || ask.text.trim().is_empty() {
+        return Ok(None);
+    }
+    search::own_lists(store, req.finder.embedder, &ask)
+        .await
+        .map(Some)
 }
 
 /// A context's history as read.
@@ -115,8 +131,9 @@ pub(super) async fn gather(
 ) -> ApiResult<Inputs> {
     // The project's long-term memory does not depend on the scope: read it meanwhile.
     // A task's turns are searched first: they rank its sessions too.
-    let (turn_hits, beliefs, memories) = tokio::join!(
+    let (turn_hits, own, beliefs, memories) = tokio::join!(
         Box::pin(find_turns(store, req, want)),
+        Box::pin(own_session_lists(store, req)),
         graph::beliefs::list(
             store,
             req.project,
@@ -126,15 +143,15 @@ pub(super) async fn gather(
         ),
         graph::memories::for_context(store, req.project, MAX_MEMORY),
     );
-    let (turn_hits, beliefs, memories) = (turn_hits?, beliefs?, memories?);
+    let (turn_hits, own, beliefs, memories) = (turn_hits?, own?, beliefs?, memories?);
     let found = operations_of(&turn_hits);
     // A task with relevant operations: its history is those, from their sessions first. Their
     // operations and sessions are read while the scope's sessions are searched.
     let (sessions, relevant) = if found.is_empty() {
-        (Box::pin(scope(store, req, &turn_hits)).await?, None)
+        (Box::pin(scope(store, req, own, &turn_hits)).await?, None)
     } else {
         let (sessions, read) = tokio::join!(
-            Box::pin(scope(store, req, &turn_hits)),
+            Box::pin(scope(store, req, own, &turn_hits)),
             Box::pin(read_relevant(store, req, &found, want)),
         );
         let (sessions, r) = relevant_history(req, sessions?, read?, found);
@@ -197,10 +214,11 @@ pub(super) async fn gather(
 }
 
 /// The sessions of the request, newest first, or `session_not_found`. A task's sessions are
-/// ranked with the turns already found for it (`turns`).
+/// ranked with their own lists (`own`) and the turns already found for it (`turns`).
 async fn scope(
     store: &Store,
     req: &Request<'_>,
+    own: Option<search::OwnLists>,
     turns: &[turns::TurnHit],
 ) -> ApiResult<Vec<ScopeSession>> {
     let mut sessions = match req.session_id {
@@ -211,17 +229,7 @@ async fn scope(
             }
             chain
         }
-        None => {
-            candidate_sessions(
-                store,
-                req.finder,
-                req.project,
-                req.task.unwrap_or(""),
-                MAX_SESSIONS,
-                Some(turns),
-            )
-            .await?
-        }
+        None => candidate_sessions(store, req, own, turns).await?,
     };
     sessions.truncate(MAX_SESSIONS);
     sessions.sort_by(|a, b| {

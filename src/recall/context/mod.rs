@@ -34,7 +34,7 @@ mod request;
 mod section;
 
 pub use fit::{encoding_name, Context};
-pub use gather::{candidate_sessions, MAX_SESSIONS};
+pub use gather::MAX_SESSIONS;
 pub use rank::terms;
 pub use request::{Finder, Request, MAX_TASK_CHARS};
 pub use section::Section;
