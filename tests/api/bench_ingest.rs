@@ -30,6 +30,9 @@ async fn a_small_ingest_lands_every_operation_and_reports_the_spool() {
         "262144",
         "--disk-syncs",
         "30",
+        // An embedding indexer would embed every other test's sessions with its model.
+        "--embed",
+        "off",
     ])
     .ingest;
     let r = ingest::run(args).await.expect("the bench runs");
