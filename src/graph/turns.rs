@@ -212,10 +212,14 @@ pub async fn store_turns(
 pub struct Cursor<'a> {
     pub id: &'a str,
     pub project: &'a str,
+    /// Where the pass read the cursor (`after` of its work).
+    pub from: i64,
     pub seq: i64,
 }
 
-/// Moves the sessions' cursors (processed with `model`).
+/// Moves the sessions' cursors (processed with `model`), each only from where its pass read
+/// it: a cursor reset meanwhile (another model's vectors found, a session queued again) is
+/// left for the next pass.
 pub async fn advance(store: &Store, model: &str, rows: &[Cursor<'_>]) -> StoreResult<()> {
     if rows.is_empty() {
         return Ok(());

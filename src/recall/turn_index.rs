@@ -181,6 +181,7 @@ pub async fn run_once(store: &Store, embedder: Option<&Embedder>) -> StoreResult
         .map(|&(si, seq)| Cursor {
             id: &work[si].id,
             project: &work[si].project,
+            from: work[si].after,
             seq,
         })
         .collect();
