@@ -1,4 +1,8 @@
-// Recall benchmark: sessions of the project the background indexers still work on.
+// Recall benchmark: sessions of the project the benchmark's server still has work on. Without
+// vectors ($vectors false) a session queued for vectors (by another instance with a model, on a
+// shared database) is no work of its own once its texts are in.
 MATCH (s:Session {project: $project})
-WHERE s.search_dirty = true OR s.embed_pending = true OR s.turns_pending = true
+WHERE s.search_dirty = true
+   OR ($vectors AND (s.embed_pending = true OR s.turns_pending = true))
+   OR (s.turns_pending = true AND coalesce(s.turns_text_seq, 0) < coalesce(s.last_seq, 0))
 RETURN count(s) AS n

@@ -210,7 +210,7 @@ async fn relabel_vectors(store: &Store, project: &str) -> anyhow::Result<()> {
 
 /// Waits until cairn's background indexers have nothing left to do in the project, so they
 /// do not share the machine with the timed requests.
-async fn indexers_idle(store: &Store, project: &str) -> anyhow::Result<()> {
+async fn indexers_idle(store: &Store, project: &str, vectors: bool) -> anyhow::Result<()> {
     #[derive(Deserialize)]
     struct Busy {
         n: i64,
@@ -220,7 +220,8 @@ async fn indexers_idle(store: &Store, project: &str) -> anyhow::Result<()> {
         let busy = store
             .fetch_one::<Busy>(
                 statement(include_str!("../cypher/bench_index_busy.cypher"))
-                    .param("project", project),
+                    .param("project", project)
+                    .param("vectors", vectors),
             )
             .await?
             .map_or(0, |b| b.n);
@@ -754,7 +755,8 @@ pub async fn serve(a: &SeedArgs) -> anyhow::Result<Option<Served>> {
         },
     )
     .await?;
-    indexers_idle(&store, &project).await?;
+    let vectors = a.settings.embed.switch != EmbedSwitch::Off;
+    indexers_idle(&store, &project, vectors).await?;
     if a.settings.embed.switch != EmbedSwitch::Off {
         turn_index_caught_up(&base).await;
     }
