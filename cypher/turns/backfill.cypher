@@ -1,7 +1,12 @@
-// Sessions the turn indexer never processed (captured before the turn index existed) and,
-// with an embedding model ($model not empty), those processed without it or under another
-// model are queued for the turn indexer.
+// One page of sessions (by id, after $after): those the turn indexer never processed
+// (captured before the turn index existed) and, with an embedding model ($model not empty),
+// those processed without it or under another model are queued for the turn indexer.
 MATCH (s:Session)
-WHERE s.turns_text_seq IS NULL OR ($model <> '' AND coalesce(s.turns_model, '') <> $model)
-SET s.turns_pending = true
-RETURN count(s) AS sessions, coalesce(sum(coalesce(s.last_seq, 0)), 0) AS operations
+WHERE s.id > $after
+WITH s ORDER BY s.id LIMIT $page
+WITH s, (s.turns_text_seq IS NULL OR ($model <> '' AND coalesce(s.turns_model, '') <> $model))
+        AND NOT coalesce(s.turns_pending, false) AS stale
+FOREACH (_ IN CASE WHEN stale THEN [1] ELSE [] END | SET s.turns_pending = true)
+RETURN max(s.id) AS last, count(s) AS scanned,
+       sum(CASE WHEN stale THEN 1 ELSE 0 END) AS sessions,
+       sum(CASE WHEN stale THEN coalesce(s.last_seq, 0) ELSE 0 END) AS operations

@@ -71,34 +71,24 @@ pub struct Stored<'a> {
     pub vector: Vec<f32>,
 }
 
-/// Queues sessions whose embedding another model made for embedding with `model`; returns
-/// how many.
+/// Queues sessions whose embedding another model made for embedding with `model`, a page at
+/// a time; returns how many.
 pub async fn requeue_other_models(store: &Store, model: &str) -> StoreResult<i64> {
-    #[derive(Deserialize)]
-    struct Row {
-        queued: i64,
-    }
-    Ok(store
-        .fetch_one::<Row>(
-            statement(include_str!("../../cypher/search/requeue_models.cypher"))
-                .param("model", model),
-        )
-        .await?
-        .map_or(0, |r| r.queued))
+    let (queued, _) = super::sessions::in_pages(store, || {
+        statement(include_str!("../../cypher/search/requeue_models.cypher")).param("model", model)
+    })
+    .await?;
+    Ok(queued)
 }
 
-/// Marks sessions that never had a search document as dirty; returns how many.
+/// Marks sessions that never had a search document as dirty, a page at a time; returns how
+/// many.
 pub async fn backfill(store: &Store) -> StoreResult<i64> {
-    #[derive(Deserialize)]
-    struct Row {
-        marked: i64,
-    }
-    Ok(store
-        .fetch_one::<Row>(statement(include_str!(
-            "../../cypher/search/backfill.cypher"
-        )))
-        .await?
-        .map_or(0, |r| r.marked))
+    let (marked, _) = super::sessions::in_pages(store, || {
+        statement(include_str!("../../cypher/search/backfill.cypher"))
+    })
+    .await?;
+    Ok(marked)
 }
 
 /// Up to `limit` sessions whose document is stale, with what to build it from.

@@ -420,3 +420,35 @@ pub async fn timeline(
         )
         .await
 }
+
+/// Sessions one page of a session-wide pass touches at most: each page is its own
+/// transaction, so no statement of the pass holds more than this many sessions' locks.
+const PAGE: i64 = 500;
+
+/// Runs a pass over every session, a page at a time in the order of their ids: `page` makes a
+/// statement taking `$after` (the last id of the page before) and `$page`, and returning the
+/// page's `last` id, how many sessions it `scanned`, and the `sessions` and `operations` it
+/// changed (see `cypher/turns/backfill.cypher`). Returns the sums of those two.
+pub async fn in_pages(store: &Store, page: impl Fn() -> neo4rs::Query) -> StoreResult<(i64, i64)> {
+    #[derive(Deserialize)]
+    struct Page {
+        last: Option<String>,
+        scanned: i64,
+        sessions: i64,
+        operations: i64,
+    }
+    let (mut after, mut sessions, mut operations) = (String::new(), 0, 0);
+    loop {
+        let q = page().param("after", after.as_str()).param("page", PAGE);
+        let Some(p) = store.fetch_one::<Page>(q).await? else {
+            break;
+        };
+        sessions += p.sessions;
+        operations += p.operations;
+        match p.last {
+            Some(last) if p.scanned >= PAGE => after = last,
+            _ => break,
+        }
+    }
+    Ok((sessions, operations))
+}

@@ -259,19 +259,13 @@ pub async fn lag(store: &Store, model: &str) -> StoreResult<i64> {
         .map_or(0, |r| r.pending))
 }
 
-/// Queues every session not processed with `model`; returns (sessions, their operations).
+/// Queues every session not processed with `model`, a page at a time; returns (sessions,
+/// their operations).
 pub async fn backfill(store: &Store, model: &str) -> StoreResult<(i64, i64)> {
-    #[derive(Deserialize)]
-    struct Row {
-        sessions: i64,
-        operations: i64,
-    }
-    Ok(store
-        .fetch_one::<Row>(
-            statement(include_str!("../../cypher/turns/backfill.cypher")).param("model", model),
-        )
-        .await?
-        .map_or((0, 0), |r| (r.sessions, r.operations)))
+    super::sessions::in_pages(store, || {
+        statement(include_str!("../../cypher/turns/backfill.cypher")).param("model", model)
+    })
+    .await
 }
 
 /// A memory or a closed session written before turn search, without a search text.

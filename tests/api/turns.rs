@@ -587,3 +587,70 @@ async fn words_weigh_by_the_project_searched_not_the_whole_database() {
     assert_eq!(counts[&name], 6, "{counts:?}");
     assert_eq!(counts["ledger"], 1, "{counts:?}");
 }
+
+/// The passes a server makes over every session when it starts (an upgrade, another
+/// embedding model) go a page at a time: a pass reaches every session of more than one page,
+/// each once, and the real passes queue what is out of date and leave the rest alone.
+#[tokio::test]
+async fn start_up_passes_reach_every_session_a_page_at_a_time() {
+    crate::helpers::schema_once().await;
+    let store = crate::helpers::store();
+    let project = format!("test-pages-{}", uuid::Uuid::new_v4().simple());
+    store
+        .run(
+            neo4rs::query(
+                "UNWIND range(1, 1203) AS i
+                 CREATE (:Session {id: $project + '-old-' + i, project: $project, last_seq: 2,
+                                   status: 'closed', started_at: 0, last_activity_at: 0})
+                 WITH count(*) AS made
+                 UNWIND range(1, 3) AS i
+                 CREATE (:Session {id: $project + '-new-' + i, project: $project, last_seq: 2,
+                                   status: 'closed', started_at: 0, last_activity_at: 0,
+                                   search_rev: 1, turns_text_seq: 2, turns_model: ''})",
+            )
+            .param("project", project.as_str()),
+        )
+        .await
+        .expect("sessions from before");
+    // A pass of this project's sessions alone, so its sums are exact.
+    let (sessions, operations) = cairn::graph::sessions::in_pages(&store, || {
+        neo4rs::query(
+            "MATCH (s:Session) WHERE s.id > $after AND s.project = $project
+             WITH s ORDER BY s.id LIMIT $page
+             WITH s, s.id CONTAINS '-old-' AS old
+             FOREACH (_ IN CASE WHEN old THEN [1] ELSE [] END | SET s.visits = coalesce(s.visits, 0) + 1)
+             RETURN max(s.id) AS last, count(s) AS scanned,
+                    sum(CASE WHEN old THEN 1 ELSE 0 END) AS sessions,
+                    sum(CASE WHEN old THEN s.last_seq ELSE 0 END) AS operations",
+        )
+        .param("project", project.as_str())
+    })
+    .await
+    .expect("a paged pass");
+    assert_eq!((sessions, operations), (1203, 2406));
+    let n = |cond: &str| {
+        format!("MATCH (s:Session {{project: $project}}) WHERE {cond} RETURN count(s) AS n")
+    };
+    assert_eq!(count(&n("s.visits = 1"), &project).await, 1203);
+
+    // The real passes, without another model (they span the database, whose other sessions
+    // belong to tests running beside this one): the sessions from before are queued, or
+    // already done by an indexer since; those with a document are not marked again (whether
+    // they are queued for turns depends on the models of the servers beside this test).
+    let (queued, _) = cairn::graph::turns::backfill(&store, "")
+        .await
+        .expect("turn backfill");
+    let marked = cairn::graph::search::backfill(&store).await.expect("docs");
+    assert!(queued >= 1203 && marked >= 1203, "{queued} {marked}");
+    let old = "s.id CONTAINS '-old-' AND";
+    let turns = n(&format!(
+        "{old} (s.turns_pending OR s.turns_text_seq IS NOT NULL)"
+    ));
+    assert_eq!(count(&turns, &project).await, 1203);
+    assert_eq!(
+        count(&n(&format!("{old} s.search_rev = 1")), &project).await,
+        1203
+    );
+    let fresh = n("s.id CONTAINS '-new-' AND coalesce(s.search_dirty, false)");
+    assert_eq!(count(&fresh, &project).await, 0);
+}
