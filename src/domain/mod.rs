@@ -5,6 +5,7 @@ pub mod budget;
 pub mod conviction;
 pub mod field;
 pub mod limits;
+pub mod lucene;
 pub mod operation;
 pub mod paths;
 pub mod record;

@@ -248,14 +248,14 @@ pub fn fulltext_query(text: &str, max_words: usize) -> Option<String> {
 }
 
 /// `words` (from [`fulltext_query`]) among the beliefs of `project`, narrowed to the project
-/// inside Lucene (a quoted phrase).
+/// inside Lucene ([`crate::domain::lucene::project_clause`]).
 fn related_query(project: &str, words: &str, limit: i64) -> neo4rs::Query {
-    let phrase = project.replace('\\', "\\\\").replace('"', "\\\"");
+    let narrow = crate::domain::lucene::project_clause(project);
     statement(include_str!(
         "../../cypher/extraction/beliefs_related.cypher"
     ))
     .param("project", project)
-    .param("query", format!("+project:\"{phrase}\" +content:({words})"))
+    .param("query", format!("{narrow} +content:({words})"))
     .param("limit", limit)
 }
 

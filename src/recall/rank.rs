@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 
 use crate::config::SearchSettings;
+pub use crate::domain::lucene::{escape_lucene, project_clause};
 
 /// Query characters at most.
 pub const MAX_QUERY_CHARS: usize = 1_000;
@@ -101,38 +102,6 @@ impl From<&SearchSettings> for Weights {
     }
 }
 
-/// Escapes every character the Lucene classic query parser treats as syntax.
-pub fn escape_lucene(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if matches!(
-            c,
-            '+' | '-'
-                | '&'
-                | '|'
-                | '!'
-                | '('
-                | ')'
-                | '{'
-                | '}'
-                | '['
-                | ']'
-                | '^'
-                | '"'
-                | '~'
-                | '*'
-                | '?'
-                | ':'
-                | '\\'
-                | '/'
-        ) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// The Lucene query for `text` within `project`, or `None` when the text has no searchable
 /// term. Terms are lowercased (so `AND`/`OR`/`NOT` are words, not operators) and escaped.
 pub fn lucene_query(project: &str, text: &str) -> Option<String> {
@@ -152,11 +121,7 @@ pub fn lucene_query_on(field: &str, project: &str, text: &str) -> Option<String>
     if terms.is_empty() {
         return None;
     }
-    Some(format!(
-        "+project:\"{}\" +{field}:({})",
-        escape_lucene(project),
-        terms.join(" ")
-    ))
+    Some(format!("{} +{field}:({})", project_clause(project), terms.join(" ")))
 }
 
 /// 1 / (1 + days/30).
@@ -308,7 +273,7 @@ mod tests {
         let q = lucene_query("p-1", "Fix AND \"login\" || NOT redirect~ [x] \\").unwrap();
         assert_eq!(
             q,
-            "+project:\"p\\-1\" +search_doc:(fix \\\"login\\\" redirect\\~ \\[x\\])"
+            "+(+project:p +project:1) +search_doc:(fix \\\"login\\\" redirect\\~ \\[x\\])"
         );
         assert_eq!(lucene_query("p", "the ??? && ||"), None);
     }
@@ -393,7 +358,7 @@ mod tests {
         assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
         assert_eq!(
             lucene_query("p", "What did Caroline research?"),
-            Some("+project:\"p\" +search_doc:(caroline research\\?)".to_string())
+            Some("+(+project:p) +search_doc:(caroline research\\?)".to_string())
         );
     }
 

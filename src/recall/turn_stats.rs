@@ -72,8 +72,8 @@ pub async fn for_query(
             None if !missing.iter().any(|t| &t.word == stem) => missing.push(TermQuery {
                 word: stem.clone(),
                 query: format!(
-                    "+project:\"{}\" +search_text:({})",
-                    rank::escape_lucene(project),
+                    "{} +search_text:({})",
+                    rank::project_clause(project),
                     rank::escape_lucene(raw)
                 ),
             }),
