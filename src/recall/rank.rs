@@ -121,7 +121,11 @@ pub fn lucene_query_on(field: &str, project: &str, text: &str) -> Option<String>
     if terms.is_empty() {
         return None;
     }
-    Some(format!("{} +{field}:({})", project_clause(project), terms.join(" ")))
+    Some(format!(
+        "{} +{field}:({})",
+        project_clause(project),
+        terms.join(" ")
+    ))
 }
 
 /// 1 / (1 + days/30).

@@ -1,8 +1,8 @@
 //! Turn-level search: the operations (conversation turns, tool calls, decisions), memories and
 //! session summaries of a project that match a query, best first.
 //!
-//! Two ranked lists — BM25 over each turn's bounded `search_text` (always; a pool of at least
-//! 200 from the shared index, scored again with the project's own word statistics,
+//! Two ranked lists — BM25 over each turn's bounded `search_text` (always; a pool of 200 from
+//! the shared index, more with filters, scored again with the project's own word statistics,
 //! [`bm25`]) and the nearest operations by embedding (when an embedder is configured; only
 //! vectors its model made) — are fused by score (BM25 over its best, the
 //! neighbours' similarities spread between their worst and best: [`rank::spread`],
@@ -10,9 +10,10 @@
 //! of the best one in its session, [`rank::with_neighbours`]), re-ranked by
 //! `w_s·similarity + w_r·recency + w_i·importance` (the weights of
 //! [`crate::recall::search`]), then diversified by maximal marginal relevance
-//! (cosine between stored vectors, word overlap where a turn has none), so near-identical
-//! turns do not crowd the top. Operations not embedded yet are still found by BM25. Query
-//! text reaches Lucene escaped ([`rank::lucene_query_on`]).
+//! (cosine between stored vectors for the first 100, word overlap further down or where a
+//! turn has none), so near-identical turns do not crowd the top. Operations not embedded
+//! yet are still found by BM25. Query text reaches Lucene escaped
+//! ([`rank::lucene_query_on`]).
 
 use std::collections::{HashMap, HashSet};
 
@@ -52,10 +53,16 @@ pub const MAX_TYPES: usize = 16;
 pub const MAX_SESSIONS: usize = 200;
 /// Characters of a snippet at most (without the ellipses).
 pub const SNIPPET_CHARS: usize = 240;
-/// Candidates asked of the full-text index at least: its ranking uses the whole database's
-/// word weights, so the turns that answer may lie well below its top; the project's own
-/// statistics re-rank them ([`bm25`]).
-const FULLTEXT_POOL: usize = 200;
+/// Candidates asked of each list (without filters): the full-text index's ranking uses the
+/// whole database's word weights, so the turns that answer may lie well below its top; the
+/// project's own statistics re-rank them ([`bm25`]). Also enough for the largest history a
+/// task context fills (~150 turns at 8,000 tokens); asking for more only costs time (at a
+/// million operations, 400 neighbours take twice as long to find as 200).
+const LIST_DEPTH: usize = 200;
+/// Candidates the diversity step compares by their vectors at most; further down, by their
+/// words. Reading the vectors of a large context's every candidate took longer than the rest
+/// of its search after the lists.
+const MMR_VECTORS: usize = 100;
 /// Operations compared one by one when the approximate vector index cannot answer alone.
 const EXACT_SCAN: usize = 20_000;
 /// Neighbours asked of the approximate index at most.
@@ -176,7 +183,7 @@ pub async fn search_in(
     let k = if filtered {
         (limit * 20).clamp(200, 1_000)
     } else {
-        (limit * 2).max(FULLTEXT_POOL)
+        LIST_DEPTH
     };
     // Candidates fused before re-ranking and diversity.
     let pool = (limit * 3).max(30);
@@ -407,7 +414,7 @@ async fn rank(
             // Diversity only ever reaches past the best few; their vectors are enough.
             let ids: Vec<&str> = candidates
                 .iter()
-                .take(limit * 2)
+                .take((limit * 2).min(MMR_VECTORS))
                 .map(|h| h.operation_id.as_str())
                 .collect();
             store_turns::embeddings(store, q.project, model, &ids)
