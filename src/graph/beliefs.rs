@@ -175,27 +175,22 @@ pub async fn affected_by_session(
         .await
 }
 
-/// A belief and what links it to a context's sessions and files.
-#[derive(Deserialize)]
-pub struct BeliefLinks {
+/// Where a belief's evidence lies: the sessions of the operations and decisions that inform
+/// it, and the files those operations touched.
+#[derive(Debug, Deserialize)]
+pub struct EvidencePlaces {
     pub id: String,
-    pub links: Vec<String>,
+    pub sessions: Vec<String>,
+    pub files: Vec<String>,
 }
 
-/// The beliefs informed by work in `sessions` or on `files`.
-pub async fn linked_to(
-    store: &Store,
-    project: &str,
-    sessions: &[&str],
-    files: &[&str],
-) -> StoreResult<Vec<BeliefLinks>> {
+/// Where the evidence of each of `project`'s beliefs lies (beliefs with evidence only).
+pub async fn evidence_places(store: &Store, project: &str) -> StoreResult<Vec<EvidencePlaces>> {
     store
         .read()
         .fetch(
-            statement(include_str!("../../cypher/beliefs/linked_to.cypher"))
-                .param("project", project)
-                .param("sessions", super::param(&sessions)?)
-                .param("files", super::param(&files)?),
+            statement(include_str!("../../cypher/beliefs/evidence_places.cypher"))
+                .param("project", project),
         )
         .await
 }

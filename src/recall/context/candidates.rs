@@ -42,7 +42,7 @@ pub(super) fn listed(req: &Request<'_>, cap: usize, inputs: &Inputs) -> [Listed;
     };
     let paths = inputs.files.iter().map(|f| f.path.as_str()).collect();
     let by = Relevance::new(req.task, &inputs.sessions, paths);
-    let beliefs: Vec<Line> = rank::beliefs(&inputs.beliefs, &inputs.links, &by)
+    let beliefs: Vec<Line> = rank::beliefs(&inputs.beliefs, &inputs.ties, &by)
         .into_iter()
         .map(|b| line(enc, belief_line(b)))
         .collect();

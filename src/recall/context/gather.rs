@@ -1,16 +1,17 @@
 //! Gathering: everything a context reads from the store, into one [`Inputs`]. A task's turns
-//! are searched first (they rank its sessions too) while its sessions' own lists and the
-//! project's active beliefs and memories are read; then the scope (a session and the sessions it continues, or a task's
-//! related sessions); then the history — a task's relevant operations ([`relevant`]) or the
-//! sessions' newest operations ([`super::recent`]) — with the files the sessions touched; last
-//! the decisions and belief links of those sessions and files. Reads only, through the store's
-//! functions; ordering and fitting are `rank`'s and `fit`'s.
+//! are searched first (they rank its sessions too) while its sessions' own lists, the
+//! project's active beliefs and memories, and where its beliefs' evidence lies are read; then
+//! the scope (a session and the sessions it continues, or a task's related sessions); then the
+//! history — a task's relevant operations ([`relevant`]) or the sessions' newest operations
+//! ([`super::recent`]) — with the files the sessions touched; last the decisions of those
+//! sessions and files, and which beliefs they tie in ([`ties`]). Reads only, through the
+//! store's functions; ordering and fitting are `rank`'s and `fit`'s.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use crate::error::{ApiError, ApiResult, Code};
-use crate::graph::beliefs::{BeliefLinks, BeliefView};
+use crate::graph::beliefs::{BeliefView, EvidencePlaces};
 use crate::graph::decisions::ContextDecision;
 use crate::graph::memories::ContextMemory;
 use crate::graph::operations::FileRow;
@@ -107,8 +108,8 @@ pub(super) struct Inputs {
     pub decisions: Vec<ContextDecision>,
     /// The project's active beliefs.
     pub beliefs: Vec<BeliefView>,
-    /// How beliefs are tied to the sessions or the files.
-    pub links: Vec<BeliefLinks>,
+    /// How beliefs are tied to the sessions or the files, by belief id.
+    pub ties: HashMap<String, Tie>,
     /// The project's memories.
     pub memories: Vec<ContextMemory>,
     pub timings: Timings,
@@ -131,7 +132,7 @@ pub(super) async fn gather(
 ) -> ApiResult<Inputs> {
     // The project's long-term memory does not depend on the scope: read it meanwhile.
     // A task's turns are searched first: they rank its sessions too.
-    let (turn_hits, own, beliefs, memories) = tokio::join!(
+    let (turn_hits, own, beliefs, memories, places) = tokio::join!(
         Box::pin(find_turns(store, req, want)),
         Box::pin(own_session_lists(store, req)),
         graph::beliefs::list(
@@ -142,8 +143,10 @@ pub(super) async fn gather(
             MAX_MEMORY as i64
         ),
         graph::memories::for_context(store, req.project, MAX_MEMORY),
+        graph::beliefs::evidence_places(store, req.project),
     );
     let (turn_hits, own, beliefs, memories) = (turn_hits?, own?, beliefs?, memories?);
+    let places = places?;
     let found = operations_of(&turn_hits);
     // A task with relevant operations: its history is those, from their sessions first. Their
     // operations and sessions are read while the scope's sessions are searched.
@@ -191,11 +194,9 @@ pub(super) async fn gather(
     let history_ms = started.elapsed().as_millis() as u64;
     let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
 
-    let (decisions, links) = tokio::join!(
-        graph::decisions::for_context(store, req.project, &ids, &paths, MAX_DECISIONS),
-        graph::beliefs::linked_to(store, req.project, &ids, &paths),
-    );
-    let (decisions, links) = (decisions?, links?);
+    let decisions =
+        graph::decisions::for_context(store, req.project, &ids, &paths, MAX_DECISIONS).await?;
+    let ties = ties(places, &ids, &paths);
     let fetched_ms = started.elapsed().as_millis() as u64;
     Ok(Inputs {
         sessions,
@@ -203,7 +204,7 @@ pub(super) async fn gather(
         files,
         decisions,
         beliefs,
-        links,
+        ties,
         memories,
         timings: Timings {
             scope_ms,
@@ -211,6 +212,34 @@ pub(super) async fn gather(
             fetched_ms,
         },
     })
+}
+
+/// How a belief is tied to a context.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Tie {
+    /// Evidence of it lies in one of the context's sessions.
+    Session,
+    /// An operation informing it touched one of the context's files.
+    File,
+}
+
+/// The beliefs whose evidence lies in `sessions` or on `files`, and how (a session first).
+fn ties(places: Vec<EvidencePlaces>, sessions: &[&str], files: &[&str]) -> HashMap<String, Tie> {
+    let sessions: HashSet<&str> = sessions.iter().copied().collect();
+    let files: HashSet<&str> = files.iter().copied().collect();
+    places
+        .into_iter()
+        .filter_map(|p| {
+            let tie = if p.sessions.iter().any(|s| sessions.contains(s.as_str())) {
+                Tie::Session
+            } else if p.files.iter().any(|f| files.contains(f.as_str())) {
+                Tie::File
+            } else {
+                return None;
+            };
+            Some((p.id, tie))
+        })
+        .collect()
 }
 
 /// The sessions of the request, newest first, or `session_not_found`. A task's sessions are
@@ -360,4 +389,33 @@ fn relevant_history(
             headers,
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn places(id: &str, sessions: &[&str], files: &[&str]) -> EvidencePlaces {
+        EvidencePlaces {
+            id: id.into(),
+            sessions: sessions.iter().map(|s| s.to_string()).collect(),
+            files: files.iter().map(|f| f.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_belief_is_tied_by_a_session_first_then_by_a_file() {
+        let all = vec![
+            places("both", &["s1"], &["src/a.rs"]),
+            places("file", &["s9"], &["src/a.rs", "src/z.rs"]),
+            places("elsewhere", &["s9"], &["src/z.rs"]),
+            places("session", &["s2", "s9"], &[]),
+        ];
+        let ties = ties(all, &["s1", "s2"], &["src/a.rs", "src/b.rs"]);
+        assert_eq!(ties.get("both"), Some(&Tie::Session));
+        assert_eq!(ties.get("session"), Some(&Tie::Session));
+        assert_eq!(ties.get("file"), Some(&Tie::File));
+        assert_eq!(ties.get("elsewhere"), None);
+        assert_eq!(ties.len(), 3);
+    }
 }

@@ -6,12 +6,13 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::graph::beliefs::{BeliefLinks, BeliefView};
+use crate::graph::beliefs::BeliefView;
 use crate::graph::decisions::ContextDecision;
 use crate::graph::memories::ContextMemory;
 use crate::recall::rank::is_stop_word;
 use crate::recall::scope::ScopeSession;
 
+use super::gather::Tie;
 use super::recent::SessionLines;
 
 /// Words too common in a team's work to tell memories apart, beyond the stop words.
@@ -94,18 +95,16 @@ pub(super) fn decisions_for_task<'a>(
 /// words it holds.
 pub(super) fn beliefs<'a>(
     beliefs: &'a [BeliefView],
-    links: &[BeliefLinks],
+    ties: &HashMap<String, Tie>,
     by: &Relevance<'_>,
 ) -> Vec<&'a BeliefView> {
-    let linked: HashMap<&str, &Vec<String>> =
-        links.iter().map(|l| (l.id.as_str(), &l.links)).collect();
     best_first(
         beliefs
             .iter()
             .filter_map(|b| {
-                let relevance = match linked.get(b.id.as_str()) {
-                    Some(l) if l.iter().any(|x| x == "session") => 1.0,
-                    Some(_) => 0.6,
+                let relevance = match ties.get(&b.id) {
+                    Some(Tie::Session) => 1.0,
+                    Some(Tie::File) => 0.6,
                     None => 0.5 * text_score(&b.content, &by.words),
                 };
                 (relevance > 0.0).then_some((relevance * b.conviction, b))
