@@ -149,25 +149,47 @@ pub(super) async fn gather(
     let places = places?;
     let found = operations_of(&turn_hits);
     // A task with relevant operations: its history is those, from their sessions first. Their
-    // operations and sessions are read while the scope's sessions are searched.
-    let (sessions, relevant) = if found.is_empty() {
-        (Box::pin(scope(store, req, own, &turn_hits)).await?, None)
+    // operations and sessions are read while the scope's sessions are searched; so are their
+    // files when the relevant sessions alone fill the context (the scope only adds more).
+    let (sessions, relevant, early_files) = if found.is_empty() {
+        (
+            Box::pin(scope(store, req, own, &turn_hits)).await?,
+            None,
+            None,
+        )
     } else {
-        let (sessions, read) = tokio::join!(
+        let order = sessions_in_order(&found);
+        let early: Option<Vec<String>> =
+            (order.len() >= MAX_SESSIONS).then(|| order[..MAX_SESSIONS].to_vec());
+        let (sessions, read, files) = tokio::join!(
             Box::pin(scope(store, req, own, &turn_hits)),
-            Box::pin(read_relevant(store, req, &found, want)),
+            Box::pin(read_relevant(store, req, &found, &order, want)),
+            Box::pin(async {
+                let Some(early) = &early else {
+                    return Ok(None);
+                };
+                let ids: Vec<&str> = early.iter().map(String::as_str).collect();
+                graph::operations::files_of(store, req.project, &ids, MAX_FILES)
+                    .await
+                    .map(Some)
+            }),
         );
         let (sessions, r) = relevant_history(req, sessions?, read?, found);
-        (sessions, Some(r))
+        let early_files = early.zip(files?);
+        (sessions, Some(r), early_files)
     };
     let scope_ms = started.elapsed().as_millis() as u64;
     let ids: Vec<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
 
     let (history, files) = match relevant {
-        Some(r) => (
-            History::Relevant(r),
-            graph::operations::files_of(store, req.project, &ids, MAX_FILES).await?,
-        ),
+        Some(r) => {
+            let files = match early_files {
+                // The relevant sessions were all found: the files read for them are the ones.
+                Some((early, files)) if early.iter().eq(ids.iter().copied()) => files,
+                _ => graph::operations::files_of(store, req.project, &ids, MAX_FILES).await?,
+            };
+            (History::Relevant(r), files)
+        }
         None => {
             let cached = recent::session_logs(req, store, &sessions, want).await?;
             let (newest, files) = if cached.len() == sessions.len() {
@@ -328,14 +350,9 @@ async fn read_relevant(
     store: &Store,
     req: &Request<'_>,
     found: &[relevant::Found],
+    order: &[String],
     share: usize,
 ) -> StoreResult<RelevantRead> {
-    let mut order: Vec<String> = Vec::new();
-    for f in found {
-        if !order.contains(&f.session_id) {
-            order.push(f.session_id.clone());
-        }
-    }
     let ids: Vec<&str> = order.iter().map(String::as_str).collect();
     let keys = relevant::keys_for(found);
     let (rows, items) = tokio::join!(
@@ -343,10 +360,21 @@ async fn read_relevant(
         relevant::read_items(store, req.project, &keys, req.encoding, req.stored, share),
     );
     Ok(RelevantRead {
-        order,
+        order: order.to_vec(),
         rows: rows?,
         items: items?,
     })
+}
+
+/// The sessions of the relevant operations, each once, in the order of their best hit.
+fn sessions_in_order(found: &[relevant::Found]) -> Vec<String> {
+    let mut order: Vec<String> = Vec::new();
+    for f in found {
+        if !order.contains(&f.session_id) {
+            order.push(f.session_id.clone());
+        }
+    }
+    order
 }
 
 /// Puts the sessions of the relevant operations, best first, before the other sessions of
