@@ -7,3 +7,44 @@ pub use cairn_testkit::app::{
 };
 pub use cairn_testkit::embed::{app_with_embeddings, embeddings_answer};
 pub use cairn_testkit::Neo4jProxy;
+
+/// Two projects' sessions queued for a background pass, for a test that projects take turns:
+/// a big project's three newest (`b1`, `b2`, `b3`) and a small project's one, older (`s1`).
+/// `flags` are the queue's properties (a Cypher map's entries). Returns (big, small).
+pub async fn two_projects_queued(kind: &str, flags: &str) -> (String, String) {
+    schema_once().await;
+    let run = uuid::Uuid::new_v4().simple().to_string();
+    let (big, small) = (format!("{kind}-big-{run}"), format!("{kind}-small-{run}"));
+    let now = cairn::graph::now_ms();
+    let rows = serde_json::json!([
+        {"project": big, "id": "b1", "active": now - 1_000},
+        {"project": big, "id": "b2", "active": now - 2_000},
+        {"project": big, "id": "b3", "active": now - 3_000},
+        {"project": small, "id": "s1", "active": now - 60_000},
+    ]);
+    let create = format!(
+        "UNWIND $rows AS r
+         CREATE (:Session {{id: r.project + '-' + r.id, project: r.project, last_seq: 0,
+                           last_activity_at: r.active, {flags}}})"
+    );
+    store()
+        .run(neo4rs::query(&create).param("rows", cairn::graph::param(&rows).unwrap()))
+        .await
+        .expect("sessions");
+    (big, small)
+}
+
+/// The order in which a queue's answer (`(project, session id)`, in its order) holds the
+/// sessions of [`two_projects_queued`], by their short names; the two projects are purged.
+pub async fn queue_order(big: &str, small: &str, answer: Vec<(String, String)>) -> Vec<String> {
+    for p in [big, small] {
+        cairn::graph::purge::project_now(&store(), p)
+            .await
+            .expect("purge");
+    }
+    answer
+        .into_iter()
+        .filter(|(p, _)| p == big || p == small)
+        .map(|(_, id)| id.rsplit('-').next().unwrap_or_default().to_string())
+        .collect()
+}

@@ -518,3 +518,17 @@ async fn handover_of_an_empty_project_is_empty_not_an_error() {
     assert_eq!(body["markdown"], "## Handover\n");
     app.stop().await;
 }
+
+/// Projects take turns in the queue of search documents to embed: a small project's session
+/// is not held up behind a large project's newer backlog.
+#[tokio::test]
+async fn projects_take_turns_in_the_document_embedding_queue() {
+    let flags = "search_doc: 'a document', search_doc_hash: 'h', embed_pending: true";
+    let (big, small) = crate::helpers::two_projects_queued("doc", flags).await;
+    let pending = cairn::graph::search::pending_docs(&crate::helpers::store(), 2_000)
+        .await
+        .expect("pending documents");
+    let answer = pending.into_iter().map(|s| (s.project, s.id)).collect();
+    let order = crate::helpers::queue_order(&big, &small, answer).await;
+    assert_eq!(order, ["b1", "s1", "b2", "b3"]);
+}

@@ -478,40 +478,12 @@ async fn a_failed_session_due_again_is_not_starved_by_a_backlog() {
 /// behind a large project's newer backlog.
 #[tokio::test]
 async fn projects_take_turns_in_the_turn_indexers_queue() {
-    crate::helpers::schema_once().await;
-    let store = crate::helpers::store();
-    let run = uuid::Uuid::new_v4().simple().to_string();
-    let (big, small) = (format!("turn-big-{run}"), format!("turn-small-{run}"));
-    let now = cairn::graph::now_ms();
-    let rows = json!([
-        {"project": big, "id": "b1", "active": now - 1_000},
-        {"project": big, "id": "b2", "active": now - 2_000},
-        {"project": big, "id": "b3", "active": now - 3_000},
-        {"project": small, "id": "s1", "active": now - 60_000},
-    ]);
-    store
-        .run(
-            neo4rs::query(
-                "UNWIND $rows AS r
-                 CREATE (:Session {id: r.project + '-' + r.id, project: r.project, last_seq: 0,
-                                   turns_pending: true, last_activity_at: r.active})",
-            )
-            .param("rows", cairn::graph::param(&rows).unwrap()),
-        )
+    let (big, small) = crate::helpers::two_projects_queued("turn", "turns_pending: true").await;
+    let work = cairn::graph::turns::work(&crate::helpers::store(), "m", 2_000, 1)
         .await
-        .expect("sessions");
-    let work = cairn::graph::turns::work(&store, "m", 2_000, 1).await;
-    for p in [&big, &small] {
-        cairn::graph::purge::project_now(&store, p)
-            .await
-            .expect("purge");
-    }
-    let order: Vec<String> = work
-        .unwrap()
-        .into_iter()
-        .filter(|s| s.project == big || s.project == small)
-        .map(|s| s.id.rsplit('-').next().unwrap_or_default().to_string())
-        .collect();
+        .expect("work");
+    let answer = work.into_iter().map(|s| (s.project, s.id)).collect();
+    let order = crate::helpers::queue_order(&big, &small, answer).await;
     assert_eq!(order, ["b1", "s1", "b2", "b3"]);
 }
 
