@@ -8,4 +8,5 @@ WITH s, s.embedding IS NOT NULL AND coalesce(s.embedding_model, '') <> $model
         AND NOT coalesce(s.embed_pending, false) AS stale
 FOREACH (_ IN CASE WHEN stale THEN [1] ELSE [] END | SET s.embed_pending = true)
 RETURN max(s.id) AS last, count(s) AS scanned,
-       sum(CASE WHEN stale THEN 1 ELSE 0 END) AS sessions, 0 AS operations
+       sum(CASE WHEN stale THEN 1 ELSE 0 END) AS sessions, 0 AS operations,
+       [] AS models

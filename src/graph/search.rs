@@ -74,21 +74,21 @@ pub struct Stored<'a> {
 /// Queues sessions whose embedding another model made for embedding with `model`, a page at
 /// a time; returns how many.
 pub async fn requeue_other_models(store: &Store, model: &str) -> StoreResult<i64> {
-    let (queued, _) = super::sessions::in_pages(store, || {
+    let pass = super::sessions::in_pages(store, || {
         statement(include_str!("../../cypher/search/requeue_models.cypher")).param("model", model)
     })
     .await?;
-    Ok(queued)
+    Ok(pass.sessions)
 }
 
 /// Marks sessions that never had a search document as dirty, a page at a time; returns how
 /// many.
 pub async fn backfill(store: &Store) -> StoreResult<i64> {
-    let (marked, _) = super::sessions::in_pages(store, || {
+    let pass = super::sessions::in_pages(store, || {
         statement(include_str!("../../cypher/search/backfill.cypher"))
     })
     .await?;
-    Ok(marked)
+    Ok(pass.sessions)
 }
 
 /// Up to `limit` sessions whose document is stale, with what to build it from.

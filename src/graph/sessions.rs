@@ -425,30 +425,41 @@ pub async fn timeline(
 /// transaction, so no statement of the pass holds more than this many sessions' locks.
 const PAGE: i64 = 500;
 
+/// What a pass over every session changed ([`in_pages`]).
+#[derive(Debug, Default, PartialEq)]
+pub struct Pass {
+    pub sessions: i64,
+    pub operations: i64,
+    /// What the pass names of the sessions it changed (the models that had embedded them).
+    pub models: std::collections::BTreeSet<String>,
+}
+
 /// Runs a pass over every session, a page at a time in the order of their ids: `page` makes a
 /// statement taking `$after` (the last id of the page before) and `$page`, and returning the
-/// page's `last` id, how many sessions it `scanned`, and the `sessions` and `operations` it
-/// changed (see `cypher/turns/backfill.cypher`). Returns the sums of those two.
-pub async fn in_pages(store: &Store, page: impl Fn() -> neo4rs::Query) -> StoreResult<(i64, i64)> {
+/// page's `last` id, how many sessions it `scanned`, the `sessions` and `operations` it
+/// changed and the `models` it names (see `cypher/turns/backfill.cypher`); returns their sums.
+pub async fn in_pages(store: &Store, page: impl Fn() -> neo4rs::Query) -> StoreResult<Pass> {
     #[derive(Deserialize)]
     struct Page {
         last: Option<String>,
         scanned: i64,
         sessions: i64,
         operations: i64,
+        models: Vec<String>,
     }
-    let (mut after, mut sessions, mut operations) = (String::new(), 0, 0);
+    let (mut after, mut pass) = (String::new(), Pass::default());
     loop {
         let q = page().param("after", after.as_str()).param("page", PAGE);
         let Some(p) = store.fetch_one::<Page>(q).await? else {
             break;
         };
-        sessions += p.sessions;
-        operations += p.operations;
+        pass.sessions += p.sessions;
+        pass.operations += p.operations;
+        pass.models.extend(p.models);
         match p.last {
             Some(last) if p.scanned >= PAGE => after = last,
             _ => break,
         }
     }
-    Ok((sessions, operations))
+    Ok(pass)
 }

@@ -259,9 +259,9 @@ pub async fn lag(store: &Store, model: &str) -> StoreResult<i64> {
         .map_or(0, |r| r.pending))
 }
 
-/// Queues every session not processed with `model`, a page at a time; returns (sessions,
-/// their operations).
-pub async fn backfill(store: &Store, model: &str) -> StoreResult<(i64, i64)> {
+/// Queues every session not processed with `model`, a page at a time; returns how many
+/// sessions and operations, and the other models that had embedded them.
+pub async fn backfill(store: &Store, model: &str) -> StoreResult<super::sessions::Pass> {
     super::sessions::in_pages(store, || {
         statement(include_str!("../../cypher/turns/backfill.cypher")).param("model", model)
     })

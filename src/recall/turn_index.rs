@@ -226,13 +226,23 @@ pub async fn run_once(store: &Store, embedder: Option<&Embedder>) -> StoreResult
 /// gives memories and closed sessions written before turn search their search text.
 pub async fn backfill(store: &Store, embedder: Option<&Embedder>) -> StoreResult<()> {
     let model = model_of(embedder);
-    let (sessions, operations) = store_turns::backfill(store, model).await?;
-    if sessions > 0 {
-        tracing::info!(
-            sessions,
-            operations,
+    let pass = store_turns::backfill(store, model).await?;
+    if !pass.models.is_empty() {
+        // The last instance started wins the vectors: two with different models on one
+        // database re-embed each other's sessions for as long as both run.
+        tracing::warn!(
+            sessions = pass.sessions,
+            operations = pass.operations,
             model = %model,
-            "turn index: sessions queued (new index, upgrade or another embedding model); progress in cairn_turn_index_pending_operations"
+            other_models = ?pass.models,
+            "turn index: sessions another embedding model embedded are queued to be embedded again; if a cairn with that model still runs on this database, the two will keep re-embedding each other's sessions: give every instance the same CAIRN_EMBED* settings"
+        );
+    } else if pass.sessions > 0 {
+        tracing::info!(
+            sessions = pass.sessions,
+            operations = pass.operations,
+            model = %model,
+            "turn index: sessions queued (new index, upgrade, or vectors newly turned on); progress in cairn_turn_index_pending_operations"
         );
     }
     loop {

@@ -573,7 +573,8 @@ async fn start_up_passes_reach_every_session_a_page_at_a_time() {
             neo4rs::query(
                 "UNWIND range(1, 1203) AS i
                  CREATE (:Session {id: $project + '-old-' + i, project: $project, last_seq: 2,
-                                   status: 'closed', started_at: 0, last_activity_at: 0})
+                                   status: 'closed', started_at: 0, last_activity_at: 0,
+                                   turns_model: 'old-model-' + (i % 3)})
                  WITH count(*) AS made
                  UNWIND range(1, 3) AS i
                  CREATE (:Session {id: $project + '-new-' + i, project: $project, last_seq: 2,
@@ -585,7 +586,7 @@ async fn start_up_passes_reach_every_session_a_page_at_a_time() {
         .await
         .expect("sessions from before");
     // A pass of this project's sessions alone, so its sums are exact.
-    let (sessions, operations) = cairn::graph::sessions::in_pages(&store, || {
+    let pass = cairn::graph::sessions::in_pages(&store, || {
         neo4rs::query(
             "MATCH (s:Session) WHERE s.id > $after AND s.project = $project
              WITH s ORDER BY s.id LIMIT $page
@@ -593,13 +594,16 @@ async fn start_up_passes_reach_every_session_a_page_at_a_time() {
              FOREACH (_ IN CASE WHEN old THEN [1] ELSE [] END | SET s.visits = coalesce(s.visits, 0) + 1)
              RETURN max(s.id) AS last, count(s) AS scanned,
                     sum(CASE WHEN old THEN 1 ELSE 0 END) AS sessions,
-                    sum(CASE WHEN old THEN s.last_seq ELSE 0 END) AS operations",
+                    sum(CASE WHEN old THEN s.last_seq ELSE 0 END) AS operations,
+                    collect(DISTINCT CASE WHEN old THEN s.turns_model END) AS models",
         )
         .param("project", project.as_str())
     })
     .await
     .expect("a paged pass");
-    assert_eq!((sessions, operations), (1203, 2406));
+    assert_eq!((pass.sessions, pass.operations), (1203, 2406));
+    let models: Vec<&str> = pass.models.iter().map(String::as_str).collect();
+    assert_eq!(models, ["old-model-0", "old-model-1", "old-model-2"]);
     let n = |cond: &str| {
         format!("MATCH (s:Session {{project: $project}}) WHERE {cond} RETURN count(s) AS n")
     };
@@ -609,9 +613,12 @@ async fn start_up_passes_reach_every_session_a_page_at_a_time() {
     // belong to tests running beside this one): the sessions from before are queued, or
     // already done by an indexer since; those with a document are not marked again (whether
     // they are queued for turns depends on the models of the servers beside this test).
-    let (queued, _) = cairn::graph::turns::backfill(&store, "")
+    let turns = cairn::graph::turns::backfill(&store, "")
         .await
         .expect("turn backfill");
+    let queued = turns.sessions;
+    // The other models that had embedded what it queued are named.
+    assert!(turns.models.contains("old-model-2"), "{:?}", turns.models);
     let marked = cairn::graph::search::backfill(&store).await.expect("docs");
     assert!(queued >= 1203 && marked >= 1203, "{queued} {marked}");
     let old = "s.id CONTAINS '-old-' AND";
