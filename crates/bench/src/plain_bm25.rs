@@ -92,22 +92,32 @@ impl Corpus {
             .collect()
     }
 
-    /// The lines of the best turns for `query` that fit `budget` tokens, best first.
-    pub fn fill(&self, query: &str, budget: usize) -> Vec<&str> {
+    /// The lines of the best turns for `query` that fit `budget` tokens, best first, with
+    /// what they cost.
+    pub fn fill(&self, query: &str, budget: usize) -> Filled<'_> {
         let scores = self.scores(query);
         let mut order: Vec<usize> = (0..scores.len()).collect();
         order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
         let mut left = budget;
-        let mut out = Vec::new();
+        let mut lines = Vec::new();
         for i in order {
             let (line, cost) = &self.lines[i];
             if *cost <= left {
                 left -= cost;
-                out.push(line.as_str());
+                lines.push(line.as_str());
             }
         }
-        out
+        Filled {
+            lines,
+            tokens: budget - left,
+        }
     }
+}
+
+/// What [`Corpus::fill`] chose: the lines, best first, and the tokens they cost.
+pub struct Filled<'a> {
+    pub lines: Vec<&'a str>,
+    pub tokens: usize,
 }
 
 #[cfg(test)]
@@ -132,7 +142,7 @@ mod tests {
     #[test]
     fn the_turns_holding_the_rarer_query_words_come_first() {
         let c = corpus();
-        let got = c.fill("why did the backup restore fail", 1_000);
+        let got = c.fill("why did the backup restore fail", 1_000).lines;
         assert_eq!(got[0], "Ann: the nightly backup restore is slow");
         assert_eq!(got[1], "Ann: the backup job failed again last night");
         assert_eq!(got.len(), 8);
@@ -146,9 +156,10 @@ mod tests {
             "Ann: the nightly backup restore is slow",
         );
         let got = c.fill("restore", first + 1);
-        assert_eq!(got, vec!["Ann: the nightly backup restore is slow"]);
+        assert_eq!(got.lines, vec!["Ann: the nightly backup restore is slow"]);
+        assert_eq!(got.tokens, first + 1);
         // Too small for the best line: a shorter one that fits is taken instead.
-        let got = c.fill("restore", first);
+        let got = c.fill("restore", first).lines;
         assert!(!got.contains(&"Ann: the nightly backup restore is slow"));
         assert!(got
             .iter()

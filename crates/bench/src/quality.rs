@@ -694,12 +694,9 @@ fn baseline(
                 .collect();
             for (i, budget) in BUDGETS.iter().enumerate() {
                 let chosen = corpus.fill(&q.question, *budget);
-                let text = squash(&chosen.join("\n"));
+                let text = squash(&chosen.lines.join("\n"));
                 tally.found[i] += evidence.iter().filter(|t| text.contains(*t)).count();
-                tally.tokens[i] += chosen
-                    .iter()
-                    .map(|c| cairn::domain::tokens::count(encoding, c) as u64 + 1)
-                    .sum::<u64>();
+                tally.tokens[i] += chosen.tokens as u64;
             }
             tally.evidence += evidence.len();
             tally.questions += 1;
