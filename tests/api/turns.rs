@@ -610,17 +610,15 @@ async fn start_up_passes_reach_every_session_a_page_at_a_time() {
     assert_eq!(count(&n("s.visits = 1"), &project).await, 1203);
 
     // The real passes, without another model (they span the database, whose other sessions
-    // belong to tests running beside this one): the sessions from before are queued, or
-    // already done by an indexer since; those with a document are not marked again (whether
-    // they are queued for turns depends on the models of the servers beside this test).
-    let turns = cairn::graph::turns::backfill(&store, "")
+    // belong to tests running beside this one, and a server starting beside this test makes
+    // the same passes, so what each call counts is not this test's to know): the sessions
+    // from before end up queued, or done by an indexer since; those with a document are not
+    // marked again (whether they are queued for turns depends on the models of the servers
+    // beside this test).
+    cairn::graph::turns::backfill(&store, "")
         .await
         .expect("turn backfill");
-    let queued = turns.sessions;
-    // The other models that had embedded what it queued are named.
-    assert!(turns.models.contains("old-model-2"), "{:?}", turns.models);
-    let marked = cairn::graph::search::backfill(&store).await.expect("docs");
-    assert!(queued >= 1203 && marked >= 1203, "{queued} {marked}");
+    cairn::graph::search::backfill(&store).await.expect("docs");
     let old = "s.id CONTAINS '-old-' AND";
     let turns = n(&format!(
         "{old} (s.turns_pending OR s.turns_text_seq IS NOT NULL)"
