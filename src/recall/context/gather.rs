@@ -163,7 +163,7 @@ pub(super) async fn gather(
             (order.len() >= MAX_SESSIONS).then(|| order[..MAX_SESSIONS].to_vec());
         let (sessions, read, files) = tokio::join!(
             Box::pin(scope(store, req, own, &turn_hits)),
-            Box::pin(read_relevant(store, req, &found, &order, want)),
+            Box::pin(read_relevant(store, req, &found, order, want)),
             Box::pin(async {
                 let Some(early) = &early else {
                     return Ok(None);
@@ -350,7 +350,7 @@ async fn read_relevant(
     store: &Store,
     req: &Request<'_>,
     found: &[relevant::Found],
-    order: &[String],
+    order: Vec<String>,
     share: usize,
 ) -> StoreResult<RelevantRead> {
     let ids: Vec<&str> = order.iter().map(String::as_str).collect();
@@ -360,7 +360,7 @@ async fn read_relevant(
         relevant::read_items(store, req.project, &keys, req.encoding, req.stored, share),
     );
     Ok(RelevantRead {
-        order: order.to_vec(),
+        order,
         rows: rows?,
         items: items?,
     })
