@@ -365,8 +365,9 @@ const TRANSIENT_ATTEMPTS: u32 = 3;
 
 /// Awaits `attempt()` until it succeeds, fails for good, or has failed
 /// [`TRANSIENT_ATTEMPTS`] times with an error `is_transient` accepts, pausing a few jittered
-/// milliseconds in between. Safe for autocommit statements only: Neo4j rolled the failed one
-/// back whole. The caller's deadline bounds all attempts together.
+/// milliseconds in between. Safe for an autocommit statement, or a whole transaction run again
+/// from its start: Neo4j rolled the failed one back whole. The caller's deadline bounds all
+/// attempts together.
 async fn again_if_transient<T, E, Fut>(
     is_transient: impl Fn(&E) -> bool,
     mut attempt: impl FnMut() -> Fut,

@@ -58,11 +58,16 @@ pub async fn operations_in_steps(store: &Store, project: &str) -> StoreResult<u6
 }
 
 /// Purges a project outside the capture path (benchmarks cleaning up after themselves).
+/// A purge is idempotent: one that lost a lock conflict (a server's background pass still at
+/// work on the project) is run again from its start.
 pub async fn project_now(store: &Store, project: &str) -> StoreResult<()> {
-    operations_in_steps(store, project).await?;
-    let mut tx = store.begin().await?;
-    self::project(&mut tx, project).await?;
-    tx.commit().await.map(|_| ())
+    super::again_if_transient(super::StoreError::is_transient, || async {
+        operations_in_steps(store, project).await?;
+        let mut tx = store.begin().await?;
+        self::project(&mut tx, project).await?;
+        tx.commit().await.map(|_| ())
+    })
+    .await
 }
 
 async fn orphans(tx: &mut Tx, project: &str) -> StoreResult<()> {
