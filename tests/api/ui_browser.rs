@@ -94,23 +94,54 @@ impl Browser {
 
     /// Clicks the element matching `css`.
     async fn click(&self, css: &str) {
-        self.client
-            .find(Locator::Css(css))
-            .await
-            .unwrap_or_else(|e| panic!("{css} on the page: {e}"))
-            .click()
-            .await
-            .unwrap();
+        self.on_element(
+            Locator::Css(css),
+            |e| async move { e.click().await.map(drop) },
+        )
+        .await
+    }
+
+    /// Clicks the link or button `by` finds and waits until the browser has left this page.
+    async fn follow(&self, by: Locator<'_>) {
+        let before = self.client.current_url().await.unwrap();
+        self.on_element(by, |e| async move { e.click().await.map(drop) })
+            .await;
+        let now = settle(
+            10,
+            || async { self.client.current_url().await.unwrap() },
+            |now| *now != before,
+        )
+        .await;
+        assert_ne!(now, before, "{by:?} leads to another page");
     }
 
     async fn text(&self, css: &str) -> String {
-        self.client
-            .find(Locator::Css(css))
+        self.on_element(Locator::Css(css), |e| async move { e.text().await })
             .await
-            .unwrap_or_else(|e| panic!("{css} on the page: {e}"))
-            .text()
-            .await
-            .unwrap()
+    }
+
+    /// Finds the element `by` finds and acts on it. A page that is being replaced (after a
+    /// form posts and redirects) can turn the element found stale before the act reaches it;
+    /// then the element is found again on the page that replaced it.
+    async fn on_element<T, F, Fut>(&self, by: Locator<'_>, act: F) -> T
+    where
+        F: Fn(fantoccini::elements::Element) -> Fut,
+        Fut: std::future::Future<Output = Result<T, fantoccini::error::CmdError>>,
+    {
+        for _ in 0..50 {
+            let element = self
+                .client
+                .find(by)
+                .await
+                .unwrap_or_else(|e| panic!("{by:?} on the page: {e}"));
+            match act(element).await {
+                Err(e) if e.is_stale_element_reference() => {
+                    tokio::time::sleep(Duration::from_millis(100)).await
+                }
+                done => return done.unwrap_or_else(|e| panic!("{by:?}: {e}")),
+            }
+        }
+        panic!("{by:?} kept going stale for 5 s: the page never settled");
     }
 
     async fn body(&self) -> String {
@@ -208,10 +239,10 @@ async fn a_browser_signs_in_opens_every_page_approves_a_belief_and_finds_a_sessi
     assert_eq!(first.text().await.unwrap(), "Skip to content");
 
     // The session, reached by its link on the timeline.
-    b.click(&format!(
+    b.follow(Locator::Css(&format!(
         "ol.timeline a[href='/ui/sessions/{}']",
         seeded.session
-    ))
+    )))
     .await;
     assert_eq!(b.text("h1").await, "Move the cache to Redis");
     let text = b.body().await;
@@ -230,7 +261,7 @@ async fn a_browser_signs_in_opens_every_page_approves_a_belief_and_finds_a_sessi
     b.shot("session").await;
 
     // A subject's history, from a decision's subject link.
-    b.click("article.decision h3 a").await;
+    b.follow(Locator::Css("article.decision h3 a")).await;
     assert!(b.text("h1").await.contains("cache backend"));
     assert_eq!(
         b.client
@@ -255,15 +286,10 @@ async fn a_browser_signs_in_opens_every_page_approves_a_belief_and_finds_a_sessi
     // Approve the proposed belief and see it active.
     b.open(&app, "/ui/beliefs?status=proposed").await;
     b.shot("beliefs").await;
-    b.client
-        .find(Locator::LinkText(
-            "Redis keeps the cache warm across deploys",
-        ))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    b.follow(Locator::LinkText(
+        "Redis keeps the cache warm across deploys",
+    ))
+    .await;
     assert!(
         b.has("svg.plot polyline").await,
         "the conviction plot is drawn"
@@ -295,13 +321,7 @@ async fn a_browser_signs_in_opens_every_page_approves_a_belief_and_finds_a_sessi
     assert_eq!(list["beliefs"][0]["id"], seeded.belief.as_str());
 
     // Extraction runs.
-    b.client
-        .find(Locator::LinkText("Extraction runs"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    b.follow(Locator::LinkText("Extraction runs")).await;
     assert!(b.body().await.contains("mining_only"), "the run is listed");
     b.shot("runs").await;
 
@@ -321,10 +341,10 @@ async fn a_browser_signs_in_opens_every_page_approves_a_belief_and_finds_a_sessi
         "turns with snippets"
     );
     b.shot("search").await;
-    b.click(&format!(
+    b.follow(Locator::Css(&format!(
         "ol.results a[href='/ui/sessions/{}']",
         seeded.session
-    ))
+    )))
     .await;
     assert_eq!(b.text("h1").await, "Move the cache to Redis");
 
