@@ -13,3 +13,4 @@ pub mod state;
 pub mod tokens;
 pub mod turn_text;
 pub mod validate;
+pub mod when;

@@ -315,6 +315,32 @@ pub struct TermQuery {
     pub query: String,
 }
 
+/// Ids of `project`'s sessions active between `from_ms` (inclusive) and `to_ms` (exclusive),
+/// at most `limit`, those whose activity ended first first.
+pub async fn sessions_in_time(
+    store: &Store,
+    project: &str,
+    from_ms: i64,
+    to_ms: i64,
+    limit: usize,
+) -> StoreResult<Vec<String>> {
+    #[derive(Deserialize)]
+    struct Row {
+        id: String,
+    }
+    let rows: Vec<Row> = store
+        .read()
+        .fetch(
+            statement(include_str!("../../cypher/turns/sessions_in_time.cypher"))
+                .param("project", project)
+                .param("from", from_ms)
+                .param("to", to_ms)
+                .param("limit", limit as i64),
+        )
+        .await?;
+    Ok(rows.into_iter().map(|r| r.id).collect())
+}
+
 /// How many turns `project` holds, roughly (operations and session summaries), for
 /// project-local BM25 and for choosing between approximate and exact vector search.
 pub async fn project_size(store: &Store, project: &str) -> StoreResult<usize> {

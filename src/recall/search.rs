@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 
+use crate::domain::when;
 use crate::embed::Embedder;
 use crate::graph::search::Scored;
 use crate::graph::{self, now_ms, Store, StoreResult};
@@ -128,8 +129,8 @@ pub async fn search_in(
         limit,
         exclude,
     };
-    let (own, by_turns) = match turns {
-        Some(hits) => (own_lists(store, embedder, &ask).await?, sessions_of(hits)),
+    let (own, found) = match turns {
+        Some(hits) => (own_lists(store, embedder, &ask).await?, hits.to_vec()),
         None => {
             let turn_query = turns::TurnQuery {
                 project,
@@ -152,10 +153,10 @@ pub async fn search_in(
                     &turn_query
                 )),
             );
-            (own?, sessions_of(&found?.hits))
+            (own?, found?.hits)
         }
     };
-    rank_sessions(store, weights, &ask, own, by_turns).await
+    rank_sessions(store, weights, &ask, own, &found).await
 }
 
 /// What a session search asks.
@@ -196,10 +197,13 @@ pub async fn own_lists(
 ) -> StoreResult<OwnLists> {
     let k = ask.k();
     let embedder = embedder.filter(|_| ask.lists.vector());
+    // The words that name a time say when, not what (`domain::when`).
+    let read = when::read(ask.text, now_ms());
+    let worded = read.as_ref().map_or(ask.text, |r| r.rest.as_str());
     let (bm25, embedded) = tokio::join!(
         async {
             if ask.lists.fulltext() {
-                fulltext(store, ask.project, ask.text, k).await
+                fulltext(store, ask.project, worded, k).await
             } else {
                 Ok(Vec::new())
             }
@@ -238,15 +242,20 @@ pub async fn own_lists(
     })
 }
 
-/// Fuses the sessions' own lists with the sessions of the turns found (`by_turns`, best
-/// first), re-ranks by similarity, recency and importance and keeps the best `ask.limit`.
+/// Fuses the sessions' own lists with the sessions of the turns found for the same text
+/// (`turns`, best first) and, when the text names a time, the sessions of those turns from
+/// then; re-ranks by similarity, recency and importance and keeps the best `ask.limit`.
 pub async fn rank_sessions(
     store: &Store,
     weights: Weights,
     ask: &Ask<'_>,
     own: OwnLists,
-    by_turns: Vec<(String, f64)>,
+    turns: &[turns::TurnHit],
 ) -> StoreResult<Found> {
+    let by_turns = sessions_of(turns);
+    let by_time = when::read(ask.text, now_ms())
+        .map(|r| sessions_in_time(turns, r.asked))
+        .unwrap_or_default();
     let OwnLists {
         bm25,
         nearest,
@@ -267,6 +276,9 @@ pub async fn rank_sessions(
     }
     if !by_turns.is_empty() {
         ranked.push(by_turns);
+    }
+    if !by_time.is_empty() {
+        ranked.push(by_time);
     }
     let fused = fuse(&ranked, exclude, (limit * 4).max(40));
     let ids: Vec<&str> = fused.iter().map(|(id, _)| id.as_str()).collect();
@@ -326,13 +338,21 @@ fn round3(x: f64) -> f64 {
 /// turns the query's words found count: a vector list always has a nearest turn, however far,
 /// and sessions close in meaning have a list of their own.
 pub fn sessions_of(hits: &[turns::TurnHit]) -> Vec<(String, f64)> {
+    sessions_where(hits, |h| h.matched_by != turns::MatchedBy::Vector)
+}
+
+/// The sessions of the turn hits from the time asked about (best first), each once, with its
+/// best such turn's similarity: a session of that day ranks with the sessions on the subject.
+pub fn sessions_in_time(hits: &[turns::TurnHit], asked: when::Asked) -> Vec<(String, f64)> {
+    sessions_where(hits, |h| asked.holds(h.at))
+}
+
+fn sessions_where(
+    hits: &[turns::TurnHit],
+    keep: impl Fn(&turns::TurnHit) -> bool,
+) -> Vec<(String, f64)> {
     let mut out: Vec<(String, f64)> = Vec::new();
-    let worded = |h: &&turns::TurnHit| h.matched_by != turns::MatchedBy::Vector;
-    for h in hits
-        .iter()
-        .filter(|h| !h.session_id.is_empty())
-        .filter(worded)
-    {
+    for h in hits.iter().filter(|h| !h.session_id.is_empty() && keep(h)) {
         if !out.iter().any(|(id, _)| *id == h.session_id) {
             out.push((h.session_id.clone(), h.similarity));
         }

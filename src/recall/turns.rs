@@ -18,9 +18,10 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::domain::operation::OpType;
+use crate::domain::when;
 use crate::embed::Embedder;
 use crate::graph::turns::{self as store_turns, Filter, TurnRow};
-use crate::graph::{now_ms, Store, StoreResult};
+use crate::graph::{now_ms, Store, StoreError, StoreResult};
 use crate::recall::rank::{self, Lists, Mode, Weights};
 use crate::recall::{bm25, turn_stats};
 
@@ -65,6 +66,10 @@ const LIST_DEPTH: usize = 200;
 const MMR_VECTORS: usize = 100;
 /// Operations compared one by one when the approximate vector index cannot answer alone.
 const EXACT_SCAN: usize = 20_000;
+/// Sessions of the time a query asks about searched by their vectors at most, and their
+/// operations compared at most.
+const IN_TIME_SESSIONS: usize = 10;
+const IN_TIME_SCAN: usize = 1_000;
 /// Neighbours asked of the approximate index at most.
 const WIDEST: usize = 1_000;
 /// Weight of relevance against novelty in the diversity step.
@@ -193,11 +198,16 @@ pub async fn search_in(
         sessions: q.sessions,
         exclude_session: q.exclude_session,
     };
+    // A time the query names ranks what happened then higher; its words are left out of the
+    // words searched (they say when, not what), the meaning is read from the whole query.
+    let read = when::read(q.text, now_ms());
+    let asked = read.as_ref().map(|r| r.asked);
+    let worded = read.as_ref().map_or(q.text, |r| r.rest.as_str());
     let lucene =
-        rank::lucene_query_on("search_text", q.project, q.text).filter(|_| lists.fulltext());
+        rank::lucene_query_on("search_text", q.project, worded).filter(|_| lists.fulltext());
     let model = embedder.map(|e| e.model());
     // The two lists are asked for at once: the vector list as soon as the query is embedded.
-    let words = bm25::query_words(q.text);
+    let words = bm25::query_words(worded);
     // Each list on the heap: together they are too large for a request's stack.
     let (bm25, nearest, pending, stats) = tokio::join!(
         Box::pin(async {
@@ -211,7 +221,13 @@ pub async fn search_in(
                 return Ok(Ok(Vec::new()));
             };
             match e.embed_query(q.text).await {
-                Ok(v) => vector_list(store, &filter, e.model(), &v, k).await.map(Ok),
+                Ok(v) => {
+                    let (near, then) = tokio::join!(
+                        vector_list(store, &filter, e.model(), &v, k),
+                        in_time_list(store, &filter, e.model(), &v, asked, k),
+                    );
+                    Ok::<_, StoreError>(Ok(merged(near?, then?)))
+                }
                 Err(err) => Ok(Err(err)),
             }
         }),
@@ -252,7 +268,18 @@ pub async fn search_in(
         None => bm25,
     };
     let hits = Box::pin(rank(
-        store, model, weights, q, limit, pool, bm25, nearest, lists,
+        store,
+        model,
+        weights,
+        q,
+        Ranking {
+            limit,
+            pool,
+            in_play: lists,
+            asked,
+        },
+        bm25,
+        nearest,
     ))
     .await?;
     Ok(TurnResult {
@@ -324,19 +351,78 @@ async fn vector_list(
     store_turns::nearest(store, filter, model, v, k, (k * 4).min(WIDEST)).await
 }
 
+/// The nearest operations of the project's sessions active in the time the query asks about
+/// (none when it names no time): a turn of that day may lie beyond the project-wide list.
+async fn in_time_list(
+    store: &Store,
+    filter: &Filter<'_>,
+    model: &str,
+    v: &[f32],
+    asked: Option<when::Asked>,
+    k: usize,
+) -> StoreResult<Vec<TurnRow>> {
+    let Some(asked) = asked else {
+        return Ok(Vec::new());
+    };
+    let mut ids = store_turns::sessions_in_time(
+        store,
+        filter.project,
+        asked.from_ms,
+        asked.to_ms,
+        IN_TIME_SESSIONS,
+    )
+    .await?;
+    if let Some(only) = filter.sessions {
+        ids.retain(|id| only.contains(id));
+    }
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let within = Filter {
+        sessions: Some(&ids),
+        ..*filter
+    };
+    store_turns::nearest_exact(store, &within, model, v, k, IN_TIME_SCAN).await
+}
+
+/// Two nearest lists as one, each operation once, nearest first.
+fn merged(mut a: Vec<TurnRow>, b: Vec<TurnRow>) -> Vec<TurnRow> {
+    if b.is_empty() {
+        return a;
+    }
+    let seen: HashSet<String> = a.iter().map(|r| r.id.clone()).collect();
+    a.extend(b.into_iter().filter(|r| !seen.contains(&r.id)));
+    a.sort_by(|x, y| y.score.total_cmp(&x.score).then(x.id.cmp(&y.id)));
+    a
+}
+
+/// How the fused candidates are cut down.
+struct Ranking {
+    /// Hits returned at most.
+    limit: usize,
+    /// Candidates fused before re-ranking and diversity.
+    pool: usize,
+    in_play: Lists,
+    /// The time the query asks about.
+    asked: Option<when::Asked>,
+}
+
 /// Fuses, re-ranks and diversifies the lists in play into at most `limit` hits.
-#[allow(clippy::too_many_arguments)]
 async fn rank(
     store: &Store,
     model: Option<&str>,
     weights: Weights,
     q: &TurnQuery<'_>,
-    limit: usize,
-    pool: usize,
+    how: Ranking,
     bm25: Vec<TurnRow>,
     nearest: Vec<TurnRow>,
-    in_play: Lists,
 ) -> StoreResult<Vec<TurnHit>> {
+    let Ranking {
+        limit,
+        pool,
+        in_play,
+        asked,
+    } = how;
     let in_bm25: HashSet<String> = bm25.iter().map(|r| r.id.clone()).collect();
     let in_vector: HashSet<String> = nearest.iter().map(|r| r.id.clone()).collect();
     let best = bm25.iter().map(|r| r.score).fold(0.0_f64, f64::max);
@@ -368,8 +454,17 @@ async fn rank(
         .filter(|r| !matches!(r.kind.as_deref(), Some("memory" | "summary")))
         .filter_map(|r| Some((r.id.as_str(), (r.session_id.as_deref()?, r.seq))))
         .collect();
-    let fused = rank::fuse_scores(&lists, &places, pool);
+    let in_time: HashSet<&str> = match asked {
+        Some(asked) => rows
+            .values()
+            .filter(|r| asked.holds(r.at))
+            .map(|r| r.id.as_str())
+            .collect(),
+        None => HashSet::new(),
+    };
+    let fused = rank::fuse_scores(&lists, &places, &in_time, pool);
     drop(places);
+    drop(in_time);
     let now = now_ms();
     let terms = query_terms(q.text);
     let mut candidates: Vec<TurnHit> = fused
@@ -756,6 +851,14 @@ mod tests {
         );
         assert!((jaccard(&a, &b) - 0.5).abs() < 1e-12);
         assert_eq!(jaccard(&a, &[]), 0.0);
+    }
+
+    #[test]
+    fn merged_lists_hold_each_operation_once_nearest_first() {
+        let a = vec![row("a", "x", 0.9), row("b", "y", 0.7)];
+        let b = vec![row("b", "y", 0.7), row("c", "z", 0.8)];
+        let ids: Vec<String> = merged(a, b).into_iter().map(|r| r.id).collect();
+        assert_eq!(ids, ["a", "c", "b"]);
     }
 
     #[test]

@@ -327,6 +327,30 @@ async fn vectors_find_by_meaning_and_never_mix_models() {
         login.as_str(),
         "{answer}"
     );
+    // A time named: the sessions active today add their nearest operations to the vector
+    // list, each operation still once.
+    let (status, answer) = turn_search(
+        &app,
+        json!({"project": app.project, "query": "signin credentials trouble today"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        answer["operations"][0]["operation_id"],
+        login.as_str(),
+        "{answer}"
+    );
+    let ids: Vec<&str> = answer["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["operation_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids.len(),
+        ids.iter().collect::<std::collections::HashSet<_>>().len(),
+        "{answer}"
+    );
     // Both turns with text carry a vector of the configured model; the read has none.
     assert_eq!(embedded_by(&app, "remote:fake").await, 2);
     let (_, answer) = turn_search(
@@ -630,4 +654,116 @@ async fn start_up_passes_reach_every_session_a_page_at_a_time() {
     );
     let fresh = n("s.id CONTAINS '-new-' AND coalesce(s.search_dirty, false)");
     assert_eq!(count(&fresh, &project).await, 0);
+}
+
+/// A session holding one turn about the cache backend, said at `at`.
+async fn said_at(app: &TestApp, text: &str, at: chrono::DateTime<chrono::Utc>) -> String {
+    let sid = app.session().await;
+    app.ops_sync(
+        &sid,
+        json!([{"id": format!("{sid}-m"), "type": "message", "role": "user",
+                "content": text, "at": at.to_rfc3339()}]),
+    )
+    .await;
+    sid
+}
+
+/// The sessions of the hits of `query`, best first, once each settled on `first`.
+async fn first_session_of(app: &TestApp, query: &str, first: &str) -> Value {
+    search_until(
+        app,
+        json!({"project": app.project, "query": query, "limit": 5}),
+        |ops| ops.len() == 2 && ops[0]["session_id"] == first,
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_time_the_query_names_ranks_what_happened_then_first() {
+    let app = TestApp::spawn().await;
+    let day = |y, m, d| {
+        chrono::NaiveDate::from_ymd_opt(y, m, d)
+            .unwrap()
+            .and_hms_opt(15, 30, 0)
+            .unwrap()
+            .and_utc()
+    };
+    // Alike in words; the June one is newer, so it ranks first when no time is named.
+    let march = said_at(
+        &app,
+        "we chose Redis for the cache backend",
+        day(2025, 3, 3),
+    )
+    .await;
+    let june = said_at(
+        &app,
+        "we chose memcached for the cache backend",
+        day(2025, 6, 10),
+    )
+    .await;
+    let answer = first_session_of(&app, "which cache backend did we choose", &june).await;
+    assert_eq!(
+        answer["operations"][0]["session_id"],
+        june.as_str(),
+        "{answer}"
+    );
+
+    for (query, first) in [
+        (
+            "which cache backend did we choose on 3 March, 2025?",
+            &march,
+        ),
+        (
+            "which cache backend did we choose on March 3rd 2025?",
+            &march,
+        ),
+        ("which cache backend did we choose in March 2025?", &march),
+        ("which cache backend did we choose on 2025-06-10?", &june),
+    ] {
+        let answer = first_session_of(&app, query, first).await;
+        assert_eq!(
+            answer["operations"][0]["session_id"],
+            first.as_str(),
+            "{query}: {answer}"
+        );
+    }
+    // Session search ranks the session of that day first too.
+    let (status, found) = app
+        .post(
+            "/v1/sessions/search",
+            &json!({"project": app.project, "query": "which cache backend did we choose on 3 March 2025", "limit": 5}),
+        )
+        .await;
+    assert_eq!(status, 200, "{found}");
+    assert_eq!(
+        found["sessions"][0]["session_id"],
+        march.as_str(),
+        "{found}"
+    );
+
+    // Times counted back from now: the older of two turns, when the query names its day.
+    let now = chrono::Utc::now();
+    let other = TestApp::spawn().await;
+    let older = said_at(
+        &other,
+        "the flaky login test was fixed",
+        now - chrono::Duration::days(3),
+    )
+    .await;
+    let newer = said_at(
+        &other,
+        "the flaky login test was fixed",
+        now - chrono::Duration::days(1),
+    )
+    .await;
+    first_session_of(&other, "was the flaky login test fixed", &newer).await;
+    let answer =
+        first_session_of(&other, "was the flaky login test fixed 3 days ago", &older).await;
+    assert_eq!(
+        answer["operations"][0]["session_id"],
+        older.as_str(),
+        "{answer}"
+    );
+    app.stop().await;
+    other.stop().await;
 }

@@ -45,8 +45,7 @@ async fn candidate_sessions(
 ) -> StoreResult<Vec<ScopeSession>> {
     if let Some(own) = own {
         let ask = session_ask(req);
-        let by_turns = search::sessions_of(turns);
-        let found = search::rank_sessions(store, req.finder.weights, &ask, own, by_turns).await?;
+        let found = search::rank_sessions(store, req.finder.weights, &ask, own, turns).await?;
         if !found.hits.is_empty() {
             return Ok(found.hits.into_iter().filter_map(|h| h.session).collect());
         }

@@ -1,0 +1,372 @@
+//! The time a query asks about: "on 13 March, 2023", "March 13th 2023", "2023-03-13", "in May
+//! 2023", "yesterday", "3 days ago", "last week", "last month". Recall ranks what happened
+//! then higher, and searches the query's other words, since the words of a date say when, not
+//! what (a relative phrase's words stay: a turn says "yesterday" too). Days are UTC days
+//! widened by half a day on each side, so an asker in any time zone still lands on the day
+//! they mean; relative times count back from `now`, and only when no date is named (beside a
+//! date they count from it). A query naming several dates asks about the span from the first
+//! to the last. Pure.
+
+use std::sync::LazyLock;
+
+use chrono::{DateTime, Datelike, Days, Months, NaiveDate, Utc};
+use regex::{Captures, Regex};
+
+const DAY_MS: i64 = 86_400_000;
+/// How far a day reaches past its UTC midnight on each side.
+const SLACK_MS: i64 = DAY_MS / 2;
+
+/// A span of time a query asks about, in epoch milliseconds: `from` inclusive, `to` exclusive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Asked {
+    pub from_ms: i64,
+    pub to_ms: i64,
+}
+
+impl Asked {
+    /// Whether `at_ms` falls within the span.
+    pub fn holds(&self, at_ms: i64) -> bool {
+        (self.from_ms..self.to_ms).contains(&at_ms)
+    }
+
+    /// The UTC days `first..=last`, widened by half a day on each side.
+    fn days(first: NaiveDate, last: NaiveDate) -> Self {
+        let midnight = |d: NaiveDate| {
+            d.and_hms_opt(0, 0, 0)
+                .map(|t| t.and_utc().timestamp_millis())
+        };
+        let from = midnight(first).unwrap_or(0);
+        let to = midnight(last).unwrap_or(from) + DAY_MS;
+        Asked {
+            from_ms: from - SLACK_MS,
+            to_ms: to + SLACK_MS,
+        }
+    }
+
+    fn union(self, other: Asked) -> Asked {
+        Asked {
+            from_ms: self.from_ms.min(other.from_ms),
+            to_ms: self.to_ms.max(other.to_ms),
+        }
+    }
+}
+
+/// What a query says about time: the span it asks about, and its text without the words
+/// that named it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Read {
+    pub asked: Asked,
+    pub rest: String,
+}
+
+const MONTH: &str = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?";
+const ORDINAL: &str = r"(?:st|nd|rd|th)?";
+const COUNT: &str = r"(\d{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten)";
+
+fn pattern(p: &str) -> Regex {
+    Regex::new(&format!("(?i){p}")).expect("a valid pattern")
+}
+
+/// "13 March, 2023", "13th of March 2023".
+static DAY_MONTH_YEAR: LazyLock<Regex> = LazyLock::new(|| {
+    pattern(&format!(
+        r"\b(\d{{1,2}}){ORDINAL}\s+(?:of\s+)?{MONTH},?\s+(\d{{4}})\b"
+    ))
+});
+/// "March 13, 2023", "Mar 13th 2023".
+static MONTH_DAY_YEAR: LazyLock<Regex> = LazyLock::new(|| {
+    pattern(&format!(
+        r"\b{MONTH}\s+(\d{{1,2}}){ORDINAL},?\s+(\d{{4}})\b"
+    ))
+});
+/// "2023-03-13".
+static ISO_DAY: LazyLock<Regex> = LazyLock::new(|| pattern(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b"));
+/// "May 2023", "May, 2023".
+static MONTH_YEAR: LazyLock<Regex> =
+    LazyLock::new(|| pattern(&format!(r"\b{MONTH},?\s+(\d{{4}})\b")));
+/// "today", "yesterday", "3 days ago", "two weeks ago", "last week", "this week", "last month".
+static RELATIVE: LazyLock<Regex> = LazyLock::new(|| {
+    pattern(&format!(
+        r"\b(?:(today)|(yesterday)|{COUNT}\s+(days?|weeks?)\s+ago|(last|this|past)\s+(week|month))\b"
+    ))
+});
+
+fn month_number(name: &str) -> Option<u32> {
+    let n = name.to_ascii_lowercase();
+    let months = [
+        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+    ];
+    months
+        .iter()
+        .position(|m| n.starts_with(m))
+        .map(|i| i as u32 + 1)
+}
+
+fn number(c: &Captures<'_>, i: usize) -> Option<u32> {
+    c.get(i)?.as_str().parse().ok()
+}
+
+fn count(word: &str) -> Option<u64> {
+    let words = [
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    ];
+    match word.to_ascii_lowercase().as_str() {
+        "a" | "an" => Some(1),
+        w => w
+            .parse()
+            .ok()
+            .or_else(|| words.iter().position(|x| *x == w).map(|i| i as u64)),
+    }
+}
+
+/// A date from year, month and day, when it is one (years 1970 to 9999).
+fn date(year: u32, month: u32, day: u32) -> Option<NaiveDate> {
+    if !(1970..=9999).contains(&year) {
+        return None;
+    }
+    NaiveDate::from_ymd_opt(year as i32, month, day)
+}
+
+/// The first and last day of a month.
+fn month_span(year: u32, month: u32) -> Option<(NaiveDate, NaiveDate)> {
+    let first = date(year, month, 1)?;
+    let last = first.checked_add_months(Months::new(1))?.pred_opt()?;
+    Some((first, last))
+}
+
+/// The span a relative phrase names, counted back from `today`.
+fn relative(c: &Captures<'_>, today: NaiveDate) -> Option<(NaiveDate, NaiveDate)> {
+    let back = |days: u64| today.checked_sub_days(Days::new(days));
+    if c.get(1).is_some() {
+        return Some((today, today));
+    }
+    if c.get(2).is_some() {
+        let d = back(1)?;
+        return Some((d, d));
+    }
+    if let (Some(n), Some(unit)) = (c.get(3), c.get(4)) {
+        let n = count(n.as_str())?.min(3_650);
+        if unit.as_str().to_ascii_lowercase().starts_with("week") {
+            // "Two weeks ago" is about a week, give or take half of one.
+            let mid = back(7 * n)?;
+            return Some((
+                mid.checked_sub_days(Days::new(3))?,
+                mid.checked_add_days(Days::new(3))?,
+            ));
+        }
+        let d = back(n)?;
+        return Some((d, d));
+    }
+    let (which, unit) = (
+        c.get(5)?.as_str().to_ascii_lowercase(),
+        c.get(6)?.as_str().to_ascii_lowercase(),
+    );
+    match (which.as_str(), unit.as_str()) {
+        ("last", "month") => {
+            let this = today.with_day(1)?;
+            let first = this.checked_sub_months(Months::new(1))?;
+            Some((first, this.pred_opt()?))
+        }
+        (_, "month") => Some((back(30)?, today)),
+        ("this", _) => Some((back(6)?, today)),
+        // "Last week", "the past week": the seven days before today, and today.
+        _ => Some((back(7)?, today)),
+    }
+}
+
+/// Reads the day a pattern's captures name.
+type DayOf = fn(&Captures<'_>) -> Option<NaiveDate>;
+
+/// The time `text` asks about, relative phrases counted back from `now_ms`; `None` when it
+/// names none.
+pub fn read(text: &str, now_ms: i64) -> Option<Read> {
+    let today = DateTime::<Utc>::from_timestamp_millis(now_ms)?.date_naive();
+    let mut spans: Vec<Asked> = Vec::new();
+    let mut rest = text.to_string();
+    let mut take = |span: Option<(NaiveDate, NaiveDate)>| {
+        span.map(|(first, last)| spans.push(Asked::days(first, last)))
+            .is_some()
+    };
+    // Days first, so a day's month and year are not read again as a whole month.
+    let day_patterns: [(&LazyLock<Regex>, DayOf); 3] = [
+        (&DAY_MONTH_YEAR, |c| {
+            date(
+                number(c, 3)?,
+                month_number(c.get(2)?.as_str())?,
+                number(c, 1)?,
+            )
+        }),
+        (&MONTH_DAY_YEAR, |c| {
+            date(
+                number(c, 3)?,
+                month_number(c.get(1)?.as_str())?,
+                number(c, 2)?,
+            )
+        }),
+        (&ISO_DAY, |c| {
+            date(number(c, 1)?, number(c, 2)?, number(c, 3)?)
+        }),
+    ];
+    for (re, day) in day_patterns {
+        rest = re
+            .replace_all(&rest, |c: &Captures<'_>| {
+                if take(day(c).map(|d| (d, d))) {
+                    " ".to_string()
+                } else {
+                    c[0].to_string()
+                }
+            })
+            .into_owned();
+    }
+    rest = MONTH_YEAR
+        .replace_all(&rest, |c: &Captures<'_>| {
+            let span = month_number(&c[1])
+                .zip(number(c, 2))
+                .and_then(|(m, y)| month_span(y, m));
+            if take(span) {
+                " ".to_string()
+            } else {
+                c[0].to_string()
+            }
+        })
+        .into_owned();
+    // A relative phrase beside a date counts from that date ("the last week of August 2023",
+    // "last week, as said on 6 November 2023"), not from now: then it is not read. Its words
+    // stay searched either way ("yesterday" is how a turn says it, too).
+    if spans.is_empty() {
+        if let Some(span) = RELATIVE.captures(&rest).and_then(|c| relative(&c, today)) {
+            spans.push(Asked::days(span.0, span.1));
+        }
+    }
+    let asked = spans.into_iter().reduce(Asked::union)?;
+    let rest = rest.split_whitespace().collect::<Vec<_>>().join(" ");
+    Some(Read { asked, rest })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 2026-11-25 10:00 UTC.
+    const NOW: i64 = 1_795_600_800_000;
+
+    fn day(y: i32, m: u32, d: u32) -> Asked {
+        let nd = NaiveDate::from_ymd_opt(y, m, d).unwrap();
+        Asked::days(nd, nd)
+    }
+
+    fn at(y: i32, m: u32, d: u32, h: u32) -> i64 {
+        NaiveDate::from_ymd_opt(y, m, d)
+            .unwrap()
+            .and_hms_opt(h, 0, 0)
+            .unwrap()
+            .and_utc()
+            .timestamp_millis()
+    }
+
+    #[test]
+    fn now_is_the_moment_the_tests_count_back_from() {
+        assert_eq!(NOW, at(2026, 11, 25, 10));
+    }
+
+    #[test]
+    fn days_in_every_common_spelling_are_read_and_left_out_of_the_words() {
+        for q in [
+            "What did Jolene ask Deb to help with on 13 March, 2023?",
+            "What did Jolene ask Deb to help with on 13th of March 2023?",
+            "What did Jolene ask Deb to help with on March 13, 2023?",
+            "What did Jolene ask Deb to help with on Mar. 13th 2023?",
+            "What did Jolene ask Deb to help with on 2023-03-13?",
+        ] {
+            let r = read(q, NOW).unwrap_or_else(|| panic!("{q}: a day"));
+            assert_eq!(r.asked, day(2023, 3, 13), "{q}");
+            assert_eq!(r.rest, "What did Jolene ask Deb to help with on ?", "{q}");
+        }
+    }
+
+    #[test]
+    fn a_day_reaches_half_a_day_past_each_midnight() {
+        let a = read("on 13 March 2023", NOW).unwrap().asked;
+        assert!(a.holds(at(2023, 3, 13, 0)) && a.holds(at(2023, 3, 13, 23)));
+        assert!(a.holds(at(2023, 3, 12, 13)) && a.holds(at(2023, 3, 14, 11)));
+        assert!(!a.holds(at(2023, 3, 12, 11)) && !a.holds(at(2023, 3, 14, 13)));
+    }
+
+    #[test]
+    fn a_month_is_the_whole_month() {
+        let r = read("Where did Nate travel in May 2023?", NOW).unwrap();
+        let may = Asked::days(
+            NaiveDate::from_ymd_opt(2023, 5, 1).unwrap(),
+            NaiveDate::from_ymd_opt(2023, 5, 31).unwrap(),
+        );
+        assert_eq!(r.asked, may);
+        assert_eq!(r.rest, "Where did Nate travel in ?");
+        assert_eq!(
+            read("in Feb, 2024", NOW).unwrap().asked.to_ms,
+            at(2024, 3, 1, 12)
+        );
+    }
+
+    #[test]
+    fn relative_times_count_back_from_now() {
+        assert_eq!(
+            read("what did we do today", NOW).unwrap().asked,
+            day(2026, 11, 25)
+        );
+        let r = read("what did we decide yesterday about the cache", NOW).unwrap();
+        assert_eq!(r.asked, day(2026, 11, 24));
+        assert_eq!(r.rest, "what did we decide yesterday about the cache");
+        assert_eq!(
+            read("the bug from 3 days ago", NOW).unwrap().asked,
+            day(2026, 11, 22)
+        );
+        assert_eq!(
+            read("the bug from three days ago", NOW).unwrap().asked,
+            day(2026, 11, 22)
+        );
+        let last_week = read("the refactor last week", NOW).unwrap().asked;
+        assert!(last_week.holds(at(2026, 11, 18, 9)) && last_week.holds(at(2026, 11, 25, 9)));
+        assert!(!last_week.holds(at(2026, 11, 17, 9)));
+        let last_month = read("what broke last month", NOW).unwrap().asked;
+        assert!(last_month.holds(at(2026, 10, 1, 0)) && last_month.holds(at(2026, 10, 31, 23)));
+        assert!(!last_month.holds(at(2026, 11, 2, 0)) && !last_month.holds(at(2026, 9, 29, 0)));
+        let weeks = read("two weeks ago", NOW).unwrap().asked;
+        assert!(weeks.holds(at(2026, 11, 11, 9)) && !weeks.holds(at(2026, 11, 20, 9)));
+    }
+
+    #[test]
+    fn several_times_ask_about_the_span_between_them() {
+        let r = read("between 1 May 2023 and 3 June 2023", NOW).unwrap();
+        assert!(r.asked.holds(at(2023, 5, 20, 12)));
+        assert_eq!(r.asked.from_ms, at(2023, 5, 1, 0) - SLACK_MS);
+        assert_eq!(r.asked.to_ms, at(2023, 6, 4, 0) + SLACK_MS);
+    }
+
+    #[test]
+    fn a_relative_phrase_beside_a_date_counts_from_it_so_only_the_date_is_read() {
+        let r = read("Where was Calvin in the last week of October 2023?", NOW).unwrap();
+        assert_eq!(r.asked.to_ms, at(2023, 11, 1, 12));
+        let r = read(
+            "What did Tim fix last week, as he said on November 6, 2023?",
+            NOW,
+        )
+        .unwrap();
+        assert_eq!(r.asked, day(2023, 11, 6));
+        assert_eq!(r.rest, "What did Tim fix last week, as he said on ?");
+    }
+
+    #[test]
+    fn words_that_only_look_like_times_are_not_read() {
+        for q in [
+            "may we cache the 2023 results?",
+            "what is the March of Dimes",
+            "released on 13 March 1900",
+            "the todays list",
+            "how did we fix the lost update",
+        ] {
+            let r = read(q, NOW);
+            assert!(r.is_none(), "{q}: {r:?}");
+        }
+        assert!(read("2023-02-30", NOW).is_none(), "no such day");
+    }
+}
