@@ -54,7 +54,9 @@ pub struct QualityBench {
     #[command(flatten)]
     pub settings: Settings,
     /// The data set: `{conversations: [{id, speakers, sessions: [{date, turns: [{id, speaker,
-    /// text}]}], questions: [{question, evidence: [turn id]}]}]}`.
+    /// text}]}], questions: [{question, evidence: [turn id]}]}]}`; dates as RFC 3339, ISO
+    /// ("2023-05-08 13:56"), LongMemEval ("2023/05/08 (Mon) 13:56") or LoCoMo ("1:56 pm on
+    /// 8 May, 2023") write them.
     #[arg(long, default_value = DEFAULT_DATA)]
     pub data: PathBuf,
     /// Use only the first N conversations.
@@ -110,12 +112,64 @@ pub struct Question {
     pub evidence: Vec<String>,
 }
 
-/// "1:56 pm on 8 May, 2023" as epoch milliseconds (UTC), or `None`.
+/// A session's date as epoch milliseconds (UTC, when it names no offset), or `None`. Read as
+/// LoCoMo writes it ("1:56 pm on 8 May, 2023"), as LongMemEval does ("2023/05/20 (Sat)
+/// 02:21"), RFC 3339 ("2023-05-08T13:56:00Z"), or ISO without an offset ("2023-05-08 13:56",
+/// "2023-05-08T13:56:00", "2023-05-08").
 pub fn parse_date(text: &str) -> Option<i64> {
-    let (time, date) = text.split_once(" on ")?;
-    let date = chrono::NaiveDate::parse_from_str(date.trim(), "%d %B, %Y").ok()?;
-    let time = chrono::NaiveTime::parse_from_str(&time.trim().to_uppercase(), "%I:%M %p").ok()?;
-    Some(date.and_time(time).and_utc().timestamp_millis())
+    use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
+    let text = text.trim();
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(text) {
+        return Some(t.timestamp_millis());
+    }
+    if let Some((time, date)) = text.split_once(" on ") {
+        let date = NaiveDate::parse_from_str(date.trim(), "%d %B, %Y").ok()?;
+        let time = NaiveTime::parse_from_str(&time.trim().to_uppercase(), "%I:%M %p").ok()?;
+        return Some(date.and_time(time).and_utc().timestamp_millis());
+    }
+    // A weekday in brackets says nothing the date does not.
+    let plain: String = match (text.find('('), text.find(')')) {
+        (Some(a), Some(b)) if a < b => format!("{} {}", &text[..a], &text[b + 1..]),
+        _ => text.to_string(),
+    };
+    let plain = plain.split_whitespace().collect::<Vec<_>>().join(" ");
+    const WITH_TIME: [&str; 5] = [
+        "%Y/%m/%d %H:%M",
+        "%Y/%m/%d %H:%M:%S",
+        "%Y-%m-%d %H:%M",
+        "%Y-%m-%d %H:%M:%S",
+        "%Y-%m-%dT%H:%M:%S",
+    ];
+    if let Some(t) = WITH_TIME
+        .iter()
+        .find_map(|f| NaiveDateTime::parse_from_str(&plain, f).ok())
+    {
+        return Some(t.and_utc().timestamp_millis());
+    }
+    ["%Y/%m/%d", "%Y-%m-%d"]
+        .iter()
+        .find_map(|f| NaiveDate::parse_from_str(&plain, f).ok())
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|t| t.and_utc().timestamp_millis())
+}
+
+/// Every session's date, read: a session placed at an unknown time would misplace its turns
+/// in time, so an unreadable date stops the run before anything is captured.
+fn check_dates(data: &DataSet) -> anyhow::Result<()> {
+    for conv in &data.conversations {
+        for (i, s) in conv.sessions.iter().enumerate() {
+            anyhow::ensure!(
+                parse_date(&s.date).is_some(),
+                "conversation {} session {}: cannot read the date {:?}; write it as \
+                 \"2023-05-08T13:56:00Z\", \"2023-05-08 13:56\", \"2023/05/08 (Mon) 13:56\" \
+                 or \"1:56 pm on 8 May, 2023\"",
+                conv.id,
+                i + 1,
+                s.date
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The text a turn is stored with: who said it, then what was said.
@@ -541,6 +595,7 @@ pub async fn run(mut b: QualityBench) -> anyhow::Result<()> {
     if let Some(n) = b.conversations {
         data.conversations.truncate(n);
     }
+    check_dates(&data)?;
     let reused = b.reuse.is_some();
     let run = b
         .reuse
@@ -841,7 +896,36 @@ mod tests {
         let d = chrono::DateTime::from_timestamp_millis(t).unwrap();
         assert_eq!(d.to_rfc3339(), "2023-05-08T13:56:00+00:00");
         assert!(parse_date("10:37 am on 27 June, 2023").is_some());
+        for other in [
+            "2023/05/08 (Mon) 13:56",
+            "2023-05-08T13:56:00Z",
+            "2023-05-08T15:56:00+02:00",
+            "2023-05-08 13:56",
+            "2023-05-08T13:56:00",
+        ] {
+            assert_eq!(parse_date(other), Some(t), "{other}");
+        }
+        assert_eq!(
+            parse_date("2023-05-08"),
+            Some(t - (13 * 60 + 56) * 60_000),
+            "a date alone is its midnight"
+        );
         assert_eq!(parse_date("yesterday"), None);
+        assert_eq!(parse_date("2023-02-30 10:00"), None);
+    }
+
+    #[test]
+    fn an_unreadable_date_stops_the_run_naming_the_session() {
+        let data: DataSet = serde_json::from_value(json!({"conversations": [{
+            "id": "c1", "speakers": ["A", "B"], "questions": [],
+            "sessions": [{"date": "2023-05-08", "turns": []}, {"date": "soon", "turns": []}]
+        }]}))
+        .unwrap();
+        let err = check_dates(&data).unwrap_err().to_string();
+        assert!(
+            err.contains("conversation c1 session 2") && err.contains("\"soon\""),
+            "{err}"
+        );
     }
 
     #[test]
