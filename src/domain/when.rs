@@ -1,11 +1,12 @@
 //! The time a query asks about: "on 13 March, 2023", "March 13th 2023", "2023-03-13", "in May
-//! 2023", "yesterday", "3 days ago", "last week", "last month". Recall ranks what happened
-//! then higher, and searches the query's other words, since the words of a date say when, not
-//! what (a relative phrase's words stay: a turn says "yesterday" too). Days are UTC days
-//! widened by half a day on each side, so an asker in any time zone still lands on the day
-//! they mean; relative times count back from `now`, and only when no date is named (beside a
-//! date they count from it). A query naming several dates asks about the span from the first
-//! to the last. Pure.
+//! 2023", and counted back from now "yesterday", "3 days ago", "last week", "last month", "on
+//! Monday", "on 3 March" (the latest such day). Recall ranks what happened then higher, and
+//! searches the query's other words, since the words of a dated day say when, not what (the
+//! words of a time counted back stay: a turn says "yesterday" or "Monday" too). Days are UTC
+//! days widened by half a day on each side, so an asker in any time zone still lands on the
+//! day they mean. A time counted back is read only when no dated one is named (beside a date
+//! it counts from that date). A query naming several dates asks about the span from the
+//! first to the last. Pure.
 
 use std::sync::LazyLock;
 
@@ -90,6 +91,72 @@ static RELATIVE: LazyLock<Regex> = LazyLock::new(|| {
         r"\b(?:(today)|(yesterday)|{COUNT}\s+(days?|weeks?)\s+ago|(last|this|past)\s+(week|month))\b"
     ))
 });
+
+/// "on Monday", "last Friday".
+static WEEKDAY: LazyLock<Regex> =
+    LazyLock::new(|| pattern(r"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"));
+/// A day without its year: "13 March", "March 13th".
+static DAY_MONTH: LazyLock<Regex> = LazyLock::new(|| {
+    pattern(&format!(
+        r"\b(?:(\d{{1,2}}){ORDINAL}\s+(?:of\s+)?{MONTH}|{MONTH}\s+(\d{{1,2}}){ORDINAL})\b"
+    ))
+});
+
+/// A year right after a day ("…, 2023").
+static YEAR_NEXT: LazyLock<Regex> = LazyLock::new(|| pattern(r"^,?\s*\d{4}\b"));
+
+/// The latest day before `today` that is the weekday named.
+fn last_weekday(name: &str, today: NaiveDate) -> Option<NaiveDate> {
+    let names = [
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+    ];
+    let want = names.iter().position(|n| name.eq_ignore_ascii_case(n))? as i64;
+    let now = today.weekday().num_days_from_monday() as i64;
+    let back = (now - want).rem_euclid(7);
+    today.checked_sub_days(Days::new(if back == 0 { 7 } else { back } as u64))
+}
+
+/// The latest day named by month and day that is not after `today` (this year's, else last
+/// year's).
+fn last_day_of_month(month: u32, day: u32, today: NaiveDate) -> Option<NaiveDate> {
+    let this = NaiveDate::from_ymd_opt(today.year(), month, day);
+    match this {
+        Some(d) if d <= today => Some(d),
+        _ => NaiveDate::from_ymd_opt(today.year() - 1, month, day),
+    }
+}
+
+/// The span a phrase counted back from `today` names — "yesterday", "last week", "on
+/// Monday", "on 3 March" — the first one the text holds.
+fn counted_back(text: &str, today: NaiveDate) -> Option<(NaiveDate, NaiveDate)> {
+    if let Some(span) = RELATIVE.captures(text).and_then(|c| relative(&c, today)) {
+        return Some(span);
+    }
+    if let Some(d) = WEEKDAY
+        .captures(text)
+        .and_then(|c| last_weekday(&c[1], today))
+    {
+        return Some((d, d));
+    }
+    // Groups: day and month of "13 March", then month and day of "March 13". One followed by
+    // a year was read as a dated day already, or is no day at all ("13 March 1900").
+    let c = DAY_MONTH
+        .captures_iter(text)
+        .find(|c| !YEAR_NEXT.is_match(&text[c.get(0).map_or(0, |m| m.end())..]))?;
+    let (day, month) = match (c.get(1), c.get(4)) {
+        (Some(day), _) => (day, c.get(2)?),
+        (None, Some(day)) => (day, c.get(3)?),
+        _ => return None,
+    };
+    let (day, month) = (day.as_str().parse().ok()?, month_number(month.as_str())?);
+    last_day_of_month(month, day, today).map(|d| (d, d))
+}
 
 fn month_number(name: &str) -> Option<u32> {
     let n = name.to_ascii_lowercase();
@@ -234,8 +301,8 @@ pub fn read(text: &str, now_ms: i64) -> Option<Read> {
     // "last week, as said on 6 November 2023"), not from now: then it is not read. Its words
     // stay searched either way ("yesterday" is how a turn says it, too).
     if spans.is_empty() {
-        if let Some(span) = RELATIVE.captures(&rest).and_then(|c| relative(&c, today)) {
-            spans.push(Asked::days(span.0, span.1));
+        if let Some((first, last)) = counted_back(&rest, today) {
+            spans.push(Asked::days(first, last));
         }
     }
     let asked = spans.into_iter().reduce(Asked::union)?;
@@ -332,6 +399,37 @@ mod tests {
         assert!(!last_month.holds(at(2026, 11, 2, 0)) && !last_month.holds(at(2026, 9, 29, 0)));
         let weeks = read("two weeks ago", NOW).unwrap().asked;
         assert!(weeks.holds(at(2026, 11, 11, 9)) && !weeks.holds(at(2026, 11, 20, 9)));
+    }
+
+    #[test]
+    fn weekdays_and_days_without_a_year_are_the_latest_such_day() {
+        // 2026-11-25 is a Wednesday.
+        assert_eq!(
+            read("what did we ship on Monday", NOW).unwrap().asked,
+            day(2026, 11, 23)
+        );
+        assert_eq!(
+            read("last friday's outage", NOW).unwrap().asked,
+            day(2026, 11, 20)
+        );
+        assert_eq!(read("on Wednesday", NOW).unwrap().asked, day(2026, 11, 18));
+        assert_eq!(
+            read("the deploy on 3 March", NOW).unwrap().asked,
+            day(2026, 3, 3)
+        );
+        assert_eq!(
+            read("the deploy on March 3rd", NOW).unwrap().asked,
+            day(2026, 3, 3)
+        );
+        assert_eq!(
+            read("the deploy on 24 December", NOW).unwrap().asked,
+            day(2025, 12, 24)
+        );
+        let r = read("what did we ship on Monday", NOW).unwrap();
+        assert_eq!(
+            r.rest, "what did we ship on Monday",
+            "its words stay searched"
+        );
     }
 
     #[test]

@@ -30,6 +30,7 @@ use serde_json::{json, Value};
 use cairn::app::Application;
 use cairn::config::Settings;
 use cairn::domain::budget::Allocation;
+use cairn::domain::when;
 use cairn::recall::context::{self, Finder};
 use cairn::recall::search::{self, Lists, Weights};
 use cairn::recall::turns;
@@ -403,15 +404,41 @@ const MODES: [(&str, Lists); 3] = [
     ("hybrid", Lists::Both),
 ];
 
-/// Asks one question in one mode and adds what came back to `tally` (when `timed`).
+/// What one question in one mode brought back.
+struct Answer {
+    /// Per budget: evidence turns found, tokens used.
+    found: [usize; BUDGETS.len()],
+    used: [u64; BUDGETS.len()],
+    evidence: usize,
+    /// Share of the evidence's sessions among the first sessions found.
+    session_recall: f64,
+    reciprocal_rank: f64,
+    context_ms: Vec<Duration>,
+    search_ms: Duration,
+}
+
+impl Tally {
+    fn add(&mut self, a: &Answer) {
+        for i in 0..BUDGETS.len() {
+            self.found[i] += a.found[i];
+            self.tokens[i] += a.used[i];
+        }
+        self.evidence += a.evidence;
+        self.questions += 1;
+        self.session_recall += a.session_recall;
+        self.reciprocal_rank += a.reciprocal_rank;
+        self.context_ms.extend(&a.context_ms);
+        self.search_ms.push(a.search_ms);
+    }
+}
+
+/// Asks one question in one mode: what came back.
 async fn ask(
     state: &AppState,
     lists: Lists,
     loaded: &Loaded,
     question: &Question,
-    tally: &mut Tally,
-    timed: bool,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Answer> {
     let stored = state.settings.tokenizer;
     let finder = Finder {
         embedder: state.embedder.as_deref(),
@@ -471,27 +498,22 @@ async fn ask(
     )
     .await?
     .hits;
-    let search_took = t.elapsed();
-    if !timed {
-        return Ok(());
-    }
+    let search_ms = t.elapsed();
     let wanted: HashSet<&str> = evidence.iter().map(|(s, _)| s.as_str()).collect();
     let ranked: Vec<&str> = hits.iter().map(|h| h.session_id.as_str()).collect();
     let in_top = wanted.iter().filter(|s| ranked.contains(s)).count();
-    tally.session_recall += in_top as f64 / wanted.len().max(1) as f64;
-    tally.reciprocal_rank += ranked
-        .iter()
-        .position(|s| wanted.contains(s))
-        .map_or(0.0, |r| 1.0 / (r as f64 + 1.0));
-    for i in 0..BUDGETS.len() {
-        tally.found[i] += found[i];
-        tally.tokens[i] += used[i];
-    }
-    tally.evidence += evidence.len();
-    tally.questions += 1;
-    tally.context_ms.extend(took);
-    tally.search_ms.push(search_took);
-    Ok(())
+    Ok(Answer {
+        found,
+        used,
+        evidence: evidence.len(),
+        session_recall: in_top as f64 / wanted.len().max(1) as f64,
+        reciprocal_rank: ranked
+            .iter()
+            .position(|s| wanted.contains(s))
+            .map_or(0.0, |r| 1.0 / (r as f64 + 1.0)),
+        context_ms: took,
+        search_ms,
+    })
 }
 
 /// Asks every question as a user's prompt through the command hook (`cairn hook claude-code`
@@ -679,17 +701,31 @@ async fn measure(
             continue;
         }
         let mut tally = Tally::default();
+        // The questions that name a time (`domain::when`), on their own as well.
+        let mut timed = Tally::default();
         let mut warm = 0;
         for (conv, l) in data.conversations.iter().zip(&loaded) {
             for q in questions_of(conv, l, per_conversation) {
                 if warm < WARM_UP {
-                    ask(state, lists, l, q, &mut tally, false).await?;
+                    ask(state, lists, l, q).await?;
                     warm += 1;
                 }
-                ask(state, lists, l, q, &mut tally, true).await?;
+                let answer = ask(state, lists, l, q).await?;
+                tally.add(&answer);
+                if when::read(&q.question, cairn::graph::now_ms()).is_some() {
+                    timed.add(&answer);
+                }
             }
         }
-        report.insert(name.into(), tally.report());
+        let mut mode = tally.report();
+        let (recall, _) = timed.per_budget();
+        mode["naming_a_time"] = json!({
+            "questions": timed.questions,
+            "evidence_turns": timed.evidence,
+            "evidence_recall": recall,
+            "session_recall_at_5": round3(timed.session_recall / timed.questions.max(1) as f64),
+        });
+        report.insert(name.into(), mode);
     }
     report.insert(
         "plain_bm25".into(),
@@ -713,7 +749,11 @@ async fn measure(
     report.insert(
         "setup".into(),
         json!({
-            "data": "LoCoMo (snap-research/LoCoMo data/locomo10.json, CC BY-NC 4.0), extract",
+            "data": if b.data == std::path::Path::new(DEFAULT_DATA) {
+                "LoCoMo (snap-research/LoCoMo data/locomo10.json, CC BY-NC 4.0), extract".to_string()
+            } else {
+                b.data.display().to_string()
+            },
             "conversations": data.conversations.len(),
             "sessions": data.conversations.iter().map(|c| c.sessions.len()).sum::<usize>(),
             "turns": sent,
@@ -852,6 +892,21 @@ fn print(report: &Value) {
             cells[7],
             cells[8],
         );
+    }
+    for (name, _) in MODES {
+        let t = &report[name]["naming_a_time"];
+        if t.is_object() {
+            let ev = &t["evidence_recall"];
+            println!(
+                "{:<10} {:>8} {:>8} {:>8} {:>10}   ({} questions naming a time)",
+                format!("{name} @t"),
+                ev["500"],
+                ev["1000"],
+                ev["2000"],
+                t["session_recall_at_5"],
+                t["questions"]
+            );
+        }
     }
     let base = &report["plain_bm25"]["evidence_recall"];
     println!(
