@@ -5,8 +5,8 @@
 //! words of a time counted back stay: a turn says "yesterday" or "Monday" too). Days are UTC
 //! days widened by half a day on each side, so an asker in any time zone still lands on the
 //! day they mean. A time counted back is read only when no dated one is named (beside a date
-//! it counts from that date). A query naming several dates asks about the span from the
-//! first to the last. Pure.
+//! it counts from that date). "Since" a date asks about that date until today; a
+//! query naming several dates, about the span from the first to the last. Pure.
 
 use std::sync::LazyLock;
 
@@ -102,6 +102,9 @@ static DAY_MONTH: LazyLock<Regex> = LazyLock::new(|| {
     ))
 });
 
+/// The word that opens a span at the date after it. Not "after": "the Saturday after 28
+/// October" names one day.
+static SINCE: LazyLock<Regex> = LazyLock::new(|| pattern(r"\bsince\s+(?:on\s+|in\s+)?$"));
 /// A year right after a day ("…, 2023").
 static YEAR_NEXT: LazyLock<Regex> = LazyLock::new(|| pattern(r"^,?\s*\d{4}\b"));
 
@@ -274,10 +277,17 @@ pub fn read(text: &str, now_ms: i64) -> Option<Read> {
             date(number(c, 1)?, number(c, 2)?, number(c, 3)?)
         }),
     ];
+    // "Since 3 March 2025", "since May 2023": from then until today.
+    let onward = |hay: &str, c: &Captures<'_>, span: Option<(NaiveDate, NaiveDate)>| {
+        let start = c.get(0).map_or(0, |m| m.start());
+        let open = SINCE.is_match(&hay[..start]);
+        span.map(|(first, last)| (first, if open { last.max(today) } else { last }))
+    };
     for (re, day) in day_patterns {
+        let hay = rest.clone();
         rest = re
-            .replace_all(&rest, |c: &Captures<'_>| {
-                if take(day(c).map(|d| (d, d))) {
+            .replace_all(&hay, |c: &Captures<'_>| {
+                if take(onward(&hay, c, day(c).map(|d| (d, d)))) {
                     " ".to_string()
                 } else {
                     c[0].to_string()
@@ -285,12 +295,13 @@ pub fn read(text: &str, now_ms: i64) -> Option<Read> {
             })
             .into_owned();
     }
+    let hay = rest.clone();
     rest = MONTH_YEAR
-        .replace_all(&rest, |c: &Captures<'_>| {
+        .replace_all(&hay, |c: &Captures<'_>| {
             let span = month_number(&c[1])
                 .zip(number(c, 2))
                 .and_then(|(m, y)| month_span(y, m));
-            if take(span) {
+            if take(onward(&hay, c, span)) {
                 " ".to_string()
             } else {
                 c[0].to_string()
@@ -430,6 +441,22 @@ mod tests {
             r.rest, "what did we ship on Monday",
             "its words stay searched"
         );
+    }
+
+    #[test]
+    fn since_a_date_runs_until_today() {
+        let r = read("what changed since 3 March 2025", NOW).unwrap();
+        assert_eq!(r.asked.from_ms, at(2025, 3, 3, 0) - SLACK_MS);
+        assert_eq!(r.asked.to_ms, at(2026, 11, 26, 0) + SLACK_MS);
+        assert_eq!(r.rest, "what changed since");
+        let r = read("decisions since May 2023", NOW).unwrap();
+        assert_eq!(r.asked.from_ms, at(2023, 5, 1, 0) - SLACK_MS);
+        assert_eq!(r.asked.to_ms, at(2026, 11, 26, 0) + SLACK_MS);
+        let r = read("plans for the Saturday after October 28, 2023", NOW).unwrap();
+        assert_eq!(r.asked, day(2023, 10, 28), "one day, not a span");
+        // Only right before the date.
+        let r = read("since we moved, what happened on 3 March 2025", NOW).unwrap();
+        assert_eq!(r.asked, day(2025, 3, 3));
     }
 
     #[test]
