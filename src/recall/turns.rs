@@ -382,7 +382,10 @@ async fn in_time_list(
         sessions: Some(&ids),
         ..*filter
     };
-    store_turns::nearest_exact(store, &within, model, v, k, IN_TIME_SCAN).await
+    let mut rows = store_turns::nearest_exact(store, &within, model, v, k, IN_TIME_SCAN).await?;
+    // A session active then may hold operations dated otherwise (an import, a long session).
+    rows.retain(|r| asked.holds(r.at));
+    Ok(rows)
 }
 
 /// Two nearest lists as one, each operation once, nearest first.
