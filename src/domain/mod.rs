@@ -1,5 +1,6 @@
 //! Types and pure rules: what an operation, a decision or a memory is, the limits on input,
-//! path normalisation and token counting. Nothing here touches the network or the database.
+//! path normalisation, token counting and the time a query names. Nothing here touches the
+//! network or the database.
 
 pub mod budget;
 pub mod conviction;

@@ -200,7 +200,8 @@ pub const IN_TIME: f64 = 2.5;
 /// Score fusion of lists whose scores are already on 0..=1 (BM25 over its best, [`spread`]
 /// vectors): the mean over the lists (0 where a list lacks the candidate), those under
 /// [`MIN_SIMILARITY`] dropped, those `in_time` counted [`IN_TIME`] times (then all scaled
-/// back onto 0..=1), then [`with_neighbours`] over what `places` locates, the `pool` best kept. On LoCoMo's questions the mean holds more of the evidence in its top 20 than
+/// back onto 0..=1), then [`with_neighbours`] over what `places` locates, the `pool` best
+/// kept. On LoCoMo's questions the mean holds more of the evidence in its top 20 than
 /// reciprocal-rank fusion (0.50 against 0.45; docs/performance.md).
 pub fn fuse_scores(
     lists: &[Vec<(String, f64)>],

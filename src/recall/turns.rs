@@ -14,6 +14,11 @@
 //! turn has none), so near-identical turns do not crowd the top. Operations not embedded
 //! yet are still found by BM25. Query text reaches Lucene escaped
 //! ([`rank::lucene_query_on`]).
+//!
+//! A time the query names ([`when`]) is searched by what happened then, not by its words: the
+//! words of a dated day leave the words searched, candidates from then count
+//! [`rank::IN_TIME`] times, and the nearest operations of the project's sessions active then
+//! join the vector list.
 
 use std::collections::{HashMap, HashSet};
 

@@ -1,8 +1,8 @@
 //! `cairn-bench recall`: over the seeded project ([`crate::seeded`]: 10k sessions / 1M
 //! operations by default, vectors included) served by cairn in this process, measures the
 //! read path through the real HTTP API: reconstruction of a 1000-operation session, context
-//! with an 8k budget, the sliding window, and turn search (`POST /v1/search`, hybrid). Prints
-//! p50/p95/max per route.
+//! with an 8k budget, the sliding window, and turn search (`POST /v1/search`, hybrid; also
+//! with a day named, "… yesterday"). Prints p50/p95/max per route.
 
 use std::time::Instant;
 
@@ -113,14 +113,16 @@ pub async fn run(b: RecallBench) -> anyhow::Result<()> {
         }
         print_row(name, &mut times);
     }
-    for (name, types) in [
-        ("turn search (hybrid, 10)", None),
-        ("turn search (hybrid, messages)", Some(vec!["message"])),
+    // The last also names a day, so the sessions active then are searched as well.
+    for (name, types, when) in [
+        ("turn search (hybrid, 10)", None, ""),
+        ("turn search (hybrid, messages)", Some(vec!["message"]), ""),
+        ("turn search (hybrid, a day named)", None, " yesterday"),
     ] {
         let mut times = Vec::with_capacity(b.iterations);
         let mut modes = std::collections::BTreeSet::new();
         for i in 0..b.iterations + 10 {
-            let query = TURN_QUERIES[i % TURN_QUERIES.len()];
+            let query = format!("{}{when}", TURN_QUERIES[i % TURN_QUERIES.len()]);
             let r = http
                 .post(format!("{base}/v1/search"))
                 .json(&json!({"project": project, "query": query, "limit": 10, "types": types}))
