@@ -187,6 +187,8 @@ pub struct OwnLists {
     bm25: Vec<Scored>,
     nearest: Vec<Scored>,
     degraded: Option<String>,
+    /// The time the query names, read once for both lists and the ranking.
+    asked: Option<when::Asked>,
 }
 
 /// Reads the sessions' own lists for `ask` (the query is embedded once, before the vector list
@@ -240,6 +242,7 @@ pub async fn own_lists(
         bm25,
         nearest,
         degraded,
+        asked: read.map(|r| r.asked),
     })
 }
 
@@ -253,15 +256,16 @@ pub async fn rank_sessions(
     own: OwnLists,
     turns: &[turns::TurnHit],
 ) -> StoreResult<Found> {
-    let by_turns = sessions_of(turns);
-    let by_time = when::read(ask.text, now_ms())
-        .map(|r| sessions_in_time(turns, r.asked))
-        .unwrap_or_default();
     let OwnLists {
         bm25,
         nearest,
         degraded,
+        asked,
     } = own;
+    let by_turns = sessions_of(turns);
+    let by_time = asked
+        .map(|a| sessions_in_time(turns, a))
+        .unwrap_or_default();
     let (lists, project, exclude, limit) = (ask.lists, ask.project, ask.exclude, ask.limit());
     let mode = if nearest.is_empty() {
         Mode::Fulltext
