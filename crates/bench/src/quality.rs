@@ -14,11 +14,15 @@
 //! - p50 / p95 latency of context assembly and of session search, and the tokens used;
 //! - the same evidence recall for the baseline of the same run: plain BM25 over the
 //!   conversation's turns filling the whole budget ([`crate::plain_bm25`]), and each mode's
-//!   ratio to it.
+//!   ratio to it;
+//! - evidence and session recall again for the questions that name a time and for each of
+//!   the data set's question categories (`--dump FILE`: the same per question, with where
+//!   each evidence turn ranks).
 //!
 //! Nothing is tuned here: the figures are what a user's configuration gives.
 
 use std::collections::{HashMap, HashSet};
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -78,6 +82,12 @@ pub struct QualityBench {
     /// Skip asking the questions as prompts through the command hook.
     #[arg(long)]
     pub no_prompts: bool,
+    /// Write one JSON line per question and mode to this file: the question, its category,
+    /// each evidence turn with whether each budget's context held it and its rank in turn
+    /// search (of 200), the sessions found first, and turn search's 200 hits (session, seq,
+    /// score, similarity, matched by) — for studying a ranking offline.
+    #[arg(long, value_name = "FILE")]
+    pub dump: Option<PathBuf>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -111,6 +121,21 @@ pub struct Turn {
 pub struct Question {
     pub question: String,
     pub evidence: Vec<String>,
+    /// The data set's kind of question (LoCoMo: 1 multi-hop, 2 temporal, 3 open-domain,
+    /// 4 single-hop, 5 adversarial); the report breaks recall down by it.
+    #[serde(default)]
+    pub category: Option<Value>,
+}
+
+impl Question {
+    /// The category as a report key (`none` without one).
+    fn category_key(&self) -> String {
+        match &self.category {
+            None | Some(Value::Null) => "none".to_string(),
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+        }
+    }
 }
 
 /// A session's date as epoch milliseconds (UTC, when it names no offset), or `None`. Read as
@@ -371,6 +396,17 @@ impl Tally {
         (Value::Object(recall), Value::Object(tokens))
     }
 
+    /// A subset's figures: its size, evidence recall and session recall@5.
+    fn subset(&self) -> Value {
+        let (recall, _) = self.per_budget();
+        json!({
+            "questions": self.questions,
+            "evidence_turns": self.evidence,
+            "evidence_recall": recall,
+            "session_recall_at_5": round3(self.session_recall / self.questions.max(1) as f64),
+        })
+    }
+
     fn report(&mut self) -> Value {
         let q = self.questions.max(1) as f64;
         let (recall, tokens) = self.per_budget();
@@ -415,6 +451,11 @@ struct Answer {
     reciprocal_rank: f64,
     context_ms: Vec<Duration>,
     search_ms: Duration,
+    /// Per evidence turn (of those the conversation holds, in the question's order): its id,
+    /// and whether each budget's context held it.
+    held: Vec<(String, [bool; BUDGETS.len()])>,
+    /// The sessions search found first.
+    sessions: Vec<String>,
 }
 
 impl Tally {
@@ -445,10 +486,14 @@ async fn ask(
         lists,
         weights: Weights::from(&state.settings.search),
     };
-    let evidence: Vec<&(String, String)> = question
+    let evidence: Vec<(&String, &(String, String))> = question
         .evidence
         .iter()
-        .filter_map(|id| loaded.turns.get(id))
+        .filter_map(|id| Some((id, loaded.turns.get(id)?)))
+        .collect();
+    let mut held: Vec<(String, [bool; BUDGETS.len()])> = evidence
+        .iter()
+        .map(|(id, _)| ((*id).clone(), [false; BUDGETS.len()]))
         .collect();
     let mut found = [0usize; BUDGETS.len()];
     let mut used = [0u64; BUDGETS.len()];
@@ -478,10 +523,10 @@ async fn ask(
             ctx.budget_tokens
         );
         let text = squash(&ctx.text);
-        found[i] = evidence
-            .iter()
-            .filter(|(_, t)| text.contains(t.as_str()))
-            .count();
+        for (h, (_, (_, t))) in held.iter_mut().zip(&evidence) {
+            h.1[i] = text.contains(t.as_str());
+        }
+        found[i] = held.iter().filter(|h| h.1[i]).count();
         used[i] = ctx.tokens_used;
     }
     let t = Instant::now();
@@ -499,7 +544,7 @@ async fn ask(
     .await?
     .hits;
     let search_ms = t.elapsed();
-    let wanted: HashSet<&str> = evidence.iter().map(|(s, _)| s.as_str()).collect();
+    let wanted: HashSet<&str> = evidence.iter().map(|(_, (s, _))| s.as_str()).collect();
     let ranked: Vec<&str> = hits.iter().map(|h| h.session_id.as_str()).collect();
     let in_top = wanted.iter().filter(|s| ranked.contains(s)).count();
     Ok(Answer {
@@ -513,7 +558,58 @@ async fn ask(
             .map_or(0.0, |r| 1.0 / (r as f64 + 1.0)),
         context_ms: took,
         search_ms,
+        held,
+        sessions: ranked.iter().map(|s| s.to_string()).collect(),
     })
+}
+
+/// Where each of `answer`'s evidence turns ranks in turn search for the question (1-based, of
+/// at most [`turns::MAX_HITS`]), as one JSON line for `--dump`.
+async fn dump_line(
+    state: &AppState,
+    mode: &str,
+    lists: Lists,
+    conv: &Conversation,
+    l: &Loaded,
+    q: &Question,
+    answer: &Answer,
+) -> anyhow::Result<String> {
+    let found = turns::search_in(
+        &state.store,
+        state.embedder.as_deref(),
+        lists,
+        Weights::from(&state.settings.search),
+        &turns::TurnQuery {
+            project: &l.project,
+            text: &q.question,
+            limit: turns::MAX_HITS,
+            types: None,
+            sessions: None,
+            exclude_session: None,
+        },
+    )
+    .await?;
+    let evidence: Vec<Value> = answer
+        .held
+        .iter()
+        .map(|(id, held)| {
+            let op = format!("{}-{id}", l.project);
+            let rank = found.hits.iter().position(|h| h.operation_id == op);
+            json!({"id": id, "held": held, "rank": rank.map(|r| r + 1),
+                   "session": l.turns.get(id).map(|t| t.0.as_str())})
+        })
+        .collect();
+    Ok(json!({
+        "mode": mode,
+        "conversation": conv.id,
+        "question": q.question,
+        "category": q.category_key(),
+        "evidence": evidence,
+        "sessions": answer.sessions,
+        "tokens_used": answer.used,
+        "hits": found.hits.iter().map(|h| json!([h.session_id, h.seq, h.score, h.similarity, h.matched_by])).collect::<Vec<_>>(),
+    })
+    .to_string())
 }
 
 /// Asks every question as a user's prompt through the command hook (`cairn hook claude-code`
@@ -691,6 +787,12 @@ async fn measure(
 
     let mut report = serde_json::Map::new();
     let embedder = state.embedder.as_deref().map(|e| format!("{e:?}"));
+    let mut dump = match &b.dump {
+        Some(path) => Some(std::io::BufWriter::new(
+            std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?,
+        )),
+        None => None,
+    };
     for (name, lists) in MODES {
         if !b.modes.is_empty() && !b.modes.iter().any(|m| m == name) {
             report.insert(name.into(), json!({"skipped": "not asked for (--modes)"}));
@@ -701,8 +803,9 @@ async fn measure(
             continue;
         }
         let mut tally = Tally::default();
-        // The questions that name a time (`domain::when`), on their own as well.
+        // The questions that name a time (`domain::when`), and each category, on their own.
         let mut timed = Tally::default();
+        let mut categories: std::collections::BTreeMap<String, Tally> = Default::default();
         let mut warm = 0;
         for (conv, l) in data.conversations.iter().zip(&loaded) {
             for q in questions_of(conv, l, per_conversation) {
@@ -712,19 +815,25 @@ async fn measure(
                 }
                 let answer = ask(state, lists, l, q).await?;
                 tally.add(&answer);
+                categories.entry(q.category_key()).or_default().add(&answer);
                 if when::read(&q.question, cairn::graph::now_ms()).is_some() {
                     timed.add(&answer);
+                }
+                if let Some(out) = dump.as_mut() {
+                    let line = dump_line(state, name, lists, conv, l, q, &answer).await?;
+                    writeln!(out, "{line}").context("writing the dump")?;
                 }
             }
         }
         let mut mode = tally.report();
-        let (recall, _) = timed.per_budget();
-        mode["naming_a_time"] = json!({
-            "questions": timed.questions,
-            "evidence_turns": timed.evidence,
-            "evidence_recall": recall,
-            "session_recall_at_5": round3(timed.session_recall / timed.questions.max(1) as f64),
-        });
+        mode["naming_a_time"] = timed.subset();
+        if categories.len() > 1 {
+            mode["by_category"] = categories
+                .iter()
+                .map(|(k, t)| (k.clone(), t.subset()))
+                .collect::<serde_json::Map<_, _>>()
+                .into();
+        }
         report.insert(name.into(), mode);
     }
     report.insert(
@@ -908,6 +1017,24 @@ fn print(report: &Value) {
             );
         }
     }
+    for (name, _) in MODES {
+        let Some(cats) = report[name]["by_category"].as_object() else {
+            continue;
+        };
+        for (cat, t) in cats {
+            let ev = &t["evidence_recall"];
+            println!(
+                "{:<10} {:>8} {:>8} {:>8} {:>10}   (category {cat}: {} questions, {} evidence turns)",
+                format!("{name} c"),
+                ev["500"],
+                ev["1000"],
+                ev["2000"],
+                t["session_recall_at_5"],
+                t["questions"],
+                t["evidence_turns"]
+            );
+        }
+    }
     let base = &report["plain_bm25"]["evidence_recall"];
     println!(
         "{:<10} {:>8} {:>8} {:>8}   (baseline: the whole budget, see plain_bm25)",
@@ -981,6 +1108,20 @@ mod tests {
             err.contains("conversation c1 session 2") && err.contains("\"soon\""),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_category_is_a_report_key_whatever_its_json_type() {
+        let q = |category: Value| -> Question {
+            serde_json::from_value(json!({"question": "q", "evidence": [], "category": category}))
+                .unwrap()
+        };
+        assert_eq!(q(json!(3)).category_key(), "3");
+        assert_eq!(q(json!("multi-hop")).category_key(), "multi-hop");
+        assert_eq!(q(Value::Null).category_key(), "none");
+        let plain: Question =
+            serde_json::from_value(json!({"question": "q", "evidence": ["D1:1"]})).unwrap();
+        assert_eq!(plain.category_key(), "none");
     }
 
     #[test]
