@@ -17,7 +17,7 @@ use crate::graph::{self, Store, StoreResult};
 use crate::recall::context::terms;
 use crate::recall::relevant::{self, Found, History};
 use crate::recall::search::Weights;
-use crate::recall::turns;
+use crate::recall::{bm25, turns};
 
 /// Content words a hit must share with the prompt (when not close in meaning).
 pub const MIN_SHARED_WORDS: usize = 2;
@@ -125,18 +125,12 @@ pub async fn recall(
     };
     let mut out = Recalled::default();
     let mut history = Vec::new();
+    let stems = bm25::words(&prompt);
     for h in hits.into_iter().filter(|h| relevant_hit(h)) {
         match h.kind.as_str() {
             "memory" | "summary" => out.notes.push((h.kind, h.text)),
             _ if h.session_id.is_empty() => {}
-            _ => history.push(Found {
-                session_id: h.session_id,
-                seq: h.seq,
-                kind: h.kind,
-                role: h.role,
-                text: h.text,
-                score: h.score,
-            }),
+            _ => history.push(Found::of_hit(h, &stems)),
         }
     }
     if !history.is_empty() {

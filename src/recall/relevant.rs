@@ -1,6 +1,6 @@
 //! The history of a task context, built from relevance: the operations turn search ranks best
 //! for the task, each with the operation after it when that one carries the answer (the reply
-//! after a question, the result after a tool call), taken in rank order while they fit the
+//! after a question about the task, the result after a tool call), taken in rank order while they fit the
 //! history share, then grouped by session under the session's date and shown in the order
 //! they happened. Sessions come oldest first; a session's header is paid with its first item.
 //!
@@ -14,7 +14,9 @@ use crate::domain::operation::render_stored_line;
 use crate::domain::tokens;
 use crate::graph::operations::OperationView;
 use crate::graph::{self, operations, Store, StoreResult};
+use crate::recall::bm25;
 use crate::recall::scope::ScopeSession;
+use crate::recall::turns::TurnHit;
 
 /// One operation turn search found relevant, best first.
 #[derive(Clone, Debug, PartialEq)]
@@ -27,17 +29,52 @@ pub struct Found {
     /// Its searchable text (a message's content, an operation's summary).
     pub text: String,
     pub score: f64,
+    /// Whether the operation after it probably carries the answer ([`answered_next`]).
+    pub wants_next: bool,
 }
 
 impl Found {
-    /// Whether the operation after it probably carries the answer: the reply to a question,
-    /// the result after a tool call or a search. A statement answers for itself.
-    pub fn wants_next(&self) -> bool {
-        match self.kind.as_str() {
-            "tool_call" | "search" => true,
-            "message" => self.text.contains('?'),
-            _ => false,
+    /// A turn hit as found for a task with the stemmed words `task` ([`bm25::words`]).
+    pub fn of_hit(h: TurnHit, task: &[String]) -> Self {
+        let wants_next = answered_next(&h.kind, &h.text, task);
+        Found {
+            session_id: h.session_id,
+            seq: h.seq,
+            kind: h.kind,
+            role: h.role,
+            text: h.text,
+            score: h.score,
+            wants_next,
         }
+    }
+}
+
+/// Whether the operation after one of `kind` saying `text` probably carries what a task asks
+/// (`task`: the task's stemmed words, [`bm25::words`]): the result after a tool call or a
+/// search; the reply after a message that asks about the task. A message asks about the task
+/// when one of its questions holds one of the task's words: a turn found for what it states
+/// and closing with an unrelated question ("… Any plans for the summer?") is followed by the
+/// answer to that question, not to the task. A message that shares no word with the task
+/// (found by its meaning), or a task without words, keeps the reply after any question. A
+/// statement answers for itself.
+pub fn answered_next(kind: &str, text: &str, task: &[String]) -> bool {
+    match kind {
+        "tool_call" | "search" => true,
+        "message" => {
+            let shares = |t: &str| bm25::words(t).iter().any(|w| task.contains(w));
+            let mut questions = text
+                .split_inclusive(['.', '!', '?', '\n'])
+                .filter(|s| s.trim_end().ends_with('?'))
+                .peekable();
+            if questions.peek().is_none() {
+                false
+            } else if task.is_empty() || !shares(text) {
+                true
+            } else {
+                questions.any(shares)
+            }
+        }
+        _ => false,
     }
 }
 
@@ -79,7 +116,7 @@ pub fn select(
         }
         let next = (f.session_id.clone(), f.seq + 1);
         let mut group = vec![hit];
-        if f.wants_next() && items.contains_key(&next) {
+        if f.wants_next && items.contains_key(&next) {
             group.push(next);
         }
         let header = if out.sessions.contains(&f.session_id) {
@@ -258,7 +295,7 @@ pub fn keys_for(found: &[Found]) -> Vec<Key> {
             }
         };
         push((f.session_id.clone(), f.seq));
-        if f.wants_next() {
+        if f.wants_next {
             push((f.session_id.clone(), f.seq + 1));
         }
     }
@@ -277,6 +314,7 @@ mod tests {
             role: Some(role.into()),
             text: text.into(),
             score: 1.0,
+            wants_next: answered_next("message", text, &[]),
         }
     }
 
@@ -359,12 +397,30 @@ mod tests {
             keys_for(&hits),
             vec![("a".to_string(), 1), ("a".to_string(), 2)]
         );
-        let tool = Found {
-            kind: "tool_call".into(),
-            role: None,
-            ..found("t", 3, "", "cargo test")
-        };
-        assert!(tool.wants_next());
+        assert!(answered_next("tool_call", "cargo test", &[]));
+        assert!(!answered_next("write", "why? src/a.rs", &[]));
+    }
+
+    #[test]
+    fn a_reply_follows_a_question_about_the_task() {
+        let task = bm25::words("Where has Melanie camped?");
+        // Found for what it states; its question asks about something else.
+        let aside = "We went camping in the forest. Any fun plans for the summer?";
+        assert!(!answered_next("message", aside, &task));
+        // Its question is the task's.
+        let asked = "Wow, that's awesome! What's your best camping memory?";
+        assert!(answered_next("message", asked, &task));
+        // A statement answers for itself.
+        assert!(!answered_next("message", "We camped at the beach.", &task));
+        // Found by meaning, no word in common: its question is taken to be what matched.
+        let meant = "How could we make the nightly backup restore faster?";
+        assert!(answered_next(
+            "message",
+            meant,
+            &bm25::words("speed up recovery")
+        ));
+        // A task without words to compare: any question.
+        assert!(answered_next("message", aside, &[]));
     }
 
     #[test]

@@ -19,7 +19,7 @@ use crate::graph::{self, Store, StoreResult};
 use crate::recall::logs::Log;
 use crate::recall::scope::ScopeSession;
 use crate::recall::search;
-use crate::recall::{relevant, turns};
+use crate::recall::{bm25, relevant, turns};
 
 use super::line::{line, relevant_header};
 use super::recent::{self, SessionLines};
@@ -146,7 +146,7 @@ pub(super) async fn gather(
     );
     let (turn_hits, own, beliefs, memories) = (turn_hits?, own?, beliefs?, memories?);
     let places = places?;
-    let found = operations_of(&turn_hits);
+    let found = operations_of(&turn_hits, req.task_only().unwrap_or(""));
     // A task with relevant operations: its history is those, from their sessions first. Their
     // operations and sessions are read while the scope's sessions are searched; so are their
     // files when the relevant sessions alone fill the context (the scope only adds more).
@@ -322,17 +322,11 @@ async fn find_turns(
 
 /// The operations among turn hits, for a task's history: memories and summaries have sections
 /// of their own (or a header).
-fn operations_of(hits: &[turns::TurnHit]) -> Vec<relevant::Found> {
+fn operations_of(hits: &[turns::TurnHit], task: &str) -> Vec<relevant::Found> {
+    let task = bm25::words(task);
     hits.iter()
         .filter(|h| !h.session_id.is_empty() && h.kind != "memory" && h.kind != "summary")
-        .map(|h| relevant::Found {
-            session_id: h.session_id.clone(),
-            seq: h.seq,
-            kind: h.kind.clone(),
-            role: h.role.clone(),
-            text: h.text.clone(),
-            score: h.score,
-        })
+        .map(|h| relevant::Found::of_hit(h.clone(), &task))
         .collect()
 }
 
