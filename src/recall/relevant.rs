@@ -1,8 +1,9 @@
 //! The history of a task context, built from relevance: the operations turn search ranks best
 //! for the task, each with the operation after it when that one carries the answer (the reply
-//! after a question about the task, the result after a tool call), taken in rank order while they fit the
-//! history share, then grouped by session under the session's date and shown in the order
-//! they happened. Sessions come oldest first; a session's header is paid with its first item.
+//! after a question about the task, the result after a tool call), taken in rank order while
+//! they fit the history share, then grouped by session under the session's date and shown in
+//! the order they happened. Sessions come oldest first; a session's header is paid with its
+//! first item.
 //!
 //! Selection is pure ([`select`]); reading the operations and their sessions is one query
 //! each. The session mode's newest-first window lives in `context`, untouched by this.
@@ -66,12 +67,12 @@ pub fn answered_next(kind: &str, text: &str, task: &[String]) -> bool {
                 .split_inclusive(['.', '!', '?', '\n'])
                 .filter(|s| s.trim_end().ends_with('?'))
                 .peekable();
+            // The questions are stemmed first (they are short); the whole text only when none
+            // of them holds a task word — a question's words are among the text's.
             if questions.peek().is_none() {
                 false
-            } else if task.is_empty() || !shares(text) {
-                true
             } else {
-                questions.any(shares)
+                task.is_empty() || questions.any(shares) || !shares(text)
             }
         }
         _ => false,
