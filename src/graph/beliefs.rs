@@ -51,6 +51,8 @@ pub async fn create(store: &Store, b: &NewBelief<'_>) -> StoreResult<()> {
         .await
 }
 
+/// The project's beliefs (of `status` when given), newest first, at most `limit`, with their
+/// evidence counts and their conviction now (evidence decayed with `half_life_ms`).
 pub async fn list(
     store: &Store,
     project: &str,
@@ -58,6 +60,30 @@ pub async fn list(
     half_life_ms: i64,
     limit: i64,
 ) -> StoreResult<Vec<BeliefView>> {
+    let rows = read_list(store, project, status, half_life_ms, limit, false).await?;
+    Ok(rows.into_iter().map(|(view, _)| view).collect())
+}
+
+/// The project's active beliefs (at most `limit`, newest first) as [`list`] gives them, each
+/// with where its evidence lies — one pass over their evidence, for a task context.
+pub async fn active_with_places(
+    store: &Store,
+    project: &str,
+    half_life_ms: i64,
+    limit: i64,
+) -> StoreResult<Vec<(BeliefView, EvidencePlaces)>> {
+    read_list(store, project, Some("active"), half_life_ms, limit, true).await
+}
+
+/// `list.cypher` read into views, with the evidence places when `places` (else empty).
+async fn read_list(
+    store: &Store,
+    project: &str,
+    status: Option<&str>,
+    half_life_ms: i64,
+    limit: i64,
+    places: bool,
+) -> StoreResult<Vec<(BeliefView, EvidencePlaces)>> {
     #[derive(Deserialize)]
     struct Row {
         id: String,
@@ -70,6 +96,8 @@ pub async fn list(
         contradicting: i64,
         support: f64,
         contradict: f64,
+        sessions: Vec<String>,
+        files: Vec<String>,
     }
     let now = now_ms();
     let rows: Vec<Row> = store
@@ -80,26 +108,35 @@ pub async fn list(
                 .param("status", status)
                 .param("now", now)
                 .param("half_life_ms", half_life_ms as f64)
-                .param("limit", limit),
+                .param("limit", limit)
+                .param("places", places),
         )
         .await?;
     Ok(rows
         .into_iter()
-        .map(|r| BeliefView {
-            conviction: conviction::conviction(
-                r.prior,
-                now - r.created_at,
-                half_life_ms,
-                r.support,
-                r.contradict,
-            ),
-            id: r.id,
-            content: r.content,
-            category: r.category,
-            status: r.status,
-            supporting: r.supporting,
-            contradicting: r.contradicting,
-            created_at: r.created_at,
+        .map(|r| {
+            let places = EvidencePlaces {
+                id: r.id.clone(),
+                sessions: r.sessions,
+                files: r.files,
+            };
+            let view = BeliefView {
+                conviction: conviction::conviction(
+                    r.prior,
+                    now - r.created_at,
+                    half_life_ms,
+                    r.support,
+                    r.contradict,
+                ),
+                id: r.id,
+                content: r.content,
+                category: r.category,
+                status: r.status,
+                supporting: r.supporting,
+                contradicting: r.contradicting,
+                created_at: r.created_at,
+            };
+            (view, places)
         })
         .collect())
 }
@@ -177,22 +214,11 @@ pub async fn affected_by_session(
 
 /// Where a belief's evidence lies: the sessions of the operations and decisions that inform
 /// it, and the files those operations touched.
-#[derive(Debug, Deserialize)]
+#[derive(Debug)]
 pub struct EvidencePlaces {
     pub id: String,
     pub sessions: Vec<String>,
     pub files: Vec<String>,
-}
-
-/// Where the evidence of each of `project`'s beliefs lies (beliefs with evidence only).
-pub async fn evidence_places(store: &Store, project: &str) -> StoreResult<Vec<EvidencePlaces>> {
-    store
-        .read()
-        .fetch(
-            statement(include_str!("../../cypher/beliefs/evidence_places.cypher"))
-                .param("project", project),
-        )
-        .await
 }
 
 /// An active belief, as the handover lists it.

@@ -1,7 +1,8 @@
 //! Gathering: everything a context reads from the store, into one [`Inputs`]. A task's turns
-//! are searched first (they rank its sessions too) while its sessions' own lists, the
-//! project's active beliefs and memories, and where its beliefs' evidence lies are read; then
-//! the scope (a session and the sessions it continues, or a task's related sessions); then the
+//! are searched first (they rank its sessions too) while the project's active beliefs, with
+//! where their evidence lies, and its memories are read; the sessions' own search lists only
+//! when the turns found name fewer sessions than a context draws on; then the scope (a
+//! session and the sessions it continues, or a task's related sessions); then the
 //! history — a task's relevant operations ([`relevant`]) or the sessions' newest operations
 //! ([`super::recent`]) — with the files the sessions touched; last the decisions of those
 //! sessions and files, and which beliefs they tie in ([`ties`]). Reads only, through the
@@ -35,7 +36,7 @@ const MAX_MEMORY: usize = 500;
 const MAX_DECISIONS: usize = 100;
 
 /// The sessions a task context draws on: the project's sessions search ranks best for the
-/// task — their own lists (`own`, read beside turn search) fused with the sessions of the
+/// task — their own lists (`own`, read after turn search) fused with the sessions of the
 /// turns found — else (nothing found, or no task) the most recent ones.
 async fn candidate_sessions(
     store: &Store,
@@ -131,22 +132,27 @@ pub(super) async fn gather(
 ) -> ApiResult<Inputs> {
     // The project's long-term memory does not depend on the scope: read it meanwhile.
     // A task's turns are searched first: they rank its sessions too.
-    let (turn_hits, own, beliefs, memories, places) = tokio::join!(
+    let (turn_hits, beliefs, memories) = tokio::join!(
         Box::pin(find_turns(store, req, want)),
-        Box::pin(own_session_lists(store, req)),
-        graph::beliefs::list(
+        graph::beliefs::active_with_places(
             store,
             req.project,
-            Some("active"),
             req.half_life_ms,
             MAX_MEMORY as i64
         ),
         graph::memories::for_context(store, req.project, MAX_MEMORY),
-        graph::beliefs::evidence_places(store, req.project),
     );
-    let (turn_hits, own, beliefs, memories) = (turn_hits?, own?, beliefs?, memories?);
-    let places = places?;
+    let (turn_hits, memories) = (turn_hits?, memories?);
+    let (beliefs, places): (Vec<BeliefView>, Vec<EvidencePlaces>) = beliefs?.into_iter().unzip();
     let found = operations_of(&turn_hits, req.task_only().unwrap_or(""));
+    let order = sessions_in_order(&found);
+    // When the relevant operations' sessions alone fill the context, the sessions' own lists
+    // would rank sessions that are never shown: they are not read.
+    let own = if order.len() >= MAX_SESSIONS {
+        None
+    } else {
+        Box::pin(own_session_lists(store, req)).await?
+    };
     // A task with relevant operations: its history is those, from their sessions first. Their
     // operations and sessions are read while the scope's sessions are searched; so are their
     // files when the relevant sessions alone fill the context (the scope only adds more).
@@ -157,11 +163,16 @@ pub(super) async fn gather(
             None,
         )
     } else {
-        let order = sessions_in_order(&found);
         let early: Option<Vec<String>> =
             (order.len() >= MAX_SESSIONS).then(|| order[..MAX_SESSIONS].to_vec());
         let (sessions, read, files) = tokio::join!(
-            Box::pin(scope(store, req, own, &turn_hits)),
+            Box::pin(async {
+                match early {
+                    // The relevant sessions fill the context: the scope adds nothing.
+                    Some(_) => Ok(Vec::new()),
+                    None => scope(store, req, own, &turn_hits).await,
+                }
+            }),
             Box::pin(read_relevant(store, req, &found, order, want)),
             Box::pin(async {
                 let Some(early) = &early else {
