@@ -1,6 +1,8 @@
-// BM25 over turns' search texts (operations, memories, session summaries). $query already
-// narrows to the project inside Lucene; the WHERE makes it exact and applies the filters.
-CALL db.index.fulltext.queryNodes('turn_search', $query, {limit: $k}) YIELD node, score
+// BM25 over turns' search texts (operations, memories, session summaries): the index's best
+// $wide, of which the project's first $k. $query narrows to the project inside Lucene, or
+// not when the project is nearly the whole index; the WHERE makes it exact and applies the
+// filters.
+CALL db.index.fulltext.queryNodes('turn_search', $query, {limit: $wide}) YIELD node, score
 WITH node, score,
      CASE WHEN node:Operation THEN node.type WHEN node:Memory THEN 'memory' ELSE 'summary' END AS kind,
      CASE WHEN node:Session THEN node.id ELSE node.session_id END AS session_id

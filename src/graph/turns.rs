@@ -40,16 +40,19 @@ pub struct TurnRow {
     pub score: f64,
 }
 
-/// BM25 over turns; `lucene` is the escaped query, narrowed to the project.
+/// BM25 over turns: the project's first `k` among the index's best `wide` for `lucene`, the
+/// escaped query (narrowed to the project, or not when the project is nearly the whole index).
 pub async fn fulltext(
     store: &Store,
     f: &Filter<'_>,
     lucene: &str,
     k: usize,
+    wide: usize,
 ) -> StoreResult<Vec<TurnRow>> {
     let q = statement(include_str!("../../cypher/turns/fulltext.cypher"))
         .param("query", lucene)
-        .param("k", k as i64);
+        .param("k", k as i64)
+        .param("wide", wide.max(k) as i64);
     store.read().fetch(f.apply(q)?).await
 }
 
@@ -339,6 +342,22 @@ pub async fn sessions_in_time(
         )
         .await?;
     Ok(rows.into_iter().map(|r| r.id).collect())
+}
+
+/// How many turns the whole database holds, roughly (operations and session summaries; from
+/// Neo4j's counts, without visiting them).
+pub async fn all_size(store: &Store) -> StoreResult<usize> {
+    #[derive(Deserialize)]
+    struct Row {
+        turns: i64,
+    }
+    let row: Option<Row> = store
+        .read()
+        .fetch_one(statement(include_str!(
+            "../../cypher/turns/all_size.cypher"
+        )))
+        .await?;
+    Ok(row.map_or(0, |r| r.turns.max(0) as usize))
 }
 
 /// How many turns `project` holds, roughly (operations and session summaries), for

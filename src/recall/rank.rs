@@ -110,6 +110,12 @@ pub fn lucene_query(project: &str, text: &str) -> Option<String> {
 
 /// [`lucene_query`] over another indexed `field`.
 pub fn lucene_query_on(field: &str, project: &str, text: &str) -> Option<String> {
+    lucene_words_on(field, text).map(|words| format!("{} {words}", project_clause(project)))
+}
+
+/// The words part of [`lucene_query_on`] alone, narrowed to no project: the caller keeps
+/// the project's rows itself.
+pub fn lucene_words_on(field: &str, text: &str) -> Option<String> {
     let terms: Vec<String> = text
         .split_whitespace()
         .map(str::to_lowercase)
@@ -121,11 +127,7 @@ pub fn lucene_query_on(field: &str, project: &str, text: &str) -> Option<String>
     if terms.is_empty() {
         return None;
     }
-    Some(format!(
-        "{} +{field}:({})",
-        project_clause(project),
-        terms.join(" ")
-    ))
+    Some(format!("+{field}:({})", terms.join(" ")))
 }
 
 /// 1 / (1 + days/30).
@@ -291,6 +293,17 @@ pub fn with_neighbours<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_query_narrowed_to_a_project_is_its_clause_and_its_words() {
+        let words = lucene_words_on("search_text", "Fix the parser: cache").unwrap();
+        assert_eq!(words, "+search_text:(fix parser\\: cache)");
+        assert_eq!(
+            lucene_query_on("search_text", "bench-1m", "Fix the parser: cache").unwrap(),
+            format!("{} {words}", project_clause("bench-1m"))
+        );
+        assert_eq!(lucene_words_on("search_text", "the of"), None);
+    }
 
     #[test]
     fn lucene_syntax_is_escaped() {

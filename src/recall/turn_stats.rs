@@ -7,7 +7,8 @@
 //! the commonest words, which are also the words queries repeat. Large counts change slowly
 //! next to their size, so a large count is kept for [`TTL`] per project (and word), in this
 //! process only; a small one is cheap to count and changes fast, so it is counted each time
-//! (a new project's statistics are always current).
+//! (a new project's statistics are always current). So is the size of the whole database,
+//! which tells how much of the shared full-text index a large project is ([`known_share`]).
 
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -41,6 +42,26 @@ where
 
 static SIZES: LazyLock<Cache<String, usize>> = LazyLock::new(cache);
 static WORDS: LazyLock<Cache<(String, String), usize>> = LazyLock::new(cache);
+/// The whole database's turns ([`store_turns::all_size`]), under the one key `()`.
+static ALL: LazyLock<Cache<(), usize>> = LazyLock::new(cache);
+
+/// The share of the database's turns `project` holds, when both counts are remembered (a
+/// large project searched within [`TTL`]); `None` otherwise.
+pub fn known_share(project: &str) -> Option<f64> {
+    let all = ALL.get(&())?;
+    let size = SIZES.get(project)?;
+    (all > 0).then(|| (size as f64 / all as f64).min(1.0))
+}
+
+/// How many turns the database holds, remembered for [`TTL`].
+async fn all_size(store: &Store) -> StoreResult<usize> {
+    if let Some(n) = ALL.get(&()) {
+        return Ok(n);
+    }
+    let n = store_turns::all_size(store).await?;
+    ALL.insert((), n);
+    Ok(n)
+}
 
 /// How many turns `project` holds, roughly ([`store_turns::project_size`]).
 pub async fn project_size(store: &Store, project: &str) -> StoreResult<usize> {
@@ -80,10 +101,18 @@ pub async fn for_query(
             None => {}
         }
     }
-    let (docs, counted) = tokio::join!(
+    let (docs, counted, all) = tokio::join!(
         project_size(store, project),
-        store_turns::term_counts(store, project, &missing, TERM_COUNT_CAP)
+        store_turns::term_counts(store, project, &missing, TERM_COUNT_CAP),
+        // Only a large project's share is ever asked for ([`known_share`]).
+        async {
+            match SIZES.get(project) {
+                Some(_) => all_size(store).await.map(Some),
+                None => Ok(None),
+            }
+        }
     );
+    all?;
     for (word, n) in counted? {
         if n >= REMEMBER_COUNT_FROM {
             WORDS.insert((project.to_string(), word.clone()), n);

@@ -85,6 +85,56 @@ async fn conversation(app: &TestApp) -> String {
     sid
 }
 
+/// A project that is nearly the whole full-text index is narrowed to after Lucene ranks (the
+/// words alone, the project's rows kept) instead of inside it: the same rows in the same
+/// order, with Neo4j's real index; asked of too few, fewer rows than wanted come back (and
+/// search asks again inside Lucene).
+#[tokio::test]
+async fn a_project_narrowed_to_after_lucene_keeps_its_rows_in_their_order() {
+    use cairn::graph::turns::{fulltext, Filter};
+    use cairn::recall::rank::{lucene_query_on, lucene_words_on};
+    let app = TestApp::spawn().await;
+    let other = TestApp::spawn().await;
+    conversation(&app).await;
+    conversation(&other).await;
+    for a in [&app, &other] {
+        search_until(
+            a,
+            json!({"project": a.project, "query": "access tokens expire", "limit": 10}),
+            |ops| ops.len() >= 3,
+        )
+        .await;
+    }
+    let store = crate::helpers::store();
+    let filter = Filter {
+        project: &app.project,
+        types: None,
+        sessions: None,
+        exclude_session: None,
+    };
+    let text = "access tokens expire after the refresh";
+    let inside = lucene_query_on("search_text", &app.project, text).unwrap();
+    let words = lucene_words_on("search_text", text).unwrap();
+    assert!(!words.contains("project"), "{words}");
+    let ids = |rows: Vec<cairn::graph::turns::TurnRow>| -> Vec<String> {
+        rows.into_iter().map(|r| r.id).collect()
+    };
+    let narrowed = ids(fulltext(&store, &filter, &inside, 50, 50).await.unwrap());
+    let after = ids(fulltext(&store, &filter, &words, 50, 1_000_000)
+        .await
+        .unwrap());
+    assert!(narrowed.len() >= 3, "{narrowed:?}");
+    assert_eq!(after, narrowed);
+    // Asked of the index for one row, fewer rows than wanted come back: search then asks
+    // again inside Lucene.
+    let few = ids(fulltext(&store, &filter, &words, narrowed.len(), 1)
+        .await
+        .unwrap());
+    assert!(few.len() < narrowed.len(), "{few:?}");
+    app.stop().await;
+    other.stop().await;
+}
+
 fn kinds(ops: &[Value]) -> Vec<&str> {
     ops.iter()
         .map(|o| o["type"].as_str().unwrap_or_default())
