@@ -72,10 +72,11 @@ pub async fn active_with_places(
     half_life_ms: i64,
     limit: i64,
 ) -> StoreResult<Vec<(BeliefView, EvidencePlaces)>> {
-    read_list(store, project, Some("active"), half_life_ms, limit, true).await
+    read_list(store, project, None, half_life_ms, limit, true).await
 }
 
-/// `list.cypher` read into views, with the evidence places when `places` (else empty).
+/// Beliefs read into views: `list.cypher`, or with the evidence places when `places`
+/// (`active_with_places.cypher`, active ones only; else the places are empty).
 async fn read_list(
     store: &Store,
     project: &str,
@@ -96,20 +97,26 @@ async fn read_list(
         contradicting: i64,
         support: f64,
         contradict: f64,
+        #[serde(default)]
         sessions: Vec<String>,
+        #[serde(default)]
         files: Vec<String>,
     }
     let now = now_ms();
+    let q = if places {
+        statement(include_str!(
+            "../../cypher/beliefs/active_with_places.cypher"
+        ))
+    } else {
+        statement(include_str!("../../cypher/beliefs/list.cypher")).param("status", status)
+    };
     let rows: Vec<Row> = store
         .read()
         .fetch(
-            statement(include_str!("../../cypher/beliefs/list.cypher"))
-                .param("project", project)
-                .param("status", status)
+            q.param("project", project)
                 .param("now", now)
                 .param("half_life_ms", half_life_ms as f64)
-                .param("limit", limit)
-                .param("places", places),
+                .param("limit", limit),
         )
         .await?;
     Ok(rows
