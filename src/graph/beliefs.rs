@@ -2,6 +2,7 @@
 
 use std::collections::HashSet;
 
+use neo4rs::Query;
 use serde::Deserialize;
 
 use super::{now_ms, param, statement, Store, StoreResult};
@@ -60,7 +61,8 @@ pub async fn list(
     half_life_ms: i64,
     limit: i64,
 ) -> StoreResult<Vec<BeliefView>> {
-    let rows = read_list(store, project, status, half_life_ms, limit, false).await?;
+    let q = statement(include_str!("../../cypher/beliefs/list.cypher")).param("status", status);
+    let rows = read_views(store, q, project, half_life_ms, limit).await?;
     Ok(rows.into_iter().map(|(view, _)| view).collect())
 }
 
@@ -72,18 +74,20 @@ pub async fn active_with_places(
     half_life_ms: i64,
     limit: i64,
 ) -> StoreResult<Vec<(BeliefView, EvidencePlaces)>> {
-    read_list(store, project, None, half_life_ms, limit, true).await
+    let q = statement(include_str!(
+        "../../cypher/beliefs/active_with_places.cypher"
+    ));
+    read_views(store, q, project, half_life_ms, limit).await
 }
 
-/// Beliefs read into views: `list.cypher`, or with the evidence places when `places`
-/// (`active_with_places.cypher`, active ones only; else the places are empty).
-async fn read_list(
+/// Beliefs read by `q` (`list.cypher`, or `active_with_places.cypher` with where their
+/// evidence lies; empty places otherwise) into views, their conviction decayed to now.
+async fn read_views(
     store: &Store,
+    q: Query,
     project: &str,
-    status: Option<&str>,
     half_life_ms: i64,
     limit: i64,
-    places: bool,
 ) -> StoreResult<Vec<(BeliefView, EvidencePlaces)>> {
     #[derive(Deserialize)]
     struct Row {
@@ -103,13 +107,6 @@ async fn read_list(
         files: Vec<String>,
     }
     let now = now_ms();
-    let q = if places {
-        statement(include_str!(
-            "../../cypher/beliefs/active_with_places.cypher"
-        ))
-    } else {
-        statement(include_str!("../../cypher/beliefs/list.cypher")).param("status", status)
-    };
     let rows: Vec<Row> = store
         .read()
         .fetch(

@@ -110,7 +110,12 @@ pub fn lucene_query(project: &str, text: &str) -> Option<String> {
 
 /// [`lucene_query`] over another indexed `field`.
 pub fn lucene_query_on(field: &str, project: &str, text: &str) -> Option<String> {
-    lucene_words_on(field, text).map(|words| format!("{} {words}", project_clause(project)))
+    lucene_words_on(field, text).map(|words| within_project(project, &words))
+}
+
+/// A query of [`lucene_words_on`] narrowed to `project` inside Lucene.
+pub fn within_project(project: &str, words: &str) -> String {
+    format!("{} {words}", project_clause(project))
 }
 
 /// The words part of [`lucene_query_on`] alone, narrowed to no project: the caller keeps

@@ -13,7 +13,7 @@
 //! (cosine between stored vectors for the first 100, word overlap further down or where a
 //! turn has none), so near-identical turns do not crowd the top. Operations not embedded
 //! yet are still found by BM25. Query text reaches Lucene escaped
-//! ([`rank::lucene_query_on`]).
+//! ([`rank::lucene_words_on`]).
 //!
 //! A time the query names ([`when`]) is searched by what happened then, not by its words: the
 //! words of a dated day leave the words searched, candidates from then count
@@ -211,8 +211,7 @@ pub async fn search_in(
     let read = when::read(q.text, now_ms());
     let asked = read.as_ref().map(|r| r.asked);
     let worded = read.as_ref().map_or(q.text, |r| r.rest.as_str());
-    let lucene =
-        rank::lucene_query_on("search_text", q.project, worded).filter(|_| lists.fulltext());
+    let lucene = rank::lucene_words_on("search_text", worded).filter(|_| lists.fulltext());
     // The project's share of the shared full-text index, when it is nearly all of it.
     let unfiltered = q.types.is_none() && q.sessions.is_none() && q.exclude_session.is_none();
     let whole = turn_stats::known_share(q.project).filter(|s| unfiltered && *s >= WHOLE_INDEX);
@@ -223,7 +222,7 @@ pub async fn search_in(
     let (bm25, nearest, pending, stats) = tokio::join!(
         Box::pin(async {
             match &lucene {
-                Some(l) => fulltext_list(store, &filter, l, worded, k, whole).await,
+                Some(l) => fulltext_list(store, &filter, l, k, whole).await,
                 None => Ok(Vec::new()),
             }
         }),
@@ -335,29 +334,29 @@ fn rescore(
     out
 }
 
-/// The full-text list: the project's best `k` for `lucene` (its words narrowed to the project,
-/// [`rank::lucene_query_on`]). A project that is nearly the whole index (`share`) is narrowed to
-/// after Lucene instead: the index's best `k / share` (and a tenth more) for the words alone,
-/// of which the project's rows are kept — the same rows in the same order, since the project
-/// clause adds the same score to each of them, at a third of the time on a million turns,
-/// where Lucene would otherwise intersect every match with the project's million postings.
-/// Should fewer than `k` remain, `lucene` itself is asked.
+/// The full-text list: the project's best `k` for `words` ([`rank::lucene_words_on`]),
+/// narrowed to the project inside Lucene ([`rank::within_project`]). A project that is nearly
+/// the whole index (`share`) is narrowed to after Lucene instead: the index's best `k / share`
+/// (and a tenth more) for the words alone, of which the project's rows are kept — the same
+/// rows in the same order, since the project clause adds the same score to each of them, at a
+/// third of the time on a million turns, where Lucene would otherwise intersect every match
+/// with the project's million postings. Should fewer than `k` remain, Lucene narrows.
 async fn fulltext_list(
     store: &Store,
     filter: &Filter<'_>,
-    lucene: &str,
-    worded: &str,
+    words: &str,
     k: usize,
     share: Option<f64>,
 ) -> StoreResult<Vec<TurnRow>> {
-    if let (Some(share), Some(words)) = (share, rank::lucene_words_on("search_text", worded)) {
+    if let Some(share) = share {
         let wide = (k as f64 / share * 1.1).ceil() as usize;
-        let rows = store_turns::fulltext(store, filter, &words, k, wide).await?;
+        let rows = store_turns::fulltext(store, filter, words, k, wide).await?;
         if rows.len() >= k {
             return Ok(rows);
         }
     }
-    store_turns::fulltext(store, filter, lucene, k, k).await
+    let narrowed = rank::within_project(filter.project, words);
+    store_turns::fulltext(store, filter, &narrowed, k, k).await
 }
 
 /// The `k` nearest operations of the project (fewer when fewer are embedded). The shared
