@@ -321,12 +321,16 @@ async fn embeddings_fail_then_recover_and_hybrid_finds_by_meaning() {
     let body = until_first(&app, "redirect", &auth).await;
     assert_eq!(body["mode"], "fulltext");
     assert!(body["degraded"].as_str().is_some(), "{body}");
-    // The endpoint recovers; make the retry come due now rather than after the backoff.
+    // The endpoint recovers; make the retry come due now rather than after the backoff (and
+    // as a first try, which the shared queue takes before sessions tried before).
     healthy.store(true, Ordering::SeqCst);
     crate::helpers::store()
         .run(
-            neo4rs::query("MATCH (s:Session {project: $project}) SET s.embed_retry_at = 0")
-                .param("project", app.project.as_str()),
+            neo4rs::query(
+                "MATCH (s:Session {project: $project}) \
+                 SET s.embed_retry_at = 0, s.embed_attempts = 0",
+            )
+            .param("project", app.project.as_str()),
         )
         .await
         .expect("reset retry time");

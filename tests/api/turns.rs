@@ -296,11 +296,13 @@ async fn embedded_by(app: &TestApp, model: &str) -> i64 {
 /// queued again: the test database is shared, and another cairn on it (a failing endpoint,
 /// an older version without a model) may have taken them first.
 async fn retry_now(app: &TestApp) {
+    // Due now, so the session queues as of now: the indexer serves every project of the
+    // database, and a retry time of 0 would queue it behind every session touched since.
     crate::helpers::store()
         .run(
             neo4rs::query(
                 "MATCH (s:Session {project: $project}) \
-                 SET s.turns_retry_at = 0, s.turns_attempts = 0, s.turns_pending = true",
+                 SET s.turns_retry_at = timestamp(), s.turns_attempts = 0, s.turns_pending = true",
             )
             .param("project", app.project.as_str()),
         )
