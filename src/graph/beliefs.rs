@@ -62,52 +62,126 @@ pub async fn list(
     limit: i64,
 ) -> StoreResult<Vec<BeliefView>> {
     let q = statement(include_str!("../../cypher/beliefs/list.cypher")).param("status", status);
-    let rows = read_views(store, q, project, half_life_ms, limit).await?;
-    Ok(rows.into_iter().map(|(view, _)| view).collect())
+    let (now, rows) = read_rows(store, q, project, half_life_ms, limit).await?;
+    Ok(rows
+        .iter()
+        .map(|r| r.view_at(now, now, half_life_ms).0)
+        .collect())
 }
 
-/// The project's active beliefs (at most `limit`, newest first) as [`list`] gives them, each
-/// with where its evidence lies — one pass over their evidence, for a task context.
+/// The project's active beliefs (at most `limit`, newest first) as [`list`] reads them, each
+/// with where its evidence lies — one pass over their evidence, for a context — and the time
+/// their evidence was decayed to ([`BeliefRow::view_at`] gives them at any later time).
 pub async fn active_with_places(
     store: &Store,
     project: &str,
     half_life_ms: i64,
     limit: i64,
-) -> StoreResult<Vec<(BeliefView, EvidencePlaces)>> {
+) -> StoreResult<(i64, Vec<BeliefRow>)> {
     let q = statement(include_str!(
         "../../cypher/beliefs/active_with_places.cypher"
     ));
-    read_views(store, q, project, half_life_ms, limit).await
+    read_rows(store, q, project, half_life_ms, limit).await
+}
+
+/// What changes whenever the project's active beliefs or their evidence change, read without
+/// reading the beliefs: see `active_fingerprint.cypher`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct Fingerprint {
+    beliefs: i64,
+    changed: Vec<i64>,
+    evidence: i64,
+    supporting: i64,
+    weight: i64,
+    last: i64,
+}
+
+/// The fingerprint of the project's active beliefs and their evidence.
+pub async fn active_fingerprint(store: &Store, project: &str) -> StoreResult<Fingerprint> {
+    store
+        .read()
+        .fetch_one(
+            statement(include_str!(
+                "../../cypher/beliefs/active_fingerprint.cypher"
+            ))
+            .param("project", project),
+        )
+        .await?
+        .ok_or_else(|| super::StoreError::Decode("the belief fingerprint returned no row".into()))
+}
+
+/// A belief as read, its evidence decayed to the time of reading.
+#[derive(Clone, Debug, Deserialize)]
+pub struct BeliefRow {
+    id: String,
+    content: String,
+    category: Option<String>,
+    status: String,
+    prior: f64,
+    created_at: i64,
+    supporting: i64,
+    contradicting: i64,
+    support: f64,
+    contradict: f64,
+    #[serde(default)]
+    sessions: Vec<String>,
+    #[serde(default)]
+    files: Vec<String>,
+}
+
+impl BeliefRow {
+    /// The belief at `now`, read at `read_at`: evidence decays by the same factor whatever its
+    /// age, so the sums read then are carried forward exactly.
+    pub fn view_at(
+        &self,
+        now: i64,
+        read_at: i64,
+        half_life_ms: i64,
+    ) -> (BeliefView, EvidencePlaces) {
+        let support = conviction::decayed(self.support, now - read_at, half_life_ms);
+        let contradict = conviction::decayed(self.contradict, now - read_at, half_life_ms);
+        let view = BeliefView {
+            conviction: conviction::conviction(
+                self.prior,
+                now - self.created_at,
+                half_life_ms,
+                support,
+                contradict,
+            ),
+            id: self.id.clone(),
+            content: self.content.clone(),
+            category: self.category.clone(),
+            status: self.status.clone(),
+            supporting: self.supporting,
+            contradicting: self.contradicting,
+            created_at: self.created_at,
+        };
+        let places = EvidencePlaces {
+            id: self.id.clone(),
+            sessions: self.sessions.clone(),
+            files: self.files.clone(),
+        };
+        (view, places)
+    }
+
+    /// Bytes the row holds, roughly (for bounding what is remembered of it).
+    pub fn size(&self) -> usize {
+        let texts = self.sessions.iter().chain(&self.files);
+        128 + self.id.len() + self.content.len() + texts.map(|t| t.len() + 24).sum::<usize>()
+    }
 }
 
 /// Beliefs read by `q` (`list.cypher`, or `active_with_places.cypher` with where their
-/// evidence lies; empty places otherwise) into views, their conviction decayed to now.
-async fn read_views(
+/// evidence lies; empty places otherwise), and the time their evidence was decayed to.
+async fn read_rows(
     store: &Store,
     q: Query,
     project: &str,
     half_life_ms: i64,
     limit: i64,
-) -> StoreResult<Vec<(BeliefView, EvidencePlaces)>> {
-    #[derive(Deserialize)]
-    struct Row {
-        id: String,
-        content: String,
-        category: Option<String>,
-        status: String,
-        prior: f64,
-        created_at: i64,
-        supporting: i64,
-        contradicting: i64,
-        support: f64,
-        contradict: f64,
-        #[serde(default)]
-        sessions: Vec<String>,
-        #[serde(default)]
-        files: Vec<String>,
-    }
+) -> StoreResult<(i64, Vec<BeliefRow>)> {
     let now = now_ms();
-    let rows: Vec<Row> = store
+    let rows: Vec<BeliefRow> = store
         .read()
         .fetch(
             q.param("project", project)
@@ -116,33 +190,7 @@ async fn read_views(
                 .param("limit", limit),
         )
         .await?;
-    Ok(rows
-        .into_iter()
-        .map(|r| {
-            let places = EvidencePlaces {
-                id: r.id.clone(),
-                sessions: r.sessions,
-                files: r.files,
-            };
-            let view = BeliefView {
-                conviction: conviction::conviction(
-                    r.prior,
-                    now - r.created_at,
-                    half_life_ms,
-                    r.support,
-                    r.contradict,
-                ),
-                id: r.id,
-                content: r.content,
-                category: r.category,
-                status: r.status,
-                supporting: r.supporting,
-                contradicting: r.contradicting,
-                created_at: r.created_at,
-            };
-            (view, places)
-        })
-        .collect())
+    Ok((now, rows))
 }
 
 /// Which of `ids` are beliefs of `project`.
@@ -317,4 +365,38 @@ pub async fn evidence(
                 .param("id", id),
         )
         .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(support: f64, contradict: f64) -> BeliefRow {
+        BeliefRow {
+            id: "b".into(),
+            content: "c".into(),
+            category: None,
+            status: "active".into(),
+            prior: 0.7,
+            created_at: 1_000,
+            supporting: 3,
+            contradicting: 1,
+            support,
+            contradict,
+            sessions: vec!["s".into()],
+            files: vec![],
+        }
+    }
+
+    #[test]
+    fn a_belief_read_earlier_is_carried_forward_as_a_fresh_read_would_give_it() {
+        let h = 86_400_000;
+        let (read_at, later) = (5_000, 5_000 + 2 * h);
+        // Read at `read_at` with sums 8 and 2; a read two half-lives later sums a quarter.
+        let carried = row(8.0, 2.0).view_at(later, read_at, h).0;
+        let fresh = row(2.0, 0.5).view_at(later, later, h).0;
+        assert!((carried.conviction - fresh.conviction).abs() < 1e-12);
+        assert!(carried.conviction != row(8.0, 2.0).view_at(read_at, read_at, h).0.conviction);
+        assert_eq!(carried.supporting, 3);
+    }
 }

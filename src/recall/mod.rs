@@ -7,11 +7,13 @@
 //! BM25 + embeddings); [`turns`] finds single turns (operations, decisions, memories, session
 //! summaries), its full-text candidates scored again with the project's own statistics
 //! ([`bm25`], counted by [`turn_stats`] and remembered briefly); [`handover`] is the wake-up briefing for a new session; [`logs`]
-//! caches sessions' operation logs for reconstruction and context. Budget
+//! caches sessions' operation logs for reconstruction and context, [`beliefs`] a project's
+//! active beliefs for context while their fingerprint stays the same. Budget
 //! arithmetic is pure and lives in [`crate::domain::budget`]. Nothing here knows HTTP; the
 //! only writers are [`index`] and [`turn_index`], which keep derived search fields (documents,
 //! search texts, embeddings with their model).
 
+pub mod beliefs;
 pub mod bm25;
 pub mod context;
 pub mod handover;

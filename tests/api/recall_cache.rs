@@ -141,27 +141,38 @@ async fn context_from_cached_logs_is_context_from_the_graph() {
     app.stop().await;
 }
 
+/// A new active belief of the app's project; its id.
+async fn belief(app: &TestApp, content: &str) -> String {
+    let (s, b) = app
+        .post(
+            "/v1/beliefs",
+            &json!({"project": app.project, "content": content, "conviction": 0.9}),
+        )
+        .await;
+    assert!(s == 200 || s == 201, "{s} {b}");
+    b["id"].as_str().unwrap().to_string()
+}
+
+/// The text of a session's context at 4,000 tokens.
+async fn session_context(app: &TestApp, sid: &str) -> String {
+    let (s, r) = app
+        .post(
+            "/v1/context",
+            &json!({"project": app.project, "session_id": sid, "budget_tokens": 4000}),
+        )
+        .await;
+    assert_eq!(s, 200, "{r}");
+    r["text"].as_str().unwrap().to_string()
+}
+
 /// Beliefs reach a context through their evidence alone (no shared words): evidence from a
 /// session in scope, or from an operation elsewhere that touched one of the scope's files.
 #[tokio::test]
 async fn context_links_beliefs_through_sessions_and_files() {
     let app = TestApp::spawn().await;
-    let belief = |content: &'static str| {
-        let app = &app;
-        async move {
-            let (s, b) = app
-                .post(
-                    "/v1/beliefs",
-                    &json!({"project": app.project, "content": content, "conviction": 0.9}),
-                )
-                .await;
-            assert!(s == 200 || s == 201, "{s} {b}");
-            b["id"].as_str().unwrap().to_string()
-        }
-    };
-    let by_session = belief("mondays are slow").await;
-    let by_file = belief("tuesdays are quick").await;
-    let unlinked = belief("wednesdays are odd").await;
+    let by_session = belief(&app, "mondays are slow").await;
+    let by_file = belief(&app, "tuesdays are quick").await;
+    let unlinked = belief(&app, "wednesdays are odd").await;
     assert!(!unlinked.is_empty());
     let elsewhere = start(&app, "some other work", None).await;
     app.ops_sync(
@@ -179,14 +190,7 @@ async fn context_links_beliefs_through_sessions_and_files() {
         ]),
     )
     .await;
-    let (s, r) = app
-        .post(
-            "/v1/context",
-            &json!({"project": app.project, "session_id": sid, "budget_tokens": 4000}),
-        )
-        .await;
-    assert_eq!(s, 200, "{r}");
-    let text = r["text"].as_str().unwrap();
+    let text = session_context(&app, &sid).await;
     assert!(text.contains("mondays are slow"), "{text}");
     assert!(text.contains("tuesdays are quick"), "{text}");
     assert!(!text.contains("wednesdays"), "{text}");
@@ -194,5 +198,46 @@ async fn context_links_beliefs_through_sessions_and_files() {
         text.find("mondays").unwrap() < text.find("tuesdays").unwrap(),
         "session evidence ranks above file evidence: {text}"
     );
+    app.stop().await;
+}
+
+/// A project's beliefs are remembered between contexts only while they stay as they were:
+/// new evidence and a review show in the very next context.
+#[tokio::test]
+async fn context_sees_belief_changes_at_once() {
+    let app = TestApp::spawn().await;
+    let ids = [
+        belief(&app, "fridays are calm").await,
+        belief(&app, "saturdays are loud").await,
+    ];
+    let sid = start(&app, "the week's work", None).await;
+    app.ops_sync(
+        &sid,
+        json!([{"type": "tool_call", "tool": "Bash", "summary": "timed friday", "informs_belief": ids[0]}]),
+    )
+    .await;
+    let context = || session_context(&app, &sid);
+    let text = context().await;
+    assert!(text.contains("fridays are calm"), "{text}");
+    assert!(!text.contains("saturdays"), "{text}");
+    // Evidence captured in the session ties the other belief in.
+    app.ops_sync(
+        &sid,
+        json!([{"type": "tool_call", "tool": "Bash", "summary": "timed saturday", "informs_belief": ids[1]}]),
+    )
+    .await;
+    let text = context().await;
+    assert!(text.contains("saturdays are loud"), "{text}");
+    // A rejected belief leaves the context.
+    let (s, b) = app
+        .post(
+            &format!("/v1/beliefs/{}/reject?project={}", ids[0], app.project),
+            &json!({}),
+        )
+        .await;
+    assert_eq!(s, 200, "{b}");
+    let text = context().await;
+    assert!(!text.contains("fridays"), "{text}");
+    assert!(text.contains("saturdays are loud"), "{text}");
     app.stop().await;
 }

@@ -20,7 +20,7 @@ use crate::graph::{self, Store, StoreResult};
 use crate::recall::logs::Log;
 use crate::recall::scope::ScopeSession;
 use crate::recall::search;
-use crate::recall::{bm25, relevant, turns};
+use crate::recall::{beliefs, bm25, relevant, turns};
 
 use super::line::{line, relevant_header};
 use super::recent::{self, SessionLines};
@@ -134,7 +134,7 @@ pub(super) async fn gather(
     // A task's turns are searched first: they rank its sessions too.
     let (turn_hits, beliefs, memories) = tokio::join!(
         Box::pin(find_turns(store, req, want)),
-        graph::beliefs::active_with_places(store, req.project, req.half_life_ms, MAX_MEMORY as i64),
+        beliefs::active_with_places(store, req.project, req.half_life_ms, MAX_MEMORY as i64),
         graph::memories::for_context(store, req.project, MAX_MEMORY),
     );
     let (turn_hits, memories) = (turn_hits?, memories?);

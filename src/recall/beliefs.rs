@@ -1,0 +1,78 @@
+//! A project's active beliefs for a context, each with where its evidence lies, remembered
+//! while they stay as they were.
+//!
+//! Reading them walks every piece of their evidence and the files it touched — the costliest
+//! read of a context on a project with learned beliefs — while they change only when
+//! extraction runs, a belief is reviewed or new evidence is captured. So each read first asks
+//! for their [`Fingerprint`] (counts, latest times and total weight, without the beliefs) and
+//! reads them again only when it differs from the one remembered with them; a change made by
+//! any instance on the database is seen by the next context. What is remembered is carried
+//! forward to the time of the request (evidence decays by the same factor whatever its age), so
+//! conviction is as a fresh read would give it.
+
+use std::sync::{Arc, LazyLock};
+use std::time::Duration;
+
+use moka::sync::Cache;
+
+use crate::graph::beliefs::{self, BeliefRow, BeliefView, EvidencePlaces, Fingerprint};
+use crate::graph::{now_ms, Store, StoreResult};
+
+/// Bytes of beliefs remembered in all, roughly ([`BeliefRow::size`]).
+const REMEMBERED_BYTES: u64 = 32 * 1024 * 1024;
+/// How long a project's beliefs are remembered after their last use.
+const IDLE: Duration = Duration::from_secs(30 * 60);
+
+/// One project's beliefs as read, with the fingerprint taken before reading them.
+struct Remembered {
+    fingerprint: Fingerprint,
+    read_at: i64,
+    rows: Vec<BeliefRow>,
+}
+
+/// Keyed by project, half-life and limit (a key reads what it asked for).
+type Key = (String, i64, i64);
+
+static REMEMBERED: LazyLock<Cache<Key, Arc<Remembered>>> = LazyLock::new(|| {
+    Cache::builder()
+        .max_capacity(REMEMBERED_BYTES)
+        .weigher(|_, r: &Arc<Remembered>| {
+            let bytes: usize = r.rows.iter().map(BeliefRow::size).sum();
+            u32::try_from(bytes).unwrap_or(u32::MAX)
+        })
+        .time_to_idle(IDLE)
+        .build()
+});
+
+/// The project's active beliefs (at most `limit`, newest first) with their conviction now
+/// (evidence decayed with `half_life_ms`), and where each one's evidence lies.
+pub async fn active_with_places(
+    store: &Store,
+    project: &str,
+    half_life_ms: i64,
+    limit: i64,
+) -> StoreResult<Vec<(BeliefView, EvidencePlaces)>> {
+    let key = (project.to_string(), half_life_ms, limit);
+    // Taken before the beliefs are read: a change in between is seen as one next time.
+    let fingerprint = beliefs::active_fingerprint(store, project).await?;
+    let remembered = match REMEMBERED.get(&key) {
+        Some(r) if r.fingerprint == fingerprint => r,
+        _ => {
+            let (read_at, rows) =
+                beliefs::active_with_places(store, project, half_life_ms, limit).await?;
+            let r = Arc::new(Remembered {
+                fingerprint,
+                read_at,
+                rows,
+            });
+            REMEMBERED.insert(key, r.clone());
+            r
+        }
+    };
+    let now = now_ms();
+    Ok(remembered
+        .rows
+        .iter()
+        .map(|row| row.view_at(now, remembered.read_at, half_life_ms))
+        .collect())
+}
