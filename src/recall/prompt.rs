@@ -87,6 +87,7 @@ pub async fn recall(
         types: None,
         sessions: None,
         exclude_session: (!session.is_empty()).then_some(session),
+        count_pending: false,
     };
     let (found, vector, beliefs) = tokio::join!(
         Box::pin(turns::search_with(store, embedder, weights, &query)),

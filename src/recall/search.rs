@@ -140,6 +140,7 @@ pub async fn search_in(
                 types: None,
                 sessions: None,
                 exclude_session: None,
+                count_pending: false,
             };
             // A session holding the turns that answer is found even when its own document
             // (the task and summary) says little about them.

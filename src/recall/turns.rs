@@ -99,6 +99,9 @@ pub struct TurnQuery<'a> {
     pub sessions: Option<&'a [String]>,
     /// Never return this session's turns.
     pub exclude_session: Option<&'a str>,
+    /// Also count the project's operations still awaiting a vector (a search answer reports
+    /// them; a context has no use for the count).
+    pub count_pending: bool,
 }
 
 /// Which ranked list found a hit.
@@ -242,7 +245,7 @@ pub async fn search_in(
             }
         }),
         Box::pin(async {
-            match embedder {
+            match embedder.filter(|_| q.count_pending) {
                 Some(e) => Some(store_turns::pending_in_project(store, q.project, e.model()).await),
                 None => None,
             }

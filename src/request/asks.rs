@@ -210,6 +210,7 @@ impl TurnSearchAsk {
                 types: self.types.as_deref(),
                 sessions: None,
                 exclude_session: None,
+                count_pending: true,
             },
         )
         .await?;

@@ -318,6 +318,7 @@ async fn turns_indexed(
                     types: None,
                     sessions: None,
                     exclude_session: None,
+                    count_pending: true,
                 },
             )
             .await?;
@@ -586,6 +587,7 @@ async fn dump_line(
             types: None,
             sessions: None,
             exclude_session: None,
+            count_pending: false,
         },
     )
     .await?;

@@ -320,6 +320,7 @@ async fn find_turns(
             types: None,
             sessions: None,
             exclude_session: None,
+            count_pending: false,
         },
     )
     .await?;
