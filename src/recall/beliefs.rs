@@ -36,8 +36,9 @@ type Key = (String, i64, i64);
 static REMEMBERED: LazyLock<Cache<Key, Arc<Remembered>>> = LazyLock::new(|| {
     Cache::builder()
         .max_capacity(REMEMBERED_BYTES)
-        .weigher(|_, r: &Arc<Remembered>| {
-            let bytes: usize = r.rows.iter().map(BeliefRow::size).sum();
+        .weigher(|key: &Key, r: &Arc<Remembered>| {
+            // A project without beliefs still weighs its key and fingerprint.
+            let bytes = 256 + key.0.len() + r.rows.iter().map(BeliefRow::size).sum::<usize>();
             u32::try_from(bytes).unwrap_or(u32::MAX)
         })
         .time_to_idle(IDLE)
