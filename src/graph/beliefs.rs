@@ -65,7 +65,7 @@ pub async fn list(
     let (now, rows) = read_rows(store, q, project, half_life_ms, limit).await?;
     Ok(rows
         .iter()
-        .map(|r| r.view_at(now, now, half_life_ms).0)
+        .map(|r| r.view_at(now, now, half_life_ms))
         .collect())
 }
 
@@ -132,15 +132,10 @@ pub struct BeliefRow {
 impl BeliefRow {
     /// The belief at `now`, read at `read_at`: evidence decays by the same factor whatever its
     /// age, so the sums read then are carried forward exactly.
-    pub fn view_at(
-        &self,
-        now: i64,
-        read_at: i64,
-        half_life_ms: i64,
-    ) -> (BeliefView, EvidencePlaces) {
+    pub fn view_at(&self, now: i64, read_at: i64, half_life_ms: i64) -> BeliefView {
         let support = conviction::decayed(self.support, now - read_at, half_life_ms);
         let contradict = conviction::decayed(self.contradict, now - read_at, half_life_ms);
-        let view = BeliefView {
+        BeliefView {
             conviction: conviction::conviction(
                 self.prior,
                 now - self.created_at,
@@ -155,13 +150,16 @@ impl BeliefRow {
             supporting: self.supporting,
             contradicting: self.contradicting,
             created_at: self.created_at,
-        };
-        let places = EvidencePlaces {
+        }
+    }
+
+    /// Where the belief's evidence lies (as `active_with_places.cypher` read it).
+    pub fn places(&self) -> EvidencePlaces {
+        EvidencePlaces {
             id: self.id.clone(),
             sessions: self.sessions.clone(),
             files: self.files.clone(),
-        };
-        (view, places)
+        }
     }
 
     /// Bytes the row holds, roughly (for bounding what is remembered of it).
@@ -393,10 +391,10 @@ mod tests {
         let h = 86_400_000;
         let (read_at, later) = (5_000, 5_000 + 2 * h);
         // Read at `read_at` with sums 8 and 2; a read two half-lives later sums a quarter.
-        let carried = row(8.0, 2.0).view_at(later, read_at, h).0;
-        let fresh = row(2.0, 0.5).view_at(later, later, h).0;
+        let carried = row(8.0, 2.0).view_at(later, read_at, h);
+        let fresh = row(2.0, 0.5).view_at(later, later, h);
         assert!((carried.conviction - fresh.conviction).abs() < 1e-12);
-        assert!(carried.conviction != row(8.0, 2.0).view_at(read_at, read_at, h).0.conviction);
+        assert!(carried.conviction != row(8.0, 2.0).view_at(read_at, read_at, h).conviction);
         assert_eq!(carried.supporting, 3);
     }
 }

@@ -74,6 +74,11 @@ pub async fn active_with_places(
     Ok(remembered
         .rows
         .iter()
-        .map(|row| row.view_at(now, remembered.read_at, half_life_ms))
+        .map(|row| {
+            (
+                row.view_at(now, remembered.read_at, half_life_ms),
+                row.places(),
+            )
+        })
         .collect())
 }
