@@ -188,8 +188,11 @@ impl RecallApi {
     /// Token-budgeted context for a session or a task. Of the budget, by default 60 % goes
     /// to content, 20 % stays free for the response and 20 % covers framing; content is split
     /// between history, file references and metadata (decisions, beliefs, memories), a share
-    /// one section does not need flowing to the others. Each section collects newest-first
-    /// and presents oldest-first; the newest history item is always there (cut to fit).
+    /// one section does not need flowing to the others. For a session, each section collects
+    /// newest-first and presents oldest-first; the newest history item is always there (cut
+    /// to fit). For a task, history holds the operations turn search ranks most relevant
+    /// (grouped by session, in the order they happened), files are those operations' files
+    /// in the order of the hits, and decisions, beliefs and memories come by relevance.
     /// `tokens_used` is exactly the token count of `text` and never exceeds `budget_tokens`.
     #[oai(path = "/context", method = "post")]
     async fn context(

@@ -5,6 +5,9 @@
 //! the order they happened. Sessions come oldest first; a session's header is paid with its
 //! first item.
 //!
+//! The files of a task context are the ones these operations touched ([`History::files`]), in
+//! the order of the hits: what the work on the task touched, not every file its sessions did.
+//!
 //! Selection is pure ([`select`]); reading the operations and their sessions is one query
 //! each. The session mode's newest-first window lives in `context`, untouched by this.
 
@@ -13,7 +16,7 @@ use std::collections::{HashMap, HashSet};
 use crate::config::Encoding;
 use crate::domain::operation::render_stored_line;
 use crate::domain::tokens;
-use crate::graph::operations::OperationView;
+use crate::graph::operations::{FileRow, OperationView};
 use crate::graph::{self, operations, Store, StoreResult};
 use crate::recall::bm25;
 use crate::recall::scope::ScopeSession;
@@ -89,6 +92,8 @@ pub struct Item {
     pub cost: usize,
     /// Epoch milliseconds.
     pub at: i64,
+    /// The files the operation touched, each with `write` or `read`.
+    pub files: Vec<(String, &'static str)>,
 }
 
 /// What [`select`] chose: positions by session, and the tokens they cost with headers.
@@ -198,6 +203,51 @@ impl History {
         present(chosen, &self.items, &headers)
     }
 
+    /// The files the found operations (and the neighbours read with them) touched, each once,
+    /// in the order of the first hit touching it; at most `limit`. A file's mode is its newest
+    /// touch's, its sessions those of the hits in order, its time the newest touch's.
+    pub fn files(&self, limit: usize) -> Vec<FileRow> {
+        let mut index: HashMap<&str, usize> = HashMap::new();
+        let mut out: Vec<FileRow> = Vec::new();
+        // The newest touch (time, seq) of each row, for its mode.
+        let mut newest: Vec<(i64, i64)> = Vec::new();
+        for f in &self.found {
+            let next = f.wants_next.then_some(f.seq + 1);
+            for seq in std::iter::once(f.seq).chain(next) {
+                let Some(item) = self.items.get(&(f.session_id.clone(), seq)) else {
+                    continue;
+                };
+                for (path, mode) in &item.files {
+                    let i = match index.get(path.as_str()) {
+                        Some(&i) => i,
+                        None if out.len() >= limit => continue,
+                        None => {
+                            index.insert(path, out.len());
+                            out.push(FileRow {
+                                path: path.clone(),
+                                mode: None,
+                                sessions: Vec::new(),
+                                at: i64::MIN,
+                            });
+                            newest.push((i64::MIN, i64::MIN));
+                            out.len() - 1
+                        }
+                    };
+                    let row = &mut out[i];
+                    if !row.sessions.contains(&f.session_id) {
+                        row.sessions.push(f.session_id.clone());
+                    }
+                    if (item.at, seq) > newest[i] {
+                        newest[i] = (item.at, seq);
+                        row.at = item.at;
+                        row.mode = Some((*mode).to_string());
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// Hits found but not shown.
     pub fn left_out(&self, chosen: &Chosen) -> usize {
         self.found
@@ -240,12 +290,22 @@ pub async fn read_items(
         .into_iter()
         .map(|r| {
             let text = rendered(&r);
-            (
-                (r.session_id.clone(), r.seq),
-                item(encoding, stored, text, r.tokens, r.at, cap),
-            )
+            let mut it = item(encoding, stored, text, r.tokens, r.at, cap);
+            it.files = touched(r.files_modified, r.files_read);
+            ((r.session_id.clone(), r.seq), it)
         })
         .collect())
+}
+
+/// What an operation touched: the files it wrote, then those it only read.
+fn touched(written: Vec<String>, read: Vec<String>) -> Vec<(String, &'static str)> {
+    let mut out: Vec<(String, &'static str)> = written.into_iter().map(|p| (p, "write")).collect();
+    for p in read {
+        if !out.iter().any(|(w, _)| *w == p) {
+            out.push((p, "read"));
+        }
+    }
+    out
 }
 
 /// A line costed by its stored count when the encodings agree, else counted; cut to `cap`.
@@ -273,6 +333,7 @@ fn item(
         text,
         cost: cost + 1,
         at,
+        files: Vec::new(),
     }
 }
 
@@ -328,6 +389,7 @@ mod tests {
                         text: format!("{s}#{seq}"),
                         cost: *cost,
                         at: *seq,
+                        files: Vec::new(),
                     },
                 )
             })
@@ -385,6 +447,63 @@ mod tests {
         assert_eq!(
             present(&chosen, &its, &shown),
             vec!["### b", "b#1", "### a", "a#1", "a#2"]
+        );
+    }
+
+    #[test]
+    fn a_task_lists_the_files_its_operations_touched_in_the_order_of_the_hits() {
+        let mut its = items(&[("a", 1, 10), ("a", 2, 10), ("b", 7, 10), ("b", 9, 10)]);
+        let mut touch = |k: (&str, i64), at: i64, files: &[(&str, &'static str)]| {
+            let it = its.get_mut(&(k.0.to_string(), k.1)).unwrap();
+            it.at = at;
+            it.files = files.iter().map(|(p, m)| (p.to_string(), *m)).collect();
+        };
+        touch(("a", 1), 100, &[("src/cache.rs", "read")]);
+        // The result after a tool call: read with its hit.
+        touch(
+            ("a", 2),
+            200,
+            &[("src/cache.rs", "write"), ("src/lib.rs", "read")],
+        );
+        touch(
+            ("b", 7),
+            50,
+            &[("src/parser.rs", "write"), ("src/cache.rs", "read")],
+        );
+        // Not found and not next to a hit: its file is not the task's.
+        touch(("b", 9), 300, &[("README.md", "write")]);
+        let mut call = found("a", 1, "assistant", "cargo test");
+        call.kind = "tool_call".into();
+        call.wants_next = true;
+        let history = History {
+            found: vec![
+                found("b", 7, "assistant", "the parser reads the cache"),
+                call,
+            ],
+            items: its,
+            headers: HashMap::new(),
+        };
+        let files = history.files(10);
+        let got: Vec<(&str, Option<&str>, Vec<&str>, i64)> = files
+            .iter()
+            .map(|f| {
+                let sessions = f.sessions.iter().map(String::as_str).collect();
+                (f.path.as_str(), f.mode.as_deref(), sessions, f.at)
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("src/parser.rs", Some("write"), vec!["b"], 50),
+                // Its newest touch wrote it.
+                ("src/cache.rs", Some("write"), vec!["b", "a"], 200),
+                ("src/lib.rs", Some("read"), vec!["a"], 200),
+            ]
+        );
+        assert_eq!(history.files(1).len(), 1);
+        assert_eq!(
+            touched(vec!["x".into()], vec!["x".into(), "y".into()]),
+            vec![("x".to_string(), "write"), ("y".to_string(), "read")]
         );
     }
 

@@ -7,8 +7,11 @@
 //! the commonest words, which are also the words queries repeat. Large counts change slowly
 //! next to their size, so a large count is kept for [`TTL`] per project (and word), in this
 //! process only; a small one is cheap to count and changes fast, so it is counted each time
-//! (a new project's statistics are always current). So is the size of the whole database,
-//! which tells how much of the shared full-text index a large project is ([`known_share`]).
+//! (a new project's statistics are always current) — except in a large project (its size
+//! remembered), where a word's few turns more or less within [`TTL`] move its weight little
+//! and a word the project never holds would otherwise be counted again on every query. So is
+//! the size of the whole database, which tells how much of the shared full-text index a large
+//! project is ([`known_share`]).
 
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -113,8 +116,9 @@ pub async fn for_query(
         }
     );
     all?;
+    let large = SIZES.contains_key(project);
     for (word, n) in counted? {
-        if n >= REMEMBER_COUNT_FROM {
+        if large || n >= REMEMBER_COUNT_FROM {
             WORDS.insert((project.to_string(), word.clone()), n);
         }
         df.insert(word, n);

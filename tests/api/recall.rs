@@ -657,6 +657,67 @@ async fn context_for_a_task_holds_the_relevant_turns_of_old_sessions() {
 }
 
 #[tokio::test]
+async fn a_task_context_lists_the_files_its_relevant_operations_touched() {
+    let app = TestApp::spawn().await;
+    let sid = app.session().await;
+    let mut ops = vec![
+        json!({"id": format!("{sid}-r"), "type": "read", "target": "src/cache/eviction.rs",
+               "summary": "read how the parser cache evicts stale entries",
+               "files_read": ["src/cache/eviction.rs"], "at": "2024-02-01T10:00:00Z"}),
+        json!({"id": format!("{sid}-w"), "type": "write", "target": "src/cache/eviction.rs",
+               "summary": "the parser cache evicts entries by age, not by count",
+               "files_modified": ["src/cache/eviction.rs"], "files_read": ["src/cache/mod.rs"],
+               "at": "2024-02-01T10:05:00Z"}),
+    ];
+    // The same session also did unrelated work, on other files, later.
+    for i in 0..6 {
+        ops.push(json!({"id": format!("{sid}-u{i}"), "type": "write",
+                        "target": format!("docs/release-{i}.md"),
+                        "summary": format!("tidied release notes page {i}"),
+                        "files_modified": [format!("docs/release-{i}.md")],
+                        "at": format!("2024-02-01T11:0{i}:00Z")}));
+    }
+    app.ops_sync(&sid, json!(ops)).await;
+    eventually(60, "turn search finds the cache work", || async {
+        let (_, found) = app
+            .post(
+                "/v1/search",
+                &json!({"project": app.project, "query": "parser cache eviction"}),
+            )
+            .await;
+        found["operations"]
+            .to_string()
+            .contains(&format!("{sid}-w"))
+    })
+    .await;
+
+    let r = context(
+        &app,
+        json!({"project": app.project, "task": "why does the parser cache evict by age?",
+               "budget_tokens": 2000}),
+    )
+    .await;
+    check_guarantee(&r);
+    let text = r["text"].as_str().unwrap();
+    let files = text
+        .split("## ")
+        .find(|s| s.starts_with("Files"))
+        .unwrap_or_else(|| panic!("a files section: {text}"));
+    // Written by its newest touch; listed before the file only read beside it.
+    let written = files
+        .find(&format!("- src/cache/eviction.rs (write; sessions: {sid})"))
+        .unwrap_or_else(|| panic!("the file the relevant work wrote: {files}"));
+    let read = files
+        .find("- src/cache/mod.rs (read")
+        .unwrap_or_else(|| panic!("the file it read: {files}"));
+    assert!(written < read, "{files}");
+    assert!(
+        !files.contains("docs/release-"),
+        "the session's unrelated files are not the task's: {files}"
+    );
+}
+
+#[tokio::test]
 async fn context_rejects_bad_input_with_the_field() {
     let app = TestApp::spawn().await;
     let sid = app.session().await;

@@ -9,7 +9,7 @@ use crate::graph::decisions::ContextDecision;
 use crate::graph::memories::ContextMemory;
 use crate::graph::operations::FileRow;
 
-use super::gather::Inputs;
+use super::gather::{History, Inputs};
 use super::line::{clip, line, stored_line, within, Line};
 use super::rank::{self, Relevance};
 use super::request::Request;
@@ -19,11 +19,16 @@ use super::section::{Listed, Pick, SectionKind};
 /// tokenised lazily no further than `cap`.
 pub(super) fn listed(req: &Request<'_>, cap: usize, inputs: &Inputs) -> [Listed; 4] {
     let enc = req.encoding;
+    // A task's files come in the order of its hits, and are shown in it.
+    let files_pick = match inputs.history {
+        History::Relevant(_) => Pick::Ranked,
+        History::Newest(_) => Pick::NewestRun,
+    };
     let files = Listed {
         kind: SectionKind::Files,
         lines: within(cap, inputs.files.iter().map(|f| line(enc, file_line(f)))),
         candidates: inputs.files.len(),
-        pick: Pick::NewestRun,
+        pick: files_pick,
     };
     // For a task, decisions are ranked by how many of its words they share (newest first
     // among equals), and like the other ranked sections may skip one that does not fit.

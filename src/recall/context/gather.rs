@@ -3,9 +3,9 @@
 //! where their evidence lies, and its memories are read; the sessions' own search lists only
 //! when the turns found name fewer sessions than a context draws on; then the scope (a
 //! session and the sessions it continues, or a task's related sessions); then the
-//! history — a task's relevant operations ([`relevant`]) or the sessions' newest operations
-//! ([`super::recent`]) — with the files the sessions touched; last the decisions of those
-//! sessions and files, and which beliefs they tie in ([`ties`]). Reads only, through the
+//! history — a task's relevant operations ([`relevant`]) with the files they touched, or the
+//! sessions' newest operations ([`super::recent`]) with the files the sessions touched; last
+//! the decisions of those sessions and files, and which beliefs they tie in ([`ties`]). Reads only, through the
 //! store's functions; ordering and fitting are `rank`'s and `fit`'s.
 
 use std::collections::{HashMap, HashSet};
@@ -102,7 +102,8 @@ pub(super) struct Inputs {
     /// scope's others, newest first.
     pub sessions: Vec<ScopeSession>,
     pub history: History,
-    /// Files the sessions touched, newest first.
+    /// Files: those a task's relevant operations touched, in the order of the hits; else
+    /// those the sessions touched, newest first.
     pub files: Vec<FileRow>,
     /// Decisions of the sessions or about the files, newest first.
     pub decisions: Vec<ContextDecision>,
@@ -148,51 +149,33 @@ pub(super) async fn gather(
     } else {
         Box::pin(own_session_lists(store, req)).await?
     };
-    // A task with relevant operations: its history is those, from their sessions first. Their
-    // operations and sessions are read while the scope's sessions are searched; so are their
-    // files when the relevant sessions alone fill the context (the scope only adds more).
-    let (sessions, relevant, early_files) = if found.is_empty() {
-        (
-            Box::pin(scope(store, req, own, &turn_hits)).await?,
-            None,
-            None,
-        )
+    // A task with relevant operations: its history is those, from their sessions first, and
+    // its files are the ones they touched. Their operations and sessions are read while the
+    // scope's sessions are searched.
+    let (sessions, relevant) = if found.is_empty() {
+        (Box::pin(scope(store, req, own, &turn_hits)).await?, None)
     } else {
-        let early: Option<Vec<String>> =
-            (order.len() >= MAX_SESSIONS).then(|| order[..MAX_SESSIONS].to_vec());
-        let (sessions, read, files) = tokio::join!(
+        let full = order.len() >= MAX_SESSIONS;
+        let (sessions, read) = tokio::join!(
             Box::pin(async {
-                match early {
+                if full {
                     // The relevant sessions fill the context: the scope adds nothing.
-                    Some(_) => Ok(Vec::new()),
-                    None => scope(store, req, own, &turn_hits).await,
+                    Ok(Vec::new())
+                } else {
+                    scope(store, req, own, &turn_hits).await
                 }
             }),
             Box::pin(read_relevant(store, req, &found, order, want)),
-            Box::pin(async {
-                let Some(early) = &early else {
-                    return Ok(None);
-                };
-                let ids: Vec<&str> = early.iter().map(String::as_str).collect();
-                graph::operations::files_of(store, req.project, &ids, MAX_FILES)
-                    .await
-                    .map(Some)
-            }),
         );
         let (sessions, r) = relevant_history(req, sessions?, read?, found);
-        let early_files = early.zip(files?);
-        (sessions, Some(r), early_files)
+        (sessions, Some(r))
     };
     let scope_ms = started.elapsed().as_millis() as u64;
     let ids: Vec<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
 
     let (history, files) = match relevant {
         Some(r) => {
-            let files = match early_files {
-                // The relevant sessions were all found: the files read for them are the ones.
-                Some((early, files)) if early.iter().eq(ids.iter().copied()) => files,
-                _ => graph::operations::files_of(store, req.project, &ids, MAX_FILES).await?,
-            };
+            let files = r.files(MAX_FILES);
             (History::Relevant(r), files)
         }
         None => {

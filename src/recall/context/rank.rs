@@ -1,7 +1,8 @@
 //! Ranking: the order each section's candidates are offered to the budget in. Pure. A session's
-//! history is offered newest first (a session's header paid with its newest item); files and,
-//! for a session, decisions come newest first as the store lists them; a task's decisions by how
-//! many of its words they share; beliefs and memories by relevance × conviction (confidence),
+//! history is offered newest first (a session's header paid with its newest item); files as
+//! gathered (a task's in the order of its hits, a session's newest first); for a session,
+//! decisions newest first as the store lists them; a task's decisions by how many of its words
+//! they share; beliefs and memories by relevance × conviction (confidence),
 //! relevance being a tie to the sessions in scope, then to their files, then shared words.
 
 use std::collections::{HashMap, HashSet};
