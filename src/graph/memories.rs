@@ -22,13 +22,42 @@ pub async fn create(tx: &mut Tx, m: &NewMemory) -> StoreResult<()> {
 }
 
 /// A memory as a context weighs it.
-#[derive(Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 pub struct ContextMemory {
     pub kind: String,
     pub content: String,
     pub confidence: Option<f64>,
     pub session_id: Option<String>,
     pub tokens: i64,
+}
+
+impl ContextMemory {
+    /// Bytes it holds, roughly.
+    pub fn size(&self) -> usize {
+        64 + self.kind.len() + self.content.len() + self.session_id.as_ref().map_or(0, String::len)
+    }
+}
+
+/// What changes whenever a project's memories do, read without reading them: see
+/// `fingerprint.cypher`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct Fingerprint {
+    memories: i64,
+    last: i64,
+    at_sum: i64,
+    tokens: i64,
+}
+
+/// The fingerprint of the project's memories.
+pub async fn fingerprint(store: &Store, project: &str) -> StoreResult<Fingerprint> {
+    store
+        .read()
+        .fetch_one(
+            statement(include_str!("../../cypher/memories/fingerprint.cypher"))
+                .param("project", project),
+        )
+        .await?
+        .ok_or_else(|| super::StoreError::Decode("the memory fingerprint returned no row".into()))
 }
 
 /// The project's memories a context chooses from, at most `limit`.

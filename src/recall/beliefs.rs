@@ -5,44 +5,33 @@
 //! read of a context on a project with learned beliefs — while they change only when
 //! extraction runs, a belief is reviewed or new evidence is captured. So each read first asks
 //! for their [`Fingerprint`] (counts, latest times and total weight, without the beliefs) and
-//! reads them again only when it differs from the one remembered with them; a change made by
-//! any instance on the database is seen by the next context. What is remembered is carried
+//! reads them again only when it differs from the one remembered with them ([`Remembered`]); a
+//! change made by any instance on the database is seen by the next context. What is remembered is carried
 //! forward to the time of the request (evidence decays by the same factor whatever its age), so
 //! conviction is as a fresh read would give it.
 
-use std::sync::{Arc, LazyLock};
+use std::sync::LazyLock;
 use std::time::Duration;
-
-use moka::sync::Cache;
 
 use crate::graph::beliefs::{self, BeliefRow, BeliefView, EvidencePlaces, Fingerprint};
 use crate::graph::{now_ms, Store, StoreResult};
+use crate::recall::remembered::Remembered;
 
 /// Bytes of beliefs remembered in all, roughly ([`BeliefRow::size`]).
 const REMEMBERED_BYTES: u64 = 32 * 1024 * 1024;
 /// How long a project's beliefs are remembered after their last use.
 const IDLE: Duration = Duration::from_secs(30 * 60);
 
-/// One project's beliefs as read, with the fingerprint taken before reading them.
-struct Remembered {
-    fingerprint: Fingerprint,
-    read_at: i64,
-    rows: Vec<BeliefRow>,
-}
-
-/// Keyed by project, half-life and limit (a key reads what it asked for).
+/// Project, half-life and limit: a key reads what it asked for.
 type Key = (String, i64, i64);
+/// The rows with the time they were read at.
+type Read = (i64, Vec<BeliefRow>);
 
-static REMEMBERED: LazyLock<Cache<Key, Arc<Remembered>>> = LazyLock::new(|| {
-    Cache::builder()
-        .max_capacity(REMEMBERED_BYTES)
-        .weigher(|key: &Key, r: &Arc<Remembered>| {
-            // A project without beliefs still weighs its key and fingerprint.
-            let bytes = 256 + key.0.len() + r.rows.iter().map(BeliefRow::size).sum::<usize>();
-            u32::try_from(bytes).unwrap_or(u32::MAX)
-        })
-        .time_to_idle(IDLE)
-        .build()
+static REMEMBERED: LazyLock<Remembered<Key, Fingerprint, Read>> = LazyLock::new(|| {
+    Remembered::new(REMEMBERED_BYTES, IDLE, |key, (_, rows)| {
+        // A project without beliefs still weighs its key and fingerprint.
+        256 + key.0.len() + rows.iter().map(BeliefRow::size).sum::<usize>()
+    })
 });
 
 /// The project's active beliefs (at most `limit`, newest first) with their conviction now
@@ -54,31 +43,16 @@ pub async fn active_with_places(
     limit: i64,
 ) -> StoreResult<Vec<(BeliefView, EvidencePlaces)>> {
     let key = (project.to_string(), half_life_ms, limit);
-    // Taken before the beliefs are read: a change in between is seen as one next time.
     let fingerprint = beliefs::active_fingerprint(store, project).await?;
-    let remembered = match REMEMBERED.get(&key) {
-        Some(r) if r.fingerprint == fingerprint => r,
-        _ => {
-            let (read_at, rows) =
-                beliefs::active_with_places(store, project, half_life_ms, limit).await?;
-            let r = Arc::new(Remembered {
-                fingerprint,
-                read_at,
-                rows,
-            });
-            REMEMBERED.insert(key, r.clone());
-            r
-        }
-    };
-    let now = now_ms();
-    Ok(remembered
-        .rows
-        .iter()
-        .map(|row| {
-            (
-                row.view_at(now, remembered.read_at, half_life_ms),
-                row.places(),
-            )
+    let remembered = REMEMBERED
+        .get_or_read(key, fingerprint, || {
+            beliefs::active_with_places(store, project, half_life_ms, limit)
         })
+        .await?;
+    let (read_at, rows) = &remembered.value;
+    let now = now_ms();
+    Ok(rows
+        .iter()
+        .map(|row| (row.view_at(now, *read_at, half_life_ms), row.places()))
         .collect())
 }

@@ -7,8 +7,9 @@
 //! BM25 + embeddings); [`turns`] finds single turns (operations, decisions, memories, session
 //! summaries), its full-text candidates scored again with the project's own statistics
 //! ([`bm25`], counted by [`turn_stats`] and remembered briefly); [`handover`] is the wake-up briefing for a new session; [`logs`]
-//! caches sessions' operation logs for reconstruction and context, [`beliefs`] a project's
-//! active beliefs for context while their fingerprint stays the same. Budget
+//! caches sessions' operation logs for reconstruction and context, [`beliefs`] and
+//! [`memories`] a project's active beliefs and its memories for context while their
+//! fingerprint stays the same ([`remembered`]). Budget
 //! arithmetic is pure and lives in [`crate::domain::budget`]. Nothing here knows HTTP; the
 //! only writers are [`index`] and [`turn_index`], which keep derived search fields (documents,
 //! search texts, embeddings with their model).
@@ -19,10 +20,12 @@ pub mod context;
 pub mod handover;
 pub mod index;
 pub mod logs;
+pub mod memories;
 pub mod prompt;
 pub mod rank;
 pub mod reconstruction;
 pub mod relevant;
+pub mod remembered;
 pub mod scope;
 pub mod search;
 pub mod turn_index;

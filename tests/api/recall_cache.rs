@@ -241,3 +241,52 @@ async fn context_sees_belief_changes_at_once() {
     assert!(text.contains("saturdays are loud"), "{text}");
     app.stop().await;
 }
+
+/// Memories are remembered between contexts while their fingerprint holds: one added, and one
+/// purged with its session, show in the very next context.
+#[tokio::test]
+async fn context_sees_memory_changes_at_once() {
+    let app = TestApp::spawn().await;
+    let sid = start(&app, "the week's work", None).await;
+    let other = start(&app, "an aside", None).await;
+    let remember = |session: String, content: &'static str| {
+        let app = &app;
+        async move {
+            let (s, b) = app
+                .post(
+                    "/v1/memories",
+                    &json!({"project": app.project, "session_id": session, "kind": "lesson",
+                            "content": content, "confidence": 0.9}),
+                )
+                .await;
+            assert_eq!(s, 201, "{b}");
+        }
+    };
+    // A task naming both, so each memory is relevant whichever session holds it.
+    let context = || async {
+        let (s, r) = app
+            .post(
+                "/v1/context",
+                &json!({"project": app.project, "budget_tokens": 4000,
+                        "task": "what do we deploy on fridays, which keys rotate on saturdays"}),
+            )
+            .await;
+        assert_eq!(s, 200, "{r}");
+        r["text"].as_str().unwrap().to_string()
+    };
+    remember(sid.clone(), "fridays deploy nothing").await;
+    let text = context().await;
+    assert!(text.contains("fridays deploy nothing"), "{text}");
+    remember(other.clone(), "saturdays rotate the keys").await;
+    let text = context().await;
+    assert!(text.contains("saturdays rotate the keys"), "{text}");
+    // Purging the other session takes its memory with it.
+    let (s, b) = app
+        .delete(&format!("/v1/sessions/{other}?project={}", app.project))
+        .await;
+    assert!(s == 200 || s == 204, "{s} {b}");
+    let text = context().await;
+    assert!(!text.contains("saturdays rotate the keys"), "{text}");
+    assert!(text.contains("fridays deploy nothing"), "{text}");
+    app.stop().await;
+}

@@ -20,7 +20,7 @@ use crate::graph::{self, Store, StoreResult};
 use crate::recall::logs::Log;
 use crate::recall::scope::ScopeSession;
 use crate::recall::search;
-use crate::recall::{beliefs, bm25, relevant, turns};
+use crate::recall::{beliefs, bm25, memories, relevant, turns};
 
 use super::line::{line, relevant_header};
 use super::recent::{self, SessionLines};
@@ -136,7 +136,7 @@ pub(super) async fn gather(
     let (turn_hits, beliefs, memories) = tokio::join!(
         Box::pin(find_turns(store, req, want)),
         beliefs::active_with_places(store, req.project, req.half_life_ms, MAX_MEMORY as i64),
-        graph::memories::for_context(store, req.project, MAX_MEMORY),
+        memories::for_context(store, req.project, MAX_MEMORY),
     );
     let (turn_hits, memories) = (turn_hits?, memories?);
     let (beliefs, places): (Vec<BeliefView>, Vec<EvidencePlaces>) = beliefs?.into_iter().unzip();
