@@ -4,12 +4,12 @@
 //! their fingerprint (count, latest and summed times, tokens) and reads them again only when
 //! it differs ([`Remembered`]).
 
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use crate::graph::memories::{self, ContextMemory, Fingerprint};
 use crate::graph::{Store, StoreResult};
-use crate::recall::remembered::Remembered;
+use crate::recall::remembered::{Entry, Remembered};
 
 /// Bytes of memories remembered in all, roughly ([`ContextMemory::size`]).
 const REMEMBERED_BYTES: u64 = 32 * 1024 * 1024;
@@ -24,17 +24,15 @@ static REMEMBERED: LazyLock<Remembered<(String, usize), Fingerprint, Vec<Context
         })
     });
 
+/// A project's memories as remembered: shared, never copied (it derefs to the list).
+pub type Memories = Arc<Entry<Fingerprint, Vec<ContextMemory>>>;
+
 /// The project's memories a context chooses from, newest first, at most `limit`.
-pub async fn for_context(
-    store: &Store,
-    project: &str,
-    limit: usize,
-) -> StoreResult<Vec<ContextMemory>> {
+pub async fn for_context(store: &Store, project: &str, limit: usize) -> StoreResult<Memories> {
     let fingerprint = memories::fingerprint(store, project).await?;
-    let remembered = REMEMBERED
+    REMEMBERED
         .get_or_read((project.to_string(), limit), fingerprint, || {
             memories::for_context(store, project, limit)
         })
-        .await?;
-    Ok(remembered.value.clone())
+        .await
 }

@@ -9,7 +9,8 @@
 //! ([`bm25`], counted by [`turn_stats`] and remembered briefly); [`handover`] is the wake-up briefing for a new session; [`logs`]
 //! caches sessions' operation logs for reconstruction and context, [`beliefs`] and
 //! [`memories`] a project's active beliefs and its memories for context while their
-//! fingerprint stays the same ([`remembered`]). Budget
+//! fingerprint stays the same ([`remembered`]); [`touches`] groups the files operations
+//! touched into a context's file rows. Budget
 //! arithmetic is pure and lives in [`crate::domain::budget`]. Nothing here knows HTTP; the
 //! only writers are [`index`] and [`turn_index`], which keep derived search fields (documents,
 //! search texts, embeddings with their model).
@@ -28,6 +29,7 @@ pub mod relevant;
 pub mod remembered;
 pub mod scope;
 pub mod search;
+pub mod touches;
 pub mod turn_index;
 pub mod turn_stats;
 pub mod turns;

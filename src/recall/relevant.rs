@@ -20,6 +20,7 @@ use crate::graph::operations::{FileRow, OperationView};
 use crate::graph::{self, operations, Store, StoreResult};
 use crate::recall::bm25;
 use crate::recall::scope::ScopeSession;
+use crate::recall::touches::{file_rows, Touch};
 use crate::recall::turns::TurnHit;
 
 /// One operation turn search found relevant, best first.
@@ -207,45 +208,22 @@ impl History {
     /// in the order of the first hit touching it; at most `limit`. A file's mode is its newest
     /// touch's, its sessions those of the hits in order, its time the newest touch's.
     pub fn files(&self, limit: usize) -> Vec<FileRow> {
-        let mut index: HashMap<&str, usize> = HashMap::new();
-        let mut out: Vec<FileRow> = Vec::new();
-        // The newest touch (time, seq) of each row, for its mode.
-        let mut newest: Vec<(i64, i64)> = Vec::new();
-        for f in &self.found {
+        let touches = self.found.iter().flat_map(|f| {
             let next = f.wants_next.then_some(f.seq + 1);
-            for seq in std::iter::once(f.seq).chain(next) {
-                let Some(item) = self.items.get(&(f.session_id.clone(), seq)) else {
-                    continue;
-                };
-                for (path, mode) in &item.files {
-                    let i = match index.get(path.as_str()) {
-                        Some(&i) => i,
-                        None if out.len() >= limit => continue,
-                        None => {
-                            index.insert(path, out.len());
-                            out.push(FileRow {
-                                path: path.clone(),
-                                mode: None,
-                                sessions: Vec::new(),
-                                at: i64::MIN,
-                            });
-                            newest.push((i64::MIN, i64::MIN));
-                            out.len() - 1
-                        }
-                    };
-                    let row = &mut out[i];
-                    if !row.sessions.contains(&f.session_id) {
-                        row.sessions.push(f.session_id.clone());
-                    }
-                    if (item.at, seq) > newest[i] {
-                        newest[i] = (item.at, seq);
-                        row.at = item.at;
-                        row.mode = Some((*mode).to_string());
-                    }
-                }
-            }
-        }
-        out
+            std::iter::once(f.seq).chain(next).flat_map(move |seq| {
+                let item = self.items.get(&(f.session_id.clone(), seq));
+                item.into_iter().flat_map(move |item| {
+                    item.files.iter().map(move |(path, mode)| Touch {
+                        path,
+                        mode,
+                        session: &f.session_id,
+                        at: item.at,
+                        seq,
+                    })
+                })
+            })
+        });
+        file_rows(touches, limit)
     }
 
     /// Hits found but not shown.

@@ -17,6 +17,15 @@ pub struct Entry<F, V> {
     pub value: V,
 }
 
+impl<F, V> std::ops::Deref for Entry<F, V> {
+    type Target = V;
+
+    /// The value: a remembered read is used where it is, never copied out.
+    fn deref(&self) -> &V {
+        &self.value
+    }
+}
+
 /// Values by key, each valid while its fingerprint is the store's.
 pub struct Remembered<K, F, V> {
     cache: Cache<K, Arc<Entry<F, V>>>,

@@ -5,8 +5,8 @@
 //! session and the sessions it continues, or a task's related sessions); then the
 //! history — a task's relevant operations ([`relevant`]) with the files they touched, or the
 //! sessions' newest operations ([`super::recent`]) with the files the sessions touched; last
-//! the decisions of those sessions and files, and which beliefs they tie in ([`ties`]). Reads only, through the
-//! store's functions; ordering and fitting are `rank`'s and `fit`'s.
+//! the decisions of those sessions and files, and which beliefs they tie in ([`ties`]). Reads
+//! only, through the store's functions; ordering and fitting are `rank`'s and `fit`'s.
 
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
@@ -14,7 +14,6 @@ use std::time::Instant;
 use crate::error::{ApiError, ApiResult, Code};
 use crate::graph::beliefs::{BeliefView, EvidencePlaces};
 use crate::graph::decisions::ContextDecision;
-use crate::graph::memories::ContextMemory;
 use crate::graph::operations::FileRow;
 use crate::graph::{self, Store, StoreResult};
 use crate::recall::logs::Log;
@@ -112,7 +111,7 @@ pub(super) struct Inputs {
     /// How beliefs are tied to the sessions or the files, by belief id.
     pub ties: HashMap<String, Tie>,
     /// The project's memories.
-    pub memories: Vec<ContextMemory>,
+    pub memories: memories::Memories,
     pub timings: Timings,
 }
 

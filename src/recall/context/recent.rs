@@ -12,6 +12,7 @@ use crate::graph::{Store, StoreResult};
 use crate::recall::logs::{self, Log};
 use crate::recall::reconstruction::OperationView;
 use crate::recall::scope::ScopeSession;
+use crate::recall::touches::{file_rows, Touch};
 
 use super::line::{line, session_header, stored_line, Line};
 use super::request::Request;
@@ -206,13 +207,6 @@ pub(super) async fn newest(
 /// the newest reference's mode (a write before a read of the same operation), the sessions
 /// that touched it newest first, newest path first, at most `limit`.
 pub(super) fn files_from_logs(logs: &[(&str, &Log)], limit: usize) -> Vec<FileRow> {
-    struct Touch<'a> {
-        at: i64,
-        seq: i64,
-        session: &'a str,
-        mode: &'static str,
-        path: &'a str,
-    }
     let mut touches = Vec::new();
     for (session, log) in logs {
         for o in &log.ops {
@@ -222,35 +216,17 @@ pub(super) fn files_from_logs(logs: &[(&str, &Log)], limit: usize) -> Vec<FileRo
                 .map(|p| (p, "write"))
                 .chain(o.files_read.iter().map(|p| (p, "read")));
             touches.extend(modes.map(|(path, mode)| Touch {
+                path,
+                mode,
+                session,
                 at: o.at,
                 seq: o.seq,
-                session,
-                mode,
-                path,
             }));
         }
     }
+    // Stable: an operation's write stays before its read.
     touches.sort_by_key(|t| std::cmp::Reverse((t.at, t.seq)));
-    let mut index: HashMap<&str, usize> = HashMap::new();
-    let mut out: Vec<FileRow> = Vec::new();
-    for t in touches {
-        match index.get(t.path) {
-            Some(&i) => {
-                if !out[i].sessions.iter().any(|s| s == t.session) {
-                    out[i].sessions.push(t.session.to_string());
-                }
-            }
-            None => {
-                index.insert(t.path, out.len());
-                out.push(FileRow {
-                    path: t.path.to_string(),
-                    mode: Some(t.mode.to_string()),
-                    sessions: vec![t.session.to_string()],
-                    at: t.at,
-                });
-            }
-        }
-    }
+    let mut out = file_rows(touches, usize::MAX);
     out.sort_by(|a, b| b.at.cmp(&a.at).then_with(|| a.path.cmp(&b.path)));
     out.truncate(limit);
     out
