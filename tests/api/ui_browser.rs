@@ -121,8 +121,9 @@ impl Browser {
     }
 
     /// Finds the element `by` finds and acts on it. A page that is being replaced (after a
-    /// form posts and redirects) can turn the element found stale before the act reaches it;
-    /// then the element is found again on the page that replaced it.
+    /// form posts and redirects) can hold no such element for a moment, or turn the element
+    /// found stale before the act reaches it; either way the element is looked for again on
+    /// the page that replaces it, for up to 10 s.
     async fn on_element<T, F, Fut>(&self, by: Locator<'_>, act: F) -> T
     where
         F: Fn(fantoccini::elements::Element) -> Fut,
@@ -131,7 +132,9 @@ impl Browser {
         for _ in 0..50 {
             let element = self
                 .client
-                .find(by)
+                .wait()
+                .at_most(Duration::from_secs(10))
+                .for_element(by)
                 .await
                 .unwrap_or_else(|e| panic!("{by:?} on the page: {e}"));
             match act(element).await {
