@@ -24,25 +24,73 @@ const B: f64 = 0.75;
 /// The words of `text` the index keeps, each as written (lower case) and stemmed: letters
 /// and digits, stop words and possessive `'s` dropped.
 pub fn cut(text: &str) -> Vec<(String, String)> {
-    let stemmer = Stemmer::create(Algorithm::English);
-    text.split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’')
-        .filter_map(|w| {
-            let w = w.trim_matches(|c| c == '\'' || c == '’').to_lowercase();
-            let w = match w.strip_suffix("'s").or_else(|| w.strip_suffix("’s")) {
-                Some(stem) => stem.to_string(),
-                None => w,
-            };
-            // An apostrophe inside a word ("don't") splits it, as the index's tokenizer does
-            // for anything but a possessive.
-            let w = w.replace(['\'', '’'], " ");
-            let w = w.split_whitespace().next()?.to_string();
-            if w.is_empty() || is_stop_word(&w) {
-                return None;
-            }
-            let stem = stemmer.stem(&w).into_owned();
-            Some((w, stem))
-        })
-        .collect()
+    let mut out = Vec::new();
+    each_word(text, |w, stem| out.push((w.to_string(), stem.to_string())));
+    out
+}
+
+/// Calls `f` with each word of `text` the index keeps (lower case) and its stem, as [`cut`]
+/// lists them, without allocating for a word seen lately.
+fn each_word(text: &str, mut f: impl FnMut(&str, &str)) {
+    let mut lower = String::new();
+    for w in text.split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’') {
+        let w = w.trim_matches(|c| c == '\'' || c == '’');
+        if w.is_empty() {
+            continue;
+        }
+        lower.clear();
+        if w.is_ascii() && !w.contains('\'') {
+            lower.push_str(w);
+            lower.make_ascii_lowercase();
+        } else {
+            lower.push_str(&kept_word(w));
+        }
+        if lower.is_empty() || is_stop_word(&lower) {
+            continue;
+        }
+        with_stem(&lower, |stem| f(&lower, stem));
+    }
+}
+
+/// A word holding an apostrophe or a letter beyond ASCII, as the index keeps it: lower case,
+/// a possessive `'s` dropped, and only its first part when an apostrophe splits it ("don't"),
+/// as the index's tokenizer does for anything but a possessive.
+fn kept_word(w: &str) -> String {
+    let w = w.to_lowercase();
+    let w = w
+        .strip_suffix("'s")
+        .or_else(|| w.strip_suffix("’s"))
+        .unwrap_or(&w);
+    w.split(['\'', '’'])
+        .find(|part| !part.is_empty())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Stems kept per thread at most before they are forgotten all at once.
+const STEMS_KEPT: usize = 50_000;
+
+thread_local! {
+    /// Stems of words seen lately: a project's turns repeat their vocabulary, and stemming a
+    /// word costs several times looking it up.
+    static STEMS: std::cell::RefCell<HashMap<String, String>> = Default::default();
+}
+
+/// Calls `f` with the stem of `word` (lower case).
+fn with_stem<R>(word: &str, f: impl FnOnce(&str) -> R) -> R {
+    STEMS.with(|cell| {
+        let mut stems = cell.borrow_mut();
+        if let Some(stem) = stems.get(word) {
+            return f(stem);
+        }
+        let stem = Stemmer::create(Algorithm::English).stem(word).into_owned();
+        let out = f(&stem);
+        if stems.len() >= STEMS_KEPT {
+            stems.clear();
+        }
+        stems.insert(word.to_string(), stem);
+        out
+    })
 }
 
 /// The stemmed words of `text` (see [`cut`]).
@@ -80,22 +128,44 @@ impl Stats {
     }
 }
 
-/// Scores documents (already cut by [`words`]) for the query words `query` with `stats`;
-/// the mean length is taken over the documents given.
-pub fn score_all(query: &[String], docs: &[Vec<String>], stats: &Stats) -> Vec<f64> {
+/// What BM25 needs of a document for one query: how many words it keeps and how often it
+/// holds each query word.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Doc {
+    len: usize,
+    tf: Vec<u32>,
+}
+
+impl Doc {
+    /// `text` cut as [`cut`] does, counted for the stemmed query words `query`.
+    pub fn of(text: &str, query: &[String]) -> Self {
+        let mut tf = vec![0; query.len()];
+        let mut len = 0;
+        each_word(text, |_, stem| {
+            len += 1;
+            if let Some(i) = query.iter().position(|q| q == stem) {
+                tf[i] += 1;
+            }
+        });
+        Doc { len, tf }
+    }
+}
+
+/// Scores documents (counted by [`Doc::of`] for `query`) with `stats`; the mean length is
+/// taken over the documents given.
+pub fn score_all(query: &[String], docs: &[Doc], stats: &Stats) -> Vec<f64> {
     if docs.is_empty() {
         return Vec::new();
     }
-    let avg = (docs.iter().map(Vec::len).sum::<usize>() as f64 / docs.len() as f64).max(1.0);
+    let avg = (docs.iter().map(|d| d.len).sum::<usize>() as f64 / docs.len() as f64).max(1.0);
     let idf: Vec<f64> = query.iter().map(|w| stats.idf(w)).collect();
     docs.iter()
         .map(|d| {
-            let norm = K1 * (1.0 - B + B * d.len() as f64 / avg);
-            query
-                .iter()
+            let norm = K1 * (1.0 - B + B * d.len as f64 / avg);
+            d.tf.iter()
                 .zip(&idf)
-                .map(|(w, idf)| {
-                    let tf = d.iter().filter(|x| *x == w).count() as f64;
+                .map(|(&tf, idf)| {
+                    let tf = f64::from(tf);
                     if tf == 0.0 {
                         0.0
                     } else {
@@ -124,6 +194,52 @@ mod tests {
         assert_eq!(q, ["carolin", "research"]);
     }
 
+    /// The words as the index keeps them, one allocation after another: what `cut` must
+    /// agree with, fast path and remembered stems or not.
+    fn cut_plainly(text: &str) -> Vec<(String, String)> {
+        let stemmer = Stemmer::create(Algorithm::English);
+        text.split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’')
+            .filter_map(|w| {
+                let w = w.trim_matches(|c| c == '\'' || c == '’').to_lowercase();
+                let w = match w.strip_suffix("'s").or_else(|| w.strip_suffix("’s")) {
+                    Some(stem) => stem.to_string(),
+                    None => w,
+                };
+                let w = w.replace(['\'', '’'], " ");
+                let w = w.split_whitespace().next()?.to_string();
+                if is_stop_word(&w) {
+                    return None;
+                }
+                let stem = stemmer.stem(&w).into_owned();
+                Some((w, stem))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn apostrophes_capitals_and_letters_beyond_ascii_cut_as_the_index_does() {
+        let texts = [
+            "Don't stop: James' cafés and ÉCOLE’s 'quoted' words’ ''s x''s rock'n'roll",
+            "ΟΔΟΣ Σίσυφος naïve Straße İstanbul 42nd 3.14 user_id CamelCase",
+            "Running runners ran; the RUNNING runner's runs",
+        ];
+        // Twice: the second pass finds every stem remembered.
+        for _ in 0..2 {
+            for t in texts {
+                assert_eq!(cut(t), cut_plainly(t), "{t}");
+            }
+        }
+        let q = words("runner running");
+        let d = Doc::of(texts[2], &q);
+        assert_eq!(
+            d,
+            Doc {
+                len: 6,
+                tf: vec![2, 3]
+            }
+        );
+    }
+
     #[test]
     fn a_word_common_in_the_project_weighs_little_whatever_it_is_elsewhere() {
         let stats = Stats {
@@ -133,18 +249,17 @@ mod tests {
         assert!(stats.idf("adopt") > 3.0 * stats.idf("carolin"));
         let q = words("Caroline adoption");
         let docs = [
-            words("Caroline: Caroline here, Caroline again."),
-            words("Caroline: I looked into adoption agencies."),
-            words("Melanie: nothing of that."),
-        ];
+            "Caroline: Caroline here, Caroline again.",
+            "Caroline: I looked into adoption agencies.",
+            "Melanie: nothing of that.",
+        ]
+        .map(|t| Doc::of(t, &q));
         let s = score_all(&q, &docs, &stats);
         assert!(s[1] > s[0], "{s:?}");
         assert_eq!(s[2], 0.0);
         // A longer document with the same matches scores lower.
-        let long = [
-            words("adoption"),
-            words("adoption and many other words besides those"),
-        ];
+        let long =
+            ["adoption", "adoption and many other words besides those"].map(|t| Doc::of(t, &q));
         let s = score_all(&q, &long, &stats);
         assert!(s[0] > s[1], "{s:?}");
     }

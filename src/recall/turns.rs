@@ -20,7 +20,7 @@
 //! [`rank::IN_TIME`] times, and the nearest operations of the project's sessions active then
 //! join the vector list.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BinaryHeap, HashMap, HashSet};
 
 use crate::domain::operation::OpType;
 use crate::domain::when;
@@ -319,9 +319,9 @@ fn rescore(
         .chain(nearest)
         .filter(|r| seen.insert(r.id.as_str()))
         .collect();
-    let docs: Vec<Vec<String>> = rows
+    let docs: Vec<bm25::Doc> = rows
         .iter()
-        .map(|r| bm25::words(r.text.as_deref().unwrap_or_default()))
+        .map(|r| bm25::Doc::of(r.text.as_deref().unwrap_or_default(), &query))
         .collect();
     let scores = bm25::score_all(&query, &docs, stats);
     let mut out: Vec<TurnRow> = rows
@@ -524,7 +524,8 @@ async fn rank(
             };
             let text = r.text.unwrap_or_default();
             Some(TurnHit {
-                snippet: snippet(&text, &terms),
+                // Made for the hits kept only, below.
+                snippet: String::new(),
                 operation_id: id,
                 session_id: r.session_id.unwrap_or_default(),
                 seq: r.seq,
@@ -560,7 +561,11 @@ async fn rank(
         }
         _ => HashMap::new(),
     };
-    Ok(diversify(candidates, &vectors, limit))
+    let mut hits = diversify(candidates, &vectors, limit);
+    for h in &mut hits {
+        h.snippet = snippet(&h.text, &terms);
+    }
+    Ok(hits)
 }
 
 /// Maximal marginal relevance against near-duplicates: repeatedly takes the candidate with the
@@ -575,46 +580,61 @@ pub fn diversify(
     if candidates.len() <= 1 {
         return candidates;
     }
-    // Unit vectors and sorted word lists once, so each pair costs one dot product or one
-    // merge of two short lists.
+    // Unit vectors and sorted word lists (made when first needed) once, so each pair costs
+    // one dot product or one merge of two short lists.
     let units: Vec<Option<Vec<f32>>> = candidates
         .iter()
         .map(|h| vectors.get(&h.operation_id).and_then(|v| unit(v)))
         .collect();
-    let words: Vec<Vec<String>> = candidates
-        .iter()
-        .map(|h| {
-            let mut w = query_terms(&h.text);
+    let words: Vec<std::cell::OnceCell<Vec<String>>> =
+        candidates.iter().map(|_| Default::default()).collect();
+    let words_of = |i: usize| {
+        words[i].get_or_init(|| {
+            let mut w = query_terms(&candidates[i].text);
             w.sort_unstable();
             w.dedup();
             w
         })
-        .collect();
+    };
     let likeness = |i: usize, j: usize| {
         let l = match (&units[i], &units[j]) {
             (Some(x), Some(y)) => f64::from(dot(x, y)).clamp(0.0, 1.0),
-            _ => jaccard(&words[i], &words[j]),
+            _ => jaccard(words_of(i), words_of(j)),
         };
         ((l - NEAR_DUPLICATE) / (1.0 - NEAR_DUPLICATE)).max(0.0)
     };
-    // Each candidate's greatest likeness to those taken, updated with each one taken: a pass
-    // per hit, not per pair of hits.
+    // Lazily greedy: a candidate's value only falls as more are taken, so the value it had
+    // when last compared bounds it. The best bound is compared with the ones taken since
+    // and, if it still leads, is the candidate with the best value (ties to the better
+    // ranked), exactly as comparing every candidate after each take would choose. Those far
+    // down are never compared at all.
+    let value =
+        |i: usize, closest: f64| MMR_LAMBDA * candidates[i].score - (1.0 - MMR_LAMBDA) * closest;
     let mut closest = vec![0.0_f64; candidates.len()];
+    let mut compared = vec![0usize; candidates.len()];
     let mut taken: Vec<usize> = Vec::with_capacity(limit);
-    let mut left: Vec<usize> = (0..candidates.len()).collect();
-    while taken.len() < limit && !left.is_empty() {
-        let mut best = (0, f64::NEG_INFINITY);
-        for (pos, &i) in left.iter().enumerate() {
-            let value = MMR_LAMBDA * candidates[i].score - (1.0 - MMR_LAMBDA) * closest[i];
-            if value > best.1 {
-                best = (pos, value);
-            }
+    let mut bounds: BinaryHeap<Bound> = (0..candidates.len())
+        .map(|i| Bound {
+            value: value(i, 0.0),
+            index: i,
+        })
+        .collect();
+    while taken.len() < limit {
+        let Some(Bound { index: i, .. }) = bounds.pop() else {
+            break;
+        };
+        if compared[i] == taken.len() {
+            taken.push(i);
+            continue;
         }
-        let chosen = left.remove(best.0);
-        taken.push(chosen);
-        for &i in &left {
-            closest[i] = closest[i].max(likeness(i, chosen));
+        for &t in &taken[compared[i]..] {
+            closest[i] = closest[i].max(likeness(i, t));
         }
+        compared[i] = taken.len();
+        bounds.push(Bound {
+            value: value(i, closest[i]),
+            index: i,
+        });
     }
     let mut out = Vec::with_capacity(taken.len());
     let mut slots: Vec<Option<TurnHit>> = candidates.drain(..).map(Some).collect();
@@ -625,6 +645,35 @@ pub fn diversify(
     }
     out
 }
+
+/// A candidate's best possible value in [`diversify`]: the greater value first, then the
+/// better ranked candidate.
+struct Bound {
+    value: f64,
+    index: usize,
+}
+
+impl Ord for Bound {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.value
+            .total_cmp(&other.value)
+            .then(other.index.cmp(&self.index))
+    }
+}
+
+impl PartialOrd for Bound {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Bound {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for Bound {}
 
 /// A derived summary that repeats one of its session's turns word for word (a session of
 /// conversation is summarised by its last turn) gives way to the turn itself.
@@ -796,6 +845,102 @@ mod tests {
         let out = diversify(hits, &vectors, 2);
         let ids: Vec<&str> = out.iter().map(|h| h.operation_id.as_str()).collect();
         assert_eq!(ids, ["a", "b"]);
+    }
+
+    /// Maximal marginal relevance the plain way: after each take, every candidate left is
+    /// compared with it and the best value is taken (ties to the better ranked).
+    fn diversify_plainly(
+        candidates: &[TurnHit],
+        vectors: &HashMap<String, Vec<f32>>,
+        limit: usize,
+    ) -> Vec<String> {
+        let likeness = |i: usize, j: usize| {
+            let (a, b) = (&candidates[i], &candidates[j]);
+            let l = match (vectors.get(&a.operation_id), vectors.get(&b.operation_id)) {
+                (Some(x), Some(y)) => {
+                    let (x, y) = (unit(x).unwrap(), unit(y).unwrap());
+                    f64::from(dot(&x, &y)).clamp(0.0, 1.0)
+                }
+                _ => {
+                    let words = |t: &str| {
+                        let mut w = query_terms(t);
+                        w.sort_unstable();
+                        w.dedup();
+                        w
+                    };
+                    jaccard(&words(&a.text), &words(&b.text))
+                }
+            };
+            ((l - NEAR_DUPLICATE) / (1.0 - NEAR_DUPLICATE)).max(0.0)
+        };
+        let mut closest = vec![0.0_f64; candidates.len()];
+        let mut left: Vec<usize> = (0..candidates.len()).collect();
+        let mut out = Vec::new();
+        while out.len() < limit && !left.is_empty() {
+            let mut best = (0, f64::NEG_INFINITY);
+            for (pos, &i) in left.iter().enumerate() {
+                let v = MMR_LAMBDA * candidates[i].score - (1.0 - MMR_LAMBDA) * closest[i];
+                if v > best.1 {
+                    best = (pos, v);
+                }
+            }
+            let chosen = left.remove(best.0);
+            out.push(candidates[chosen].operation_id.clone());
+            for &i in &left {
+                closest[i] = closest[i].max(likeness(i, chosen));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn lazy_diversity_takes_what_comparing_everything_takes() {
+        // Near-duplicates in runs, equal scores, vectors for some: a small generator.
+        let mut seed = 7_u64;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize
+        };
+        let topics = [
+            "cache expiry",
+            "parser tokens",
+            "spool segments",
+            "auth keys",
+        ];
+        for round in 0..20 {
+            let n = 5 + next() % 60;
+            let hits: Vec<TurnHit> = (0..n)
+                .map(|i| {
+                    let topic = topics[next() % topics.len()];
+                    let text = format!("{topic} {topic} note {}", next() % 3);
+                    // Scores in steps, so ties happen.
+                    let score = 1.0 - (next() % 20) as f64 * 0.03;
+                    hit(&format!("h{i}"), score, &text)
+                })
+                .collect();
+            let mut sorted = hits.clone();
+            sorted.sort_by(|a, b| b.score.total_cmp(&a.score));
+            let mut vectors: HashMap<String, Vec<f32>> = HashMap::new();
+            for h in &sorted {
+                if next() % 2 == 0 {
+                    let v: Vec<f32> = (0..8).map(|_| (next() % 5) as f32 + 0.5).collect();
+                    vectors.insert(h.operation_id.clone(), v);
+                }
+            }
+            for limit in [1, 3, n / 2 + 1, n, n + 5] {
+                let lazy: Vec<String> = diversify(sorted.clone(), &vectors, limit)
+                    .into_iter()
+                    .map(|h| h.operation_id)
+                    .collect();
+                assert_eq!(
+                    lazy,
+                    diversify_plainly(&sorted, &vectors, limit),
+                    "round {round}, limit {limit}"
+                );
+            }
+        }
     }
 
     #[test]
