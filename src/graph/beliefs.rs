@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use neo4rs::Query;
 use serde::Deserialize;
 
-use super::{now_ms, param, statement, Store, StoreResult};
+use super::{memories, now_ms, param, statement, Store, StoreResult};
 use crate::domain::conviction;
 
 /// A belief with its evidence counts and current conviction.
@@ -85,7 +85,7 @@ pub async fn active_with_places(
 }
 
 /// What changes whenever the project's active beliefs or their evidence change, read without
-/// reading the beliefs: see `active_fingerprint.cypher`.
+/// reading the beliefs: see `and_memories_fingerprint.cypher`.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 pub struct Fingerprint {
     beliefs: i64,
@@ -96,18 +96,26 @@ pub struct Fingerprint {
     last: i64,
 }
 
-/// The fingerprint of the project's active beliefs and their evidence.
-pub async fn active_fingerprint(store: &Store, project: &str) -> StoreResult<Fingerprint> {
+/// The fingerprints of the project's active beliefs (with their evidence) and of its
+/// memories, read in one statement.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct Fingerprints {
+    pub beliefs: Fingerprint,
+    pub memories: memories::Fingerprint,
+}
+
+/// The fingerprints of the project's active beliefs and of its memories.
+pub async fn fingerprints(store: &Store, project: &str) -> StoreResult<Fingerprints> {
     store
         .read()
         .fetch_one(
             statement(include_str!(
-                "../../cypher/beliefs/active_fingerprint.cypher"
+                "../../cypher/beliefs/and_memories_fingerprint.cypher"
             ))
             .param("project", project),
         )
         .await?
-        .ok_or_else(|| super::StoreError::Decode("the belief fingerprint returned no row".into()))
+        .ok_or_else(|| super::StoreError::Decode("the fingerprints returned no row".into()))
 }
 
 /// A belief as read, its evidence decayed to the time of reading.

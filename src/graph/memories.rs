@@ -39,25 +39,13 @@ impl ContextMemory {
 }
 
 /// What changes whenever a project's memories do, read without reading them: see
-/// `fingerprint.cypher`.
+/// `beliefs/and_memories_fingerprint.cypher` ([`super::beliefs::fingerprints`]).
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 pub struct Fingerprint {
     memories: i64,
     last: i64,
     at_sum: i64,
     tokens: i64,
-}
-
-/// The fingerprint of the project's memories.
-pub async fn fingerprint(store: &Store, project: &str) -> StoreResult<Fingerprint> {
-    store
-        .read()
-        .fetch_one(
-            statement(include_str!("../../cypher/memories/fingerprint.cypher"))
-                .param("project", project),
-        )
-        .await?
-        .ok_or_else(|| super::StoreError::Decode("the memory fingerprint returned no row".into()))
 }
 
 /// The project's memories a context chooses from, at most `limit`.

@@ -35,15 +35,17 @@ static REMEMBERED: LazyLock<Remembered<Key, Fingerprint, Read>> = LazyLock::new(
 });
 
 /// The project's active beliefs (at most `limit`, newest first) with their conviction now
-/// (evidence decayed with `half_life_ms`), and where each one's evidence lies.
+/// (evidence decayed with `half_life_ms`), and where each one's evidence lies; read again
+/// unless what is remembered was read under `fingerprint`, the one read just now
+/// ([`beliefs::fingerprints`]).
 pub async fn active_with_places(
     store: &Store,
     project: &str,
     half_life_ms: i64,
     limit: i64,
+    fingerprint: Fingerprint,
 ) -> StoreResult<Vec<(BeliefView, EvidencePlaces)>> {
     let key = (project.to_string(), half_life_ms, limit);
-    let fingerprint = beliefs::active_fingerprint(store, project).await?;
     let remembered = REMEMBERED
         .get_or_read(key, fingerprint, || {
             beliefs::active_with_places(store, project, half_life_ms, limit)

@@ -67,8 +67,8 @@ fn kept_word(w: &str) -> String {
         .to_string()
 }
 
-/// Stems kept per thread at most before they are forgotten all at once.
-const STEMS_KEPT: usize = 50_000;
+/// Stems kept per thread at most (about 2 MB) before they are forgotten all at once.
+const STEMS_KEPT: usize = 20_000;
 
 thread_local! {
     /// Stems of words seen lately: a project's turns repeat their vocabulary, and stemming a

@@ -27,9 +27,15 @@ static REMEMBERED: LazyLock<Remembered<(String, usize), Fingerprint, Vec<Context
 /// A project's memories as remembered: shared, never copied (it derefs to the list).
 pub type Memories = Arc<Entry<Fingerprint, Vec<ContextMemory>>>;
 
-/// The project's memories a context chooses from, newest first, at most `limit`.
-pub async fn for_context(store: &Store, project: &str, limit: usize) -> StoreResult<Memories> {
-    let fingerprint = memories::fingerprint(store, project).await?;
+/// The project's memories a context chooses from, newest first, at most `limit`; read again
+/// unless what is remembered was read under `fingerprint`, the one read just now
+/// ([`crate::graph::beliefs::fingerprints`]).
+pub async fn for_context(
+    store: &Store,
+    project: &str,
+    limit: usize,
+    fingerprint: Fingerprint,
+) -> StoreResult<Memories> {
     REMEMBERED
         .get_or_read((project.to_string(), limit), fingerprint, || {
             memories::for_context(store, project, limit)

@@ -73,9 +73,24 @@ pub(super) fn listed(req: &Request<'_>, cap: usize, inputs: &Inputs) -> [Listed;
     ]
 }
 
+/// Sessions a file's line names at most; how many more touched it is said in a number.
+const FILE_SESSIONS: usize = 3;
+
+/// A file with its newest touch's mode and the first sessions that touched it (the most
+/// relevant for a task, the newest for a session).
 fn file_line(f: &FileRow) -> String {
     let mode = f.mode.as_deref().unwrap_or("touched");
-    format!("- {} ({mode}; sessions: {})", f.path, f.sessions.join(", "))
+    let named = f.sessions.len().min(FILE_SESSIONS);
+    let mut line = format!(
+        "- {} ({mode}; sessions: {}",
+        f.path,
+        f.sessions[..named].join(", ")
+    );
+    if f.sessions.len() > named {
+        line.push_str(&format!(" and {} more", f.sessions.len() - named));
+    }
+    line.push(')');
+    line
 }
 
 fn decision_line(d: &ContextDecision) -> String {
@@ -95,4 +110,27 @@ fn belief_line(b: &BeliefView) -> String {
 
 fn memory_line(m: &ContextMemory) -> String {
     format!("- ({}) {}", m.kind, m.content)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_names_its_first_sessions_and_counts_the_rest() {
+        let row = |sessions: &[&str]| FileRow {
+            path: "src/cache.rs".into(),
+            mode: Some("write".into()),
+            sessions: sessions.iter().map(|s| s.to_string()).collect(),
+            at: 0,
+        };
+        assert_eq!(
+            file_line(&row(&["a", "b"])),
+            "- src/cache.rs (write; sessions: a, b)"
+        );
+        assert_eq!(
+            file_line(&row(&["a", "b", "c", "d", "e"])),
+            "- src/cache.rs (write; sessions: a, b, c and 2 more)"
+        );
+    }
 }

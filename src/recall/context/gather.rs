@@ -132,13 +132,12 @@ pub(super) async fn gather(
 ) -> ApiResult<Inputs> {
     // The project's long-term memory does not depend on the scope: read it meanwhile.
     // A task's turns are searched first: they rank its sessions too.
-    let (turn_hits, beliefs, memories) = tokio::join!(
+    let (turn_hits, long_term) = tokio::join!(
         Box::pin(find_turns(store, req, want)),
-        beliefs::active_with_places(store, req.project, req.half_life_ms, MAX_MEMORY as i64),
-        memories::for_context(store, req.project, MAX_MEMORY),
+        Box::pin(long_term(store, req)),
     );
-    let (turn_hits, memories) = (turn_hits?, memories?);
-    let (beliefs, places): (Vec<BeliefView>, Vec<EvidencePlaces>) = beliefs?.into_iter().unzip();
+    let (turn_hits, (beliefs, memories)) = (turn_hits?, long_term?);
+    let (beliefs, places): (Vec<BeliefView>, Vec<EvidencePlaces>) = beliefs.into_iter().unzip();
     let found = operations_of(&turn_hits, req.task_only().unwrap_or(""));
     let order = sessions_in_order(&found);
     // When the relevant operations' sessions alone fill the context, the sessions' own lists
@@ -221,6 +220,25 @@ pub(super) async fn gather(
             fetched_ms,
         },
     })
+}
+
+/// The project's active beliefs with where their evidence lies, and its memories: both
+/// fingerprints in one statement, then each read again only if its own has changed.
+async fn long_term(
+    store: &Store,
+    req: &Request<'_>,
+) -> StoreResult<(Vec<(BeliefView, EvidencePlaces)>, memories::Memories)> {
+    let now = graph::beliefs::fingerprints(store, req.project).await?;
+    tokio::try_join!(
+        beliefs::active_with_places(
+            store,
+            req.project,
+            req.half_life_ms,
+            MAX_MEMORY as i64,
+            now.beliefs
+        ),
+        memories::for_context(store, req.project, MAX_MEMORY, now.memories),
+    )
 }
 
 /// How a belief is tied to a context.

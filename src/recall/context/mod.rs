@@ -19,8 +19,8 @@
 //! The budget is split per [`Allocation`](crate::domain::budget::Allocation) (framing is
 //! paid from the overhead share; what it leaves is content's); the session mode's history is
 //! collected newest-first until its share is spent and presented oldest-first, the newest
-//! item always present (cut to fit); files are listed once with the sessions that touched
-//! them. Stored per-operation token counts drive selection; framing is tokenised per request
+//! item always present (cut to fit); files are listed once, each naming the first three
+//! sessions that touched it and counting the rest. Stored per-operation token counts drive selection; framing is tokenised per request
 //! and the final text is counted once, so `tokens_used` is exact and never above the budget.
 
 mod candidates;
