@@ -504,13 +504,18 @@ async fn three_scheduled_replicas_and_a_manual_run_send_each_session_to_the_llm_
         .env("CAIRN_LLM_BASE_URL", llm.base_url())
         .env("CAIRN_EXTRACT_CLAIM_TTL_SECS", "1")
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status();
+        .output();
     let manual = tokio::time::timeout(Duration::from_secs(60), manual)
         .await
         .expect("cairn extract finishes")
         .unwrap();
-    assert!(manual.success(), "cairn extract: {manual}");
+    // A failed run says which session failed and why in its log.
+    assert!(
+        manual.status.success(),
+        "cairn extract: {}\n{}",
+        manual.status,
+        String::from_utf8_lossy(&manual.stderr)
+    );
     eventually(60, "every session extracted", || async {
         extracted(&app.project).await == sessions.len() as i64
     })
