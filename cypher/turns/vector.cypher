@@ -8,5 +8,5 @@ WHERE node.project = $project AND node.embedding_model = $model
   AND ($exclude IS NULL OR node.session_id <> $exclude)
 RETURN node.id AS id, node.session_id AS session_id, coalesce(node.seq, 0) AS seq,
        node.type AS kind, node.role AS role, node.search_text AS text,
-       coalesce(node.at, 0) AS at, score
+       coalesce(node.at, 0) AS at, score, true AS vectored, node.embedding_sig AS sig
 LIMIT $k

@@ -10,4 +10,5 @@ WITH o, vector.similarity.cosine(o.embedding, $vector) AS cos
 ORDER BY cos DESC
 LIMIT $k
 RETURN o.id AS id, o.session_id AS session_id, coalesce(o.seq, 0) AS seq, o.type AS kind,
-       o.role AS role, o.search_text AS text, coalesce(o.at, 0) AS at, (1 + cos) / 2 AS score
+       o.role AS role, o.search_text AS text, coalesce(o.at, 0) AS at, (1 + cos) / 2 AS score,
+       true AS vectored, o.embedding_sig AS sig

@@ -2,11 +2,13 @@
 //! on the CPU (the default; weights from `scripts/embed-model fetch`); [`remote`] calls an
 //! OpenAI-compatible `/embeddings` endpoint (`CAIRN_EMBED_BASE_URL`). `CAIRN_EMBED=off`
 //! builds none. Every vector is attributable to [`Embedder::model`] and
-//! [`Embedder::dimensions`]; the vector indexes follow them. This module knows nothing of
+//! [`Embedder::dimensions`]; the vector indexes follow them. A stored vector carries a
+//! compact [`signature`] for comparing candidates cheaply. This module knows nothing of
 //! sessions or Neo4j; the indexer and search call it.
 
 pub mod local;
 pub mod remote;
+pub mod signature;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};

@@ -488,6 +488,29 @@ pub fn param<T: Serialize + ?Sized>(value: &T) -> StoreResult<BoltType> {
     BoltType::try_from(json).map_err(|e| StoreError::Encode(e.to_string()))
 }
 
+/// Rows for `UNWIND` ([`param`]) with a byte-array column `key`, one value per row (none
+/// for null): JSON has no bytes, so [`param`] alone would send each as a list of integers.
+pub fn rows_with_bytes<T: Serialize>(
+    rows: &[T],
+    key: &str,
+    bytes: impl IntoIterator<Item = Option<Vec<u8>>>,
+) -> StoreResult<BoltType> {
+    let mut out = param(rows)?;
+    let BoltType::List(list) = &mut out else {
+        return Err(StoreError::Encode("rows did not encode as a list".into()));
+    };
+    for (row, value) in list.value.iter_mut().zip(bytes) {
+        let BoltType::Map(map) = row else {
+            return Err(StoreError::Encode("a row did not encode as a map".into()));
+        };
+        map.put(
+            key.into(),
+            value.map_or(BoltType::Null(neo4rs::BoltNull), BoltType::from),
+        );
+    }
+    Ok(out)
+}
+
 /// A statement from `cypher/`, ready for parameters.
 pub fn statement(text: &'static str) -> Query {
     neo4rs::query(text)
@@ -501,6 +524,27 @@ pub fn now_ms() -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn byte_columns_are_bolt_bytes_and_none_is_null() {
+        #[derive(Serialize)]
+        struct Row {
+            id: &'static str,
+        }
+        let rows = [Row { id: "a" }, Row { id: "b" }];
+        let BoltType::List(list) =
+            rows_with_bytes(&rows, "sig", [Some(vec![1, 255]), None]).unwrap()
+        else {
+            panic!("not a list");
+        };
+        let sig = |i: usize| match &list.value[i] {
+            BoltType::Map(m) => m.value.get("sig").cloned(),
+            _ => None,
+        };
+        assert_eq!(sig(0), Some(BoltType::from(vec![1u8, 255])));
+        assert!(matches!(sig(1), Some(BoltType::Null(_))));
+        assert!(matches!(&list.value[1], BoltType::Map(m) if m.value.len() == 2));
+    }
 
     /// The Rust sources under `dir`, with their paths relative to the crate.
     fn sources(dir: &std::path::Path, out: &mut Vec<(String, String)>) {

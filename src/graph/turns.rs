@@ -5,7 +5,8 @@
 use neo4rs::Query;
 use serde::{Deserialize, Serialize};
 
-use super::{now_ms, param, statement, Store, StoreResult};
+use super::{now_ms, param, rows_with_bytes, statement, Store, StoreResult};
+use crate::embed::signature;
 
 /// What to keep of a ranked list.
 #[derive(Clone, Copy, Debug)]
@@ -38,19 +39,28 @@ pub struct TurnRow {
     pub at: i64,
     /// BM25, or (1 + cosine) / 2.
     pub score: f64,
+    /// The model asked for made its vector.
+    #[serde(default)]
+    pub vectored: bool,
+    /// The signature of that vector (`embed::signature`), when one was stored with it.
+    #[serde(default, with = "serde_bytes")]
+    pub sig: Option<Vec<u8>>,
 }
 
 /// BM25 over turns: the project's first `k` among the index's best `wide` for `lucene`, the
-/// escaped query (narrowed to the project, or not when the project is nearly the whole index).
+/// escaped query (narrowed to the project, or not when the project is nearly the whole index);
+/// with the signatures `model` made.
 pub async fn fulltext(
     store: &Store,
     f: &Filter<'_>,
+    model: Option<&str>,
     lucene: &str,
     k: usize,
     wide: usize,
 ) -> StoreResult<Vec<TurnRow>> {
     let q = statement(include_str!("../../cypher/turns/fulltext.cypher"))
         .param("query", lucene)
+        .param("model", model)
         .param("k", k as i64)
         .param("wide", wide.max(k) as i64);
     store.read().fetch(f.apply(q)?).await
@@ -200,10 +210,13 @@ pub async fn store_turns(
     if rows.is_empty() {
         return Ok(());
     }
+    let sigs = rows
+        .iter()
+        .map(|r| r.vector.as_deref().and_then(signature::of));
     store
         .run(
             statement(include_str!("../../cypher/turns/store.cypher"))
-                .param("rows", param(rows)?)
+                .param("rows", rows_with_bytes(rows, "sig", sigs)?)
                 .param("model", model)
                 .param("dim", dim as i64),
         )
@@ -308,6 +321,87 @@ pub async fn store_texts(store: &Store, rows: &[TextWrite<'_>]) -> StoreResult<(
                 .param("rows", param(rows)?),
         )
         .await
+}
+
+/// A vector stored without a signature.
+#[derive(Debug, Deserialize)]
+pub struct Unsigned {
+    pub id: String,
+    pub model: Option<String>,
+    pub vector: Vec<f32>,
+}
+
+/// One page of operations by id, after `after`: how many, the last id (none past the last
+/// operation), and their vectors stored without a signature.
+#[derive(Debug, Default, Deserialize)]
+pub struct UnsignedPage {
+    pub last: Option<String>,
+    pub scanned: i64,
+    pub unsigned: Vec<Unsigned>,
+}
+
+pub async fn unsigned(store: &Store, after: &str, page: usize) -> StoreResult<UnsignedPage> {
+    store
+        .fetch_one(
+            statement(include_str!("../../cypher/turns/unsigned.cypher"))
+                .param("after", after)
+                .param("page", page as i64),
+        )
+        .await
+        .map(Option::unwrap_or_default)
+}
+
+/// Whether a pass over every operation has signed the vectors stored without a signature.
+pub async fn signed(store: &Store) -> StoreResult<bool> {
+    #[derive(Deserialize)]
+    struct Row {
+        done: bool,
+    }
+    Ok(store
+        .fetch_one::<Row>(statement(include_str!(
+            "../../cypher/turns/signed_get.cypher"
+        )))
+        .await?
+        .is_some_and(|r| r.done))
+}
+
+/// Records that a pass over every operation has signed them.
+pub async fn set_signed(store: &Store) -> StoreResult<()> {
+    store
+        .run(statement(include_str!(
+            "../../cypher/turns/signed_set.cypher"
+        )))
+        .await
+}
+
+/// Gives these vectors, stored without one, their signature.
+pub async fn sign(store: &Store, rows: &[Unsigned]) -> StoreResult<usize> {
+    #[derive(Serialize)]
+    struct Signed<'a> {
+        id: &'a str,
+        model: Option<&'a str>,
+    }
+    let (rows, sigs): (Vec<Signed>, Vec<Option<Vec<u8>>>) = rows
+        .iter()
+        .filter_map(|r| {
+            let sig = signature::of(&r.vector)?;
+            let row = Signed {
+                id: &r.id,
+                model: r.model.as_deref(),
+            };
+            Some((row, Some(sig)))
+        })
+        .unzip();
+    if rows.is_empty() {
+        return Ok(0);
+    }
+    store
+        .run(
+            statement(include_str!("../../cypher/turns/sign.cypher"))
+                .param("rows", rows_with_bytes(&rows, "sig", sigs)?),
+        )
+        .await?;
+    Ok(rows.len())
 }
 
 /// One query word whose turns [`term_counts`] counts: the stemmed word, and the escaped

@@ -294,6 +294,8 @@ struct TurnProgress {
     last_lag: Option<std::time::Instant>,
     done_since_lag: usize,
     busy_since_lag: Duration,
+    /// Signing the vectors stored before signatures were kept: read at the first slice.
+    signing: Option<turn_index::Signing>,
 }
 
 impl TurnProgress {
@@ -323,8 +325,38 @@ impl TurnProgress {
                 }
             }
         }
+        // Vectors stored before signatures were kept are signed in what is left of the slice.
+        if self.signing.is_none() {
+            self.signing = turn_index::Signing::unless_done(store).await.ok();
+        }
+        if let Some(signing) = self.signing.as_mut() {
+            while !signing.done
+                && !capture_busy()
+                && !*stop.borrow()
+                && slice.elapsed() < TURN_SLICE
+            {
+                if let Err(err) = signing.step(store).await {
+                    tracing::debug!(error = %err, "vector signing step skipped");
+                    break;
+                }
+                if signing.done {
+                    tracing::info!(
+                        operations = signing.scanned,
+                        signed = signing.signed,
+                        "stored vectors signed: diversity compares them without reading them again"
+                    );
+                }
+            }
+        }
         if self.last_lag.is_some_and(|t| t.elapsed() < LAG_EVERY) {
             return;
+        }
+        if let Some(signing) = self.signing.as_ref().filter(|s| !s.done && s.scanned > 0) {
+            tracing::info!(
+                operations_read = signing.scanned,
+                signed = signing.signed,
+                "signing vectors stored before signatures were kept"
+            );
         }
         let model = turn_index::model_of(embedder);
         if let Ok(pending) = crate::graph::turns::lag(store, model).await {

@@ -5,7 +5,9 @@
 //! model never hides work from one with it): the operations after it are pending, and so are
 //! all of them when the configured model changed, so switching models re-embeds everything while search
 //! keeps to vectors of the configured model. A failed embedding leaves the cursor where it was
-//! and the session waits for a retry time; BM25 finds its operations meanwhile.
+//! and the session waits for a retry time; BM25 finds its operations meanwhile. Each vector
+//! is stored with its signature (`embed::signature`); those stored before signatures were
+//! kept get theirs from one pass over the operations ([`Signing`]).
 //! [`run_once`] is one pass; `recall::index::run` calls it in its loop.
 
 use crate::domain::turn_text;
@@ -270,6 +272,59 @@ pub async fn backfill(store: &Store, embedder: Option<&Embedder>) -> StoreResult
         if missing.len() < TEXT_BACKFILL_BATCH {
             return Ok(());
         }
+    }
+}
+
+/// Operations read per signing step.
+const SIGN_PAGE: usize = 1_000;
+
+/// Gives the vectors stored before signatures were kept theirs, one page of operations (by
+/// id) per [`Signing::step`], from the first operation to the last; the database records a
+/// finished pass, and the indexer makes one only until then ([`Signing::unless_done`]).
+/// Search reads an unsigned vector whole meanwhile.
+#[derive(Debug, Default)]
+pub struct Signing {
+    /// The last operation id read.
+    after: String,
+    pub done: bool,
+    /// Operations read, and vectors signed.
+    pub scanned: u64,
+    pub signed: u64,
+}
+
+impl Signing {
+    /// A pass over every operation, whether or not one finished before.
+    pub fn pass() -> Self {
+        Self::default()
+    }
+
+    /// The indexer's pass: none when one finished on this database before.
+    pub async fn unless_done(store: &Store) -> StoreResult<Self> {
+        Ok(Self {
+            done: store_turns::signed(store).await?,
+            ..Self::default()
+        })
+    }
+
+    /// Signs the vectors of the next page of operations; after the last, records the pass
+    /// as finished.
+    pub async fn step(&mut self, store: &Store) -> StoreResult<()> {
+        if self.done {
+            return Ok(());
+        }
+        let page = store_turns::unsigned(store, &self.after, SIGN_PAGE).await?;
+        let signed = store_turns::sign(store, &page.unsigned).await?;
+        self.scanned += page.scanned.max(0) as u64;
+        self.signed += signed as u64;
+        metrics::counter!("cairn_turn_signatures_stored_total").increment(signed as u64);
+        match page.last {
+            Some(last) if page.scanned as usize >= SIGN_PAGE => self.after = last,
+            _ => {
+                store_turns::set_signed(store).await?;
+                self.done = true;
+            }
+        }
+        Ok(())
     }
 }
 

@@ -10,7 +10,8 @@
 //! of the best one in its session, [`rank::with_neighbours`]), re-ranked by
 //! `w_s·similarity + w_r·recency + w_i·importance` (the weights of
 //! [`crate::recall::search`]), then diversified by maximal marginal relevance
-//! (cosine between stored vectors for the first 100, word overlap further down or where a
+//! (cosine between the first 100's vectors — their signatures, which the lists' rows bring,
+//! [`signature`]; a vector stored without one is read — word overlap further down or where a
 //! turn has none), so near-identical turns do not crowd the top. Operations not embedded
 //! yet are still found by BM25. Query text reaches Lucene escaped
 //! ([`rank::lucene_words_on`]).
@@ -24,7 +25,7 @@ use std::collections::{BinaryHeap, HashMap, HashSet};
 
 use crate::domain::operation::OpType;
 use crate::domain::when;
-use crate::embed::Embedder;
+use crate::embed::{signature, Embedder};
 use crate::graph::turns::{self as store_turns, Filter, TurnRow};
 use crate::graph::{now_ms, Store, StoreError, StoreResult};
 use crate::recall::rank::{self, Lists, Mode, Weights};
@@ -225,7 +226,7 @@ pub async fn search_in(
     let (bm25, nearest, pending, stats) = tokio::join!(
         Box::pin(async {
             match &lucene {
-                Some(l) => fulltext_list(store, &filter, l, k, whole).await,
+                Some(l) => fulltext_list(store, &filter, model, l, k, whole).await,
                 None => Ok(Vec::new()),
             }
         }),
@@ -347,19 +348,20 @@ fn rescore(
 async fn fulltext_list(
     store: &Store,
     filter: &Filter<'_>,
+    model: Option<&str>,
     words: &str,
     k: usize,
     share: Option<f64>,
 ) -> StoreResult<Vec<TurnRow>> {
     if let Some(share) = share {
         let wide = (k as f64 / share * 1.1).ceil() as usize;
-        let rows = store_turns::fulltext(store, filter, words, k, wide).await?;
+        let rows = store_turns::fulltext(store, filter, model, words, k, wide).await?;
         if rows.len() >= k {
             return Ok(rows);
         }
     }
     let narrowed = rank::within_project(filter.project, words);
-    store_turns::fulltext(store, filter, &narrowed, k, k).await
+    store_turns::fulltext(store, filter, model, &narrowed, k, k).await
 }
 
 /// The `k` nearest operations of the project (fewer when fewer are embedded). The shared
@@ -508,10 +510,18 @@ async fn rank(
     drop(in_time);
     let now = now_ms();
     let terms = query_terms(q.text);
+    // How each candidate's vector can be compared: by the signature its row brought, or
+    // (stored before signatures were) by looking the vector up.
+    let mut likeness: HashMap<String, Likeness> = HashMap::new();
     let mut candidates: Vec<TurnHit> = fused
         .into_iter()
         .filter_map(|(id, sim)| {
-            let r = rows.remove(&id)?;
+            let mut r = rows.remove(&id)?;
+            match r.sig.take() {
+                Some(sig) => likeness.insert(id.clone(), Likeness::Signed(sig)),
+                None if r.vectored => likeness.insert(id.clone(), Likeness::Stored),
+                None => None,
+            };
             let kind = r.kind.unwrap_or_else(|| "operation".into());
             let days = (now - r.at).max(0) as f64 / DAY_MS;
             let score = weights.similarity * sim
@@ -549,15 +559,21 @@ async fn rank(
     let vectors: HashMap<String, Vec<f32>> = match model {
         Some(model) if candidates.len() > limit => {
             // Diversity only ever reaches past the best few; their vectors are enough.
-            let ids: Vec<&str> = candidates
-                .iter()
-                .take((limit * 2).min(MMR_VECTORS))
-                .map(|h| h.operation_id.as_str())
-                .collect();
-            store_turns::embeddings(store, q.project, model, &ids)
-                .await?
-                .into_iter()
-                .collect()
+            let mut vectors = HashMap::new();
+            let mut unsigned = Vec::new();
+            for h in candidates.iter().take((limit * 2).min(MMR_VECTORS)) {
+                match likeness.remove(&h.operation_id) {
+                    Some(Likeness::Signed(sig)) => {
+                        vectors.insert(h.operation_id.clone(), signature::direction(&sig));
+                    }
+                    Some(Likeness::Stored) => unsigned.push(h.operation_id.as_str()),
+                    None => {}
+                }
+            }
+            if !unsigned.is_empty() {
+                vectors.extend(store_turns::embeddings(store, q.project, model, &unsigned).await?);
+            }
+            vectors
         }
         _ => HashMap::new(),
     };
@@ -566,6 +582,14 @@ async fn rank(
         h.snippet = snippet(&h.text, &terms);
     }
     Ok(hits)
+}
+
+/// Where a candidate's vector for diversity comes from.
+enum Likeness {
+    /// The signature its row brought.
+    Signed(Vec<u8>),
+    /// Its vector, stored without a signature, read again.
+    Stored,
 }
 
 /// Maximal marginal relevance against near-duplicates: repeatedly takes the candidate with the
@@ -894,7 +918,7 @@ mod tests {
     }
 
     #[test]
-    fn lazy_diversity_takes_what_comparing_everything_takes() {
+    fn lazy_diversity_takes_what_comparing_everything_takes_and_signatures_do_too() {
         // Near-duplicates in runs, equal scores, vectors for some: a small generator.
         let mut seed = 7_u64;
         let mut next = move || {
@@ -929,6 +953,11 @@ mod tests {
                     vectors.insert(h.operation_id.clone(), v);
                 }
             }
+            // What a search compares: the vectors' signatures.
+            let signed: HashMap<String, Vec<f32>> = vectors
+                .iter()
+                .map(|(id, v)| (id.clone(), signature::direction(&signature::of(v).unwrap())))
+                .collect();
             for limit in [1, 3, n / 2 + 1, n, n + 5] {
                 let lazy: Vec<String> = diversify(sorted.clone(), &vectors, limit)
                     .into_iter()
@@ -939,6 +968,11 @@ mod tests {
                     diversify_plainly(&sorted, &vectors, limit),
                     "round {round}, limit {limit}"
                 );
+                let by_signature: Vec<String> = diversify(sorted.clone(), &signed, limit)
+                    .into_iter()
+                    .map(|h| h.operation_id)
+                    .collect();
+                assert_eq!(lazy, by_signature, "round {round}, limit {limit}");
             }
         }
     }
@@ -989,6 +1023,8 @@ mod tests {
             text: Some(text.into()),
             at: 0,
             score,
+            vectored: false,
+            sig: None,
         }
     }
 

@@ -7,6 +7,8 @@ use std::sync::{
     Arc,
 };
 
+use cairn::embed::signature;
+use cairn::recall::turn_index;
 use clap::Parser;
 use serde_json::{json, Value};
 use wiremock::{matchers, Mock, MockServer, Request, ResponseTemplate};
@@ -119,15 +121,17 @@ async fn a_project_narrowed_to_after_lucene_keeps_its_rows_in_their_order() {
     let ids = |rows: Vec<cairn::graph::turns::TurnRow>| -> Vec<String> {
         rows.into_iter().map(|r| r.id).collect()
     };
-    let narrowed = ids(fulltext(&store, &filter, &inside, 50, 50).await.unwrap());
-    let after = ids(fulltext(&store, &filter, &words, 50, 1_000_000)
+    let narrowed = ids(fulltext(&store, &filter, None, &inside, 50, 50)
+        .await
+        .unwrap());
+    let after = ids(fulltext(&store, &filter, None, &words, 50, 1_000_000)
         .await
         .unwrap());
     assert!(narrowed.len() >= 3, "{narrowed:?}");
     assert_eq!(after, narrowed);
     // Asked of the index for one row, fewer rows than wanted come back: search then asks
     // again inside Lucene.
-    let few = ids(fulltext(&store, &filter, &words, narrowed.len(), 1)
+    let few = ids(fulltext(&store, &filter, None, &words, narrowed.len(), 1)
         .await
         .unwrap());
     assert!(few.len() < narrowed.len(), "{few:?}");
@@ -292,6 +296,41 @@ async fn embedded_by(app: &TestApp, model: &str) -> i64 {
     .await
 }
 
+/// An operation's stored vector and signature.
+#[derive(serde::Deserialize)]
+struct Signed {
+    id: String,
+    vector: Vec<f32>,
+    #[serde(with = "serde_bytes")]
+    sig: Option<Vec<u8>>,
+}
+
+/// The project's stored vectors with their signatures.
+async fn signatures(app: &TestApp) -> Vec<Signed> {
+    crate::helpers::store()
+        .fetch(
+            neo4rs::query(
+                "MATCH (o:Operation {project: $project}) WHERE o.embedding IS NOT NULL \
+                 RETURN o.id AS id, o.embedding AS vector, o.embedding_sig AS sig",
+            )
+            .param("project", app.project.as_str()),
+        )
+        .await
+        .expect("stored vectors")
+}
+
+/// The project's vectors lose their signatures.
+async fn unsign(app: &TestApp) {
+    crate::helpers::store()
+        .run(
+            neo4rs::query("MATCH (o:Operation {project: $project}) REMOVE o.embedding_sig")
+                .param("project", app.project.as_str()),
+        )
+        .await
+        .expect("remove the signatures");
+    assert!(signatures(app).await.iter().all(|v| v.sig.is_none()));
+}
+
 /// Failed embeddings of this project's sessions are due again now, and the sessions are
 /// queued again: the test database is shared, and another cairn on it (a failing endpoint,
 /// an older version without a model) may have taken them first.
@@ -405,6 +444,47 @@ async fn vectors_find_by_meaning_and_never_mix_models() {
     );
     // Both turns with text carry a vector of the configured model; the read has none.
     assert_eq!(embedded_by(&app, "remote:fake").await, 2);
+    // Each vector is stored with its signature.
+    let stored = signatures(&app).await;
+    assert_eq!(stored.len(), 2);
+    for v in &stored {
+        assert_eq!(v.sig, signature::of(&v.vector), "{}", v.id);
+    }
+    // Vectors stored without one (as before signatures were kept) are read whole for
+    // diversity: the same answer, then signed again by a pass over the operations.
+    let before = turn_search(
+        &app,
+        json!({"project": app.project, "query": "login passwords", "limit": 1}),
+    )
+    .await
+    .1;
+    unsign(&app).await;
+    let after = turn_search(
+        &app,
+        json!({"project": app.project, "query": "login passwords", "limit": 1}),
+    )
+    .await
+    .1;
+    assert_eq!(
+        before["operations"], after["operations"],
+        "{before}\n{after}"
+    );
+    assert_eq!(
+        after["operations"].as_array().map(Vec::len),
+        Some(1),
+        "{after}"
+    );
+    let mut signing = turn_index::Signing::pass();
+    while !signing.done {
+        signing
+            .step(&crate::helpers::store())
+            .await
+            .expect("signing step");
+    }
+    assert!(signing.scanned >= 3, "{signing:?}");
+    for v in &signatures(&app).await {
+        assert_eq!(v.sig, signature::of(&v.vector), "{}", v.id);
+    }
     let (_, answer) = turn_search(
         &app,
         json!({"project": app.project, "query": "login passwords"}),
