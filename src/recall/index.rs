@@ -339,7 +339,7 @@ impl TurnProgress {
                     tracing::debug!(error = %err, "vector signing step skipped");
                     break;
                 }
-                if signing.done {
+                if signing.done && signing.signed > 0 {
                     tracing::info!(
                         operations = signing.scanned,
                         signed = signing.signed,
