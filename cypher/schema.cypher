@@ -79,6 +79,14 @@ OPTIONS {indexConfig: {`fulltext.analyzer`: 'english', `fulltext.eventually_cons
 CREATE VECTOR INDEX operation_embedding IF NOT EXISTS
 FOR (n:Operation) ON (n.embedding)
 OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, `vector.similarity_function`: 'cosine'}};
+// Meaning search over the passages of long operations (src/domain/passages.rs): each
+// passage names its operation, project and session, and records the model that made it.
+CREATE VECTOR INDEX passage_embedding IF NOT EXISTS
+FOR (n:Passage) ON (n.embedding)
+OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, `vector.similarity_function`: 'cosine'}};
+CREATE INDEX passage_operation IF NOT EXISTS FOR (n:Passage) ON (n.operation_id);
+CREATE INDEX passage_project IF NOT EXISTS FOR (n:Passage) ON (n.project);
+CREATE INDEX passage_session IF NOT EXISTS FOR (n:Passage) ON (n.session_id);
 // Sessions with operations the turn indexer has not processed (with the configured model).
 CREATE INDEX session_turns_pending IF NOT EXISTS FOR (n:Session) ON (n.turns_pending);
 // Child sessions (subagents): a session waiting for its parent, or for the operation that

@@ -1,5 +1,6 @@
 // Every node the project owns. API keys and the audit trail are kept: they are credentials
 // and the record of this purge, not memory.
+CALL { MATCH (n:Passage {project: $project}) DELETE n }
 CALL { MATCH (n:Operation {project: $project}) DETACH DELETE n }
 CALL { MATCH (n:Option {project: $project}) DETACH DELETE n }
 CALL { MATCH (n:Decision {project: $project}) DETACH DELETE n }

@@ -1,4 +1,4 @@
-// Deletes a session and everything it owns: operations, its decisions and their options,
+// Deletes a session and everything it owns: operations and their passages, its decisions and their options,
 // memories asserted in it. Decisions it superseded become current again.
 MATCH (s:Session {id: $id, project: $project})
 OPTIONAL MATCH (d:Decision {session_id: $id})
@@ -13,6 +13,10 @@ CALL (decisions) {
 CALL (decisions) {
   UNWIND decisions AS d
   DETACH DELETE d
+}
+CALL (s) {
+  MATCH (p:Passage {session_id: s.id})
+  DELETE p
 }
 CALL (s) {
   MATCH (o:Operation {session_id: s.id})

@@ -8,6 +8,7 @@ pub mod field;
 pub mod limits;
 pub mod lucene;
 pub mod operation;
+pub mod passages;
 pub mod paths;
 pub mod record;
 pub mod state;

@@ -3,7 +3,7 @@
 use super::{statement, Store, StoreResult};
 
 /// Bump when `cypher/schema.cypher` changes; `/readyz` is not ready until the graph says this.
-pub const SCHEMA_VERSION: i64 = 8;
+pub const SCHEMA_VERSION: i64 = 9;
 
 const SCHEMA: &str = include_str!("../../cypher/schema.cypher");
 const VERSION_GET: &str = include_str!("../../cypher/schema_version_get.cypher");
@@ -29,6 +29,10 @@ const VECTOR_INDEXES: &[(&str, &str)] = &[
     (
         "operation_embedding",
         include_str!("../../cypher/schema_drop_operation_embedding.cypher"),
+    ),
+    (
+        "passage_embedding",
+        include_str!("../../cypher/schema_drop_passage_embedding.cypher"),
     ),
     (
         "session_embedding",

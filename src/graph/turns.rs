@@ -8,6 +8,28 @@ use serde::{Deserialize, Serialize};
 use super::{now_ms, param, rows_with_bytes, statement, Store, StoreResult};
 use crate::embed::signature;
 
+/// What a session's turn cursor records it was processed with: the model and this index's
+/// way of cutting texts into passages (`domain::passages`), so sessions processed before
+/// passages were kept are queued again on upgrade; empty without a model (texts only).
+pub fn cursor_model(model: &str) -> String {
+    if model.is_empty() {
+        String::new()
+    } else {
+        format!("{model}{PASSAGES_SCHEME}")
+    }
+}
+
+/// The suffix [`cursor_model`] adds to a model's name.
+pub const PASSAGES_SCHEME: &str = " +passages";
+
+/// Which vectors a nearest list compares: the operations' own, or their passages' (each
+/// operation once, scored by its best passage).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Vectors {
+    Operations,
+    Passages,
+}
+
 /// What to keep of a ranked list.
 #[derive(Clone, Copy, Debug)]
 pub struct Filter<'a> {
@@ -66,17 +88,22 @@ pub async fn fulltext(
     store.read().fetch(f.apply(q)?).await
 }
 
-/// The nearest operations embedded by `model`: approximate over the shared index (asking it
-/// for `wide` candidates), keeping `k`.
+/// The nearest operations embedded by `model` (by their own vectors or their passages'):
+/// approximate over the shared index (asking it for `wide` candidates), keeping `k`.
 pub async fn nearest(
     store: &Store,
     f: &Filter<'_>,
+    of: Vectors,
     model: &str,
     vector: &[f32],
     k: usize,
     wide: usize,
 ) -> StoreResult<Vec<TurnRow>> {
-    let q = statement(include_str!("../../cypher/turns/vector.cypher"))
+    let text = match of {
+        Vectors::Operations => include_str!("../../cypher/turns/vector.cypher"),
+        Vectors::Passages => include_str!("../../cypher/turns/passages_vector.cypher"),
+    };
+    let q = statement(text)
         .param("vector", param(vector)?)
         .param("model", model)
         .param("k", k as i64)
@@ -84,20 +111,27 @@ pub async fn nearest(
     store.read().fetch(f.apply(q)?).await
 }
 
-/// The nearest operations embedded by `model`, exactly: within `f.sessions` when given, else
-/// within the project; at most `scan` operations are compared.
+/// The nearest operations embedded by `model` (by their own vectors or their passages'),
+/// exactly: within `f.sessions` when given, else within the project; at most `scan` vectors
+/// are compared.
 pub async fn nearest_exact(
     store: &Store,
     f: &Filter<'_>,
+    of: Vectors,
     model: &str,
     vector: &[f32],
     k: usize,
     scan: usize,
 ) -> StoreResult<Vec<TurnRow>> {
-    let text = if f.sessions.is_some() {
-        include_str!("../../cypher/turns/vector_sessions.cypher")
-    } else {
-        include_str!("../../cypher/turns/vector_exact.cypher")
+    let text = match (of, f.sessions.is_some()) {
+        (Vectors::Operations, true) => include_str!("../../cypher/turns/vector_sessions.cypher"),
+        (Vectors::Operations, false) => include_str!("../../cypher/turns/vector_exact.cypher"),
+        (Vectors::Passages, true) => {
+            include_str!("../../cypher/turns/passages_vector_sessions.cypher")
+        }
+        (Vectors::Passages, false) => {
+            include_str!("../../cypher/turns/passages_vector_exact.cypher")
+        }
     };
     let q = statement(text)
         .param("vector", param(vector)?)
@@ -141,7 +175,7 @@ pub async fn pending_in_project(store: &Store, project: &str, model: &str) -> St
         .fetch_one::<Row>(
             statement(include_str!("../../cypher/turns/pending_project.cypher"))
                 .param("project", project)
-                .param("model", model),
+                .param("model", cursor_model(model)),
         )
         .await?
         .map_or(0, |r| r.pending))
@@ -162,6 +196,8 @@ pub struct WorkOp {
     pub rationale: Option<String>,
     pub search_text: Option<String>,
     pub embedding_model: Option<String>,
+    /// The model that embedded its passages (set also when it has none).
+    pub passages_model: Option<String>,
 }
 
 /// A session with operations the turn indexer has not processed: those after `after`.
@@ -184,7 +220,7 @@ pub async fn work(
     store
         .fetch(
             statement(include_str!("../../cypher/turns/work.cypher"))
-                .param("model", model)
+                .param("model", cursor_model(model))
                 .param("sessions", sessions as i64)
                 .param("per_session", per_session as i64)
                 .param("now", now_ms()),
@@ -223,6 +259,34 @@ pub async fn store_turns(
         .await
 }
 
+/// An operation's passages as the indexer made them: one vector per passage (none when its
+/// text is one passage).
+#[derive(Debug, Serialize)]
+pub struct PassageWrite {
+    pub id: String,
+    pub vectors: Vec<Vec<f32>>,
+}
+
+/// Replaces the operations' passages with these (recording `model` and `dim`).
+pub async fn store_passages(
+    store: &Store,
+    model: &str,
+    dim: usize,
+    rows: &[PassageWrite],
+) -> StoreResult<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    store
+        .run(
+            statement(include_str!("../../cypher/turns/passages_store.cypher"))
+                .param("rows", param(rows)?)
+                .param("model", model)
+                .param("dim", dim as i64),
+        )
+        .await
+}
+
 /// A session's turn cursor: processed up to `seq`.
 #[derive(Debug, Serialize)]
 pub struct Cursor<'a> {
@@ -244,7 +308,7 @@ pub async fn advance(store: &Store, model: &str, rows: &[Cursor<'_>]) -> StoreRe
         .run(
             statement(include_str!("../../cypher/turns/advance.cypher"))
                 .param("rows", param(rows)?)
-                .param("model", model),
+                .param("model", cursor_model(model)),
         )
         .await
 }
@@ -269,7 +333,8 @@ pub async fn lag(store: &Store, model: &str) -> StoreResult<i64> {
     }
     Ok(store
         .fetch_one::<Row>(
-            statement(include_str!("../../cypher/turns/lag.cypher")).param("model", model),
+            statement(include_str!("../../cypher/turns/lag.cypher"))
+                .param("model", cursor_model(model)),
         )
         .await?
         .map_or(0, |r| r.pending))
@@ -279,7 +344,8 @@ pub async fn lag(store: &Store, model: &str) -> StoreResult<i64> {
 /// sessions and operations, and the other models that had embedded them.
 pub async fn backfill(store: &Store, model: &str) -> StoreResult<super::sessions::Pass> {
     super::sessions::in_pages(store, || {
-        statement(include_str!("../../cypher/turns/backfill.cypher")).param("model", model)
+        statement(include_str!("../../cypher/turns/backfill.cypher"))
+            .param("model", cursor_model(model))
     })
     .await
 }

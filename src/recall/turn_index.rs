@@ -10,9 +10,11 @@
 //! kept get theirs from one pass over the operations ([`Signing`]).
 //! [`run_once`] is one pass; `recall::index::run` calls it in its loop.
 
-use crate::domain::turn_text;
+use crate::domain::{passages, turn_text};
 use crate::embed::Embedder;
-use crate::graph::turns::{self as store_turns, Cursor, TextWrite, TurnWrite, WorkSession};
+use crate::graph::turns::{
+    self as store_turns, Cursor, PassageWrite, TextWrite, TurnWrite, WorkSession,
+};
 use crate::graph::{Store, StoreResult};
 
 /// Sessions per pass.
@@ -39,6 +41,8 @@ pub struct Pass {
     /// Search texts written (operations captured before the turn index).
     pub texts: usize,
     pub embedded: usize,
+    /// Passage vectors made.
+    pub passages: usize,
     pub failed: usize,
     /// More work was left than one pass takes.
     pub more: bool,
@@ -57,19 +61,53 @@ pub fn text_of(op: &store_turns::WorkOp) -> Option<String> {
     })
 }
 
-/// What a pass will write, and which texts it embeds (index into `writes`, text).
+/// Where an embedded text's vector goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Slot {
+    /// The operation's own vector (index into `writes`).
+    Vector(usize),
+    /// One of its passages' (index into `passages`).
+    Passage(usize),
+}
+
+/// What a pass will write, and which texts it embeds.
 #[derive(Default)]
 struct Plan {
     writes: Vec<TurnWrite>,
-    embed: Vec<(usize, String)>,
+    passages: Vec<PassageWrite>,
+    embed: Vec<(Slot, String)>,
+    /// Operations the texts of `embed` are of.
+    embedding: usize,
     /// (session index, processed up to seq)
     cursors: Vec<(usize, i64)>,
     more: bool,
 }
 
-/// What one operation needs: its text (and whether it must be stored), and whether it wants
-/// a vector of `model`.
-fn needs(op: &store_turns::WorkOp, model: Option<&str>) -> (Option<String>, bool, bool) {
+/// What one operation needs.
+struct Need {
+    text: Option<String>,
+    /// Its text must be stored (captured before the turn index).
+    missing: bool,
+    /// A vector of the model.
+    vector: bool,
+    /// Passages of the model (made again with the vector, or added to an older one).
+    passages: bool,
+}
+
+impl Need {
+    /// Whether it asks the model for anything: its vector, or its text's passages.
+    fn embeds(&self) -> bool {
+        self.vector
+            || (self.passages
+                && self
+                    .text
+                    .as_deref()
+                    .is_some_and(|t| !passages::of(t).is_empty()))
+    }
+}
+
+/// What `op` needs with `model`.
+fn needs(op: &store_turns::WorkOp, model: Option<&str>) -> Need {
     let (text, missing) = match &op.search_text {
         Some(t) => (Some(t.clone()), false),
         None => {
@@ -78,11 +116,19 @@ fn needs(op: &store_turns::WorkOp, model: Option<&str>) -> (Option<String>, bool
             (t, missing)
         }
     };
-    let wants_vector = match (model, &text) {
-        (Some(m), Some(_)) => op.embedding_model.as_deref() != Some(m),
-        _ => false,
+    let (vector, passages) = match (model, &text) {
+        (Some(m), Some(_)) => {
+            let vector = op.embedding_model.as_deref() != Some(m);
+            (vector, vector || op.passages_model.as_deref() != Some(m))
+        }
+        _ => (false, false),
     };
-    (text, missing, wants_vector)
+    Need {
+        text,
+        missing,
+        vector,
+        passages,
+    }
 }
 
 /// Shares `budget` vectors between sessions wanting `wants[i]` each, max-min fairly: every
@@ -112,7 +158,7 @@ fn plan(work: &[WorkSession], model: Option<&str>, budget: usize) -> Plan {
     };
     let wants: Vec<usize> = work
         .iter()
-        .map(|s| s.ops.iter().filter(|op| needs(op, model).2).count())
+        .map(|s| s.ops.iter().filter(|op| needs(op, model).embeds()).count())
         .collect();
     let shares = fair_shares(&wants, budget);
     for (si, s) in work.iter().enumerate() {
@@ -124,21 +170,39 @@ fn plan(work: &[WorkSession], model: Option<&str>, budget: usize) -> Plan {
         let mut cut = false;
         let mut embedded = 0;
         for op in &s.ops {
-            let (text, missing, wants_vector) = needs(op, model);
-            if wants_vector && embedded >= shares[si] {
+            let need = needs(op, model);
+            let embeds = need.embeds();
+            if embeds && embedded >= shares[si] {
                 cut = true;
                 break;
             }
-            if missing || wants_vector {
+            if embeds {
+                embedded += 1;
+                p.embedding += 1;
+            }
+            if need.missing || need.vector {
                 p.writes.push(TurnWrite {
                     id: op.id.clone(),
-                    text: if missing { text.clone() } else { None },
+                    text: if need.missing {
+                        need.text.clone()
+                    } else {
+                        None
+                    },
                     vector: None,
                 });
-                if wants_vector {
-                    embedded += 1;
-                    p.embed
-                        .push((p.writes.len() - 1, text.clone().unwrap_or_default()));
+                if need.vector {
+                    let slot = Slot::Vector(p.writes.len() - 1);
+                    p.embed.push((slot, need.text.clone().unwrap_or_default()));
+                }
+            }
+            if need.passages {
+                p.passages.push(PassageWrite {
+                    id: op.id.clone(),
+                    vectors: Vec::new(),
+                });
+                let slot = Slot::Passage(p.passages.len() - 1);
+                for text in passages::of(need.text.as_deref().unwrap_or_default()) {
+                    p.embed.push((slot, text));
                 }
             }
             upto = op.seq;
@@ -155,7 +219,7 @@ fn plan(work: &[WorkSession], model: Option<&str>, budget: usize) -> Plan {
 /// the vectors in the texts' order.
 async fn embed_by_length(
     embedder: &Embedder,
-    texts: &[(usize, String)],
+    texts: &[(Slot, String)],
 ) -> Result<Vec<Vec<f32>>, crate::embed::EmbedError> {
     let mut order: Vec<usize> = (0..texts.len()).collect();
     order.sort_by_key(|&i| texts[i].1.len());
@@ -195,24 +259,34 @@ pub async fn run_once(store: &Store, embedder: Option<&Embedder>) -> StoreResult
     if let (Some(embedder), false) = (embedder, p.embed.is_empty()) {
         match embed_by_length(embedder, &p.embed).await {
             Ok(vectors) => {
-                for ((wi, _), v) in p.embed.iter().zip(vectors) {
-                    p.writes[*wi].vector = Some(v);
+                for ((slot, _), v) in p.embed.iter().zip(vectors) {
+                    match *slot {
+                        Slot::Vector(wi) => {
+                            p.writes[wi].vector = Some(v);
+                            out.embedded += 1;
+                        }
+                        Slot::Passage(pi) => {
+                            p.passages[pi].vectors.push(v);
+                            out.passages += 1;
+                        }
+                    }
                 }
-                out.embedded = p.embed.len();
             }
             Err(err) => {
-                tracing::warn!(error = %err, operations = p.embed.len(), "embedding operations failed; they stay pending and are retried later (found by their words meanwhile)");
+                let operations = p.embedding;
+                tracing::warn!(error = %err, operations, "embedding operations failed; they stay pending and are retried later (found by their words meanwhile)");
                 metrics::counter!("cairn_turn_embeddings_failed_total")
-                    .increment(p.embed.len() as u64);
+                    .increment(operations as u64);
                 store_turns::store_turns(store, model, embedder.dimensions(), &p.writes).await?;
                 store_turns::failed(store, &cursors, RETRY_BASE_MS).await?;
-                out.failed = p.embed.len();
+                out.failed = operations;
                 return Ok(out);
             }
         }
     }
     let dim = embedder.map_or(0, |e| e.dimensions());
     store_turns::store_turns(store, model, dim, &p.writes).await?;
+    store_turns::store_passages(store, model, dim, &p.passages).await?;
     store_turns::advance(store, model, &cursors).await?;
     out.processed = p
         .cursors
@@ -221,6 +295,7 @@ pub async fn run_once(store: &Store, embedder: Option<&Embedder>) -> StoreResult
         .sum();
     metrics::counter!("cairn_turn_index_operations_total").increment(out.processed as u64);
     metrics::counter!("cairn_turn_embeddings_stored_total").increment(out.embedded as u64);
+    metrics::counter!("cairn_turn_passages_stored_total").increment(out.passages as u64);
     Ok(out)
 }
 
@@ -228,7 +303,23 @@ pub async fn run_once(store: &Store, embedder: Option<&Embedder>) -> StoreResult
 /// gives memories and closed sessions written before turn search their search text.
 pub async fn backfill(store: &Store, embedder: Option<&Embedder>) -> StoreResult<()> {
     let model = model_of(embedder);
-    let pass = store_turns::backfill(store, model).await?;
+    let mut pass = store_turns::backfill(store, model).await?;
+    // Cursors name the model with the passage scheme; one naming the same model alone was
+    // moved by a cairn from before passages were kept (an upgrade), not by another model.
+    let others: std::collections::BTreeSet<String> = pass
+        .models
+        .iter()
+        .map(|m| m.trim_end_matches(store_turns::PASSAGES_SCHEME).to_string())
+        .filter(|m| m != model)
+        .collect();
+    let upgraded = others.len() < pass.models.len();
+    pass.models = others;
+    if upgraded {
+        tracing::info!(
+            model = %model,
+            "turn index: sessions embedded before passages were kept are queued to have their long operations' passages embedded; progress in cairn_turn_index_pending_operations"
+        );
+    }
     if !pass.models.is_empty() {
         // The last instance started wins the vectors: two with different models on one
         // database re-embed each other's sessions for as long as both run.
@@ -414,6 +505,47 @@ mod tests {
         assert_eq!(fair_shares(&[100, 3, 3], 20), vec![14, 3, 3]);
         assert_eq!(fair_shares(&[5, 5], 3), vec![2, 1]);
         assert_eq!(fair_shares(&[0, 9], 4), vec![0, 4]);
+    }
+
+    #[test]
+    fn long_texts_get_passages_with_their_vector_and_older_vectors_get_them_alone() {
+        let long = "The nightly backup job copies every table to the snapshot store. \
+                    Restoring from those snapshots took four hours last week.";
+        let mut done = op(3, "message", Some(long), Some("m"));
+        done.passages_model = Some("m".into());
+        let work = [session(
+            0,
+            vec![
+                op(1, "message", Some(long), None),
+                op(2, "message", Some(long), Some("m")),
+                done,
+                op(4, "message", Some("short"), None),
+            ],
+        )];
+        let p = plan(&work, Some("m"), 10);
+        let slots: Vec<Slot> = p.embed.iter().map(|(s, _)| *s).collect();
+        // The new operation: its vector and two passages; the one embedded before passages
+        // were kept: its passages alone; the short one: its vector, and no passage.
+        assert_eq!(
+            slots,
+            [
+                Slot::Vector(0),
+                Slot::Passage(0),
+                Slot::Passage(0),
+                Slot::Passage(1),
+                Slot::Passage(1),
+                Slot::Vector(1),
+            ]
+        );
+        let ids: Vec<&str> = p.passages.iter().map(|w| w.id.as_str()).collect();
+        // The short one is recorded as having none.
+        assert_eq!(ids, ["o1", "o2", "o4"]);
+        assert_eq!(p.embedding, 3);
+        assert_eq!(
+            p.embed[1].1,
+            "The nightly backup job copies every table to the snapshot store."
+        );
+        assert_eq!(p.cursors, vec![(0, 4)]);
     }
 
     #[test]

@@ -26,7 +26,7 @@ use std::collections::{BinaryHeap, HashMap, HashSet};
 use crate::domain::operation::OpType;
 use crate::domain::when;
 use crate::embed::{signature, Embedder};
-use crate::graph::turns::{self as store_turns, Filter, TurnRow};
+use crate::graph::turns::{self as store_turns, Filter, TurnRow, Vectors};
 use crate::graph::{now_ms, Store, StoreError, StoreResult};
 use crate::recall::rank::{self, Lists, Mode, Weights};
 use crate::recall::{bm25, turn_stats};
@@ -72,6 +72,9 @@ const LIST_DEPTH: usize = 200;
 const MMR_VECTORS: usize = 100;
 /// Operations compared one by one when the approximate vector index cannot answer alone.
 const EXACT_SCAN: usize = 20_000;
+/// Passages per operation the exact passage scan allows for (LoCoMo's turns have 1.5 on
+/// average, 2.7 those with any; `domain::passages::MAX_PASSAGES` at most).
+const PASSAGES_PER_OPERATION: usize = 4;
 /// Sessions of the time a query asks about searched by their vectors at most, and their
 /// operations compared at most.
 const IN_TIME_SESSIONS: usize = 10;
@@ -364,10 +367,9 @@ async fn fulltext_list(
     store_turns::fulltext(store, filter, model, &narrowed, k, k).await
 }
 
-/// The `k` nearest operations of the project (fewer when fewer are embedded). The shared
-/// approximate index is asked first; when other projects or models crowd the project out of
-/// its answer, a project small enough to compare one by one is searched exactly, a larger one
-/// by asking the index for more when it kept less than half of what was asked.
+/// The `k` nearest operations of the project (fewer when fewer are embedded), each scored by
+/// the better of its own vector and its best passage's (`domain::passages`): both lists are
+/// asked at once ([`nearest_of`]) and merged.
 async fn vector_list(
     store: &Store,
     filter: &Filter<'_>,
@@ -375,20 +377,47 @@ async fn vector_list(
     v: &[f32],
     k: usize,
 ) -> StoreResult<Vec<TurnRow>> {
+    let (own, passages) = tokio::try_join!(
+        nearest_of(store, filter, Vectors::Operations, model, v, k),
+        nearest_of(store, filter, Vectors::Passages, model, v, k),
+    )?;
+    let mut rows = merged(own, passages);
+    rows.truncate(k);
+    Ok(rows)
+}
+
+/// The `k` nearest operations of the project by `of`. The shared approximate index is asked
+/// first; when other projects or models crowd the project out of its answer, a project small
+/// enough to compare one by one is searched exactly, a larger one by asking the index for
+/// more when it kept less than half of what was asked.
+async fn nearest_of(
+    store: &Store,
+    filter: &Filter<'_>,
+    of: Vectors,
+    model: &str,
+    v: &[f32],
+    k: usize,
+) -> StoreResult<Vec<TurnRow>> {
     if filter.sessions.is_some() {
-        return store_turns::nearest_exact(store, filter, model, v, k, EXACT_SCAN).await;
+        return store_turns::nearest_exact(store, filter, of, model, v, k, EXACT_SCAN).await;
     }
-    let approx = store_turns::nearest(store, filter, model, v, k, k).await?;
+    let approx = store_turns::nearest(store, filter, of, model, v, k, k).await?;
     if approx.len() >= k {
         return Ok(approx);
     }
-    if turn_stats::project_size(store, filter.project).await? <= EXACT_SCAN {
-        return store_turns::nearest_exact(store, filter, model, v, k, EXACT_SCAN).await;
+    // Passages are compared one by one only for projects whose passages likely all fit
+    // the scan (a few per operation); a larger one asks the index for more instead.
+    let small = match of {
+        Vectors::Operations => EXACT_SCAN,
+        Vectors::Passages => EXACT_SCAN / PASSAGES_PER_OPERATION,
+    };
+    if turn_stats::project_size(store, filter.project).await? <= small {
+        return store_turns::nearest_exact(store, filter, of, model, v, k, EXACT_SCAN).await;
     }
     if approx.len() >= k / 2 {
         return Ok(approx);
     }
-    store_turns::nearest(store, filter, model, v, k, (k * 4).min(WIDEST)).await
+    store_turns::nearest(store, filter, of, model, v, k, (k * 4).min(WIDEST)).await
 }
 
 /// The nearest operations of the project's sessions active in the time the query asks about
@@ -422,21 +451,38 @@ async fn in_time_list(
         sessions: Some(&ids),
         ..*filter
     };
-    let mut rows = store_turns::nearest_exact(store, &within, model, v, k, IN_TIME_SCAN).await?;
+    let mut rows = store_turns::nearest_exact(
+        store,
+        &within,
+        Vectors::Operations,
+        model,
+        v,
+        k,
+        IN_TIME_SCAN,
+    )
+    .await?;
     // A session active then may hold operations dated otherwise (an import, a long session).
     rows.retain(|r| asked.holds(r.at));
     Ok(rows)
 }
 
-/// Two nearest lists as one, each operation once, nearest first.
-fn merged(mut a: Vec<TurnRow>, b: Vec<TurnRow>) -> Vec<TurnRow> {
+/// Two nearest lists as one, each operation once with its better score, nearest first.
+fn merged(a: Vec<TurnRow>, b: Vec<TurnRow>) -> Vec<TurnRow> {
     if b.is_empty() {
         return a;
     }
-    let seen: HashSet<String> = a.iter().map(|r| r.id.clone()).collect();
-    a.extend(b.into_iter().filter(|r| !seen.contains(&r.id)));
-    a.sort_by(|x, y| y.score.total_cmp(&x.score).then(x.id.cmp(&y.id)));
-    a
+    let mut best: HashMap<String, TurnRow> = HashMap::with_capacity(a.len() + b.len());
+    for r in a.into_iter().chain(b) {
+        match best.get(&r.id) {
+            Some(kept) if kept.score >= r.score => {}
+            _ => {
+                best.insert(r.id.clone(), r);
+            }
+        }
+    }
+    let mut rows: Vec<TurnRow> = best.into_values().collect();
+    rows.sort_by(|x, y| y.score.total_cmp(&x.score).then(x.id.cmp(&y.id)));
+    rows
 }
 
 /// How the fused candidates are cut down.
@@ -1081,6 +1127,14 @@ mod tests {
         let b = vec![row("b", "y", 0.7), row("c", "z", 0.8)];
         let ids: Vec<String> = merged(a, b).into_iter().map(|r| r.id).collect();
         assert_eq!(ids, ["a", "c", "b"]);
+        // An operation found by its own vector and by a passage keeps the better score.
+        let own = vec![row("a", "x", 0.9), row("b", "y", 0.6)];
+        let passages = vec![row("b", "y", 0.95), row("a", "x", 0.5)];
+        let scored: Vec<(String, f64)> = merged(own, passages)
+            .into_iter()
+            .map(|r| (r.id, r.score))
+            .collect();
+        assert_eq!(scored, [("b".to_string(), 0.95), ("a".to_string(), 0.9)]);
     }
 
     #[test]

@@ -372,6 +372,142 @@ async fn until_embedded(app: &TestApp, body: &Value, id: &str) -> Value {
     .await
 }
 
+/// The project's passages made by the fake model (with its dimension), or of one session.
+async fn passages(app: &TestApp, session: Option<&str>) -> i64 {
+    let within = session.map_or(String::new(), |s| format!(" AND p.session_id = '{s}'"));
+    count(
+        &format!(
+            "MATCH (p:Passage {{project: $project}}) WHERE p.embedding_model = 'remote:fake' \
+             AND p.embedding_dim = 384 AND p.embedding IS NOT NULL{within} RETURN count(p) AS n"
+        ),
+        &app.project,
+    )
+    .await
+}
+
+/// How many times `text` was sent to be embedded.
+async fn sent(server: &MockServer, text: &str) -> usize {
+    let requests = server.received_requests().await.unwrap_or_default();
+    requests
+        .iter()
+        .filter_map(|r| serde_json::from_slice::<Value>(&r.body).ok())
+        .map(|b| match &b["input"] {
+            Value::Array(items) => items.iter().filter(|i| *i == text).count(),
+            Value::String(s) => usize::from(s == text),
+            _ => 0,
+        })
+        .sum()
+}
+
+/// A long turn is found by the one sentence that answers when its own vector is drowned by
+/// the rest: its passages are embedded beside it (and added on upgrade to turns embedded
+/// before they were kept), and deleted with their session or project.
+#[tokio::test]
+async fn a_long_turn_is_found_by_the_passage_that_answers() {
+    let server = MockServer::start().await;
+    Mock::given(matchers::method("POST"))
+        .and(matchers::path("/v1/embeddings"))
+        .respond_with(embeddings_answer)
+        .mount(&server)
+        .await;
+    let (app, _turn) = app_with_embeddings(&server).await;
+    let sid = app.session().await;
+    let other = app.session().await;
+    let long = format!("{sid}-long");
+    let short = format!("{sid}-short");
+    let content = "We walked along the harbour and counted the boats in the morning fog. \
+                   The bakery on the corner sold out of rye bread before noon again. \
+                   Login and authentication with auth all broke yesterday. \
+                   My cousin repainted the garden shed a bright shade of yellow. \
+                   Afterwards everyone argued about which film to watch tonight.";
+    let cut = cairn::domain::passages::of(content);
+    assert_eq!(cut.len(), 5, "{cut:?}");
+    app.ops_sync(
+        &sid,
+        json!([
+            {"id": long, "type": "message", "role": "user", "summary": "s", "content": content},
+            {"id": short, "type": "message", "role": "user", "summary": "s",
+             "content": "auth latency"}
+        ]),
+    )
+    .await;
+    app.ops_sync(
+        &other,
+        json!([{"type": "message", "role": "user", "summary": "s", "content": content}]),
+    )
+    .await;
+    // No word of the query is in either turn: meaning alone finds them.
+    let body = json!({"project": app.project, "query": "signin credentials failing"});
+    let answer = until_embedded(&app, &body, &long).await;
+    let first = |a: &Value| {
+        a["operations"][0]["operation_id"]
+            .as_str()
+            .map(str::to_string)
+    };
+    assert_eq!(first(&answer).as_deref(), Some(long.as_str()), "{answer}");
+    assert_eq!(matched(&answer, &long), Some("vector"), "{answer}");
+    assert_eq!(passages(&app, Some(&sid)).await, 5);
+    assert_eq!(passages(&app, Some(&other)).await, 5);
+    let marked = count(
+        &format!(
+            "MATCH (o:Operation {{project: $project, id: '{short}'}}) \
+             WHERE o.passages_model = 'remote:fake' \
+             AND NOT EXISTS {{ MATCH (p:Passage {{operation_id: o.id}}) }} RETURN count(o) AS n"
+        ),
+        &app.project,
+    )
+    .await;
+    assert_eq!(marked, 1, "the short turn is recorded as having no passage");
+
+    // As before passages were kept: without them the short turn ranks first.
+    crate::helpers::store()
+        .run(
+            neo4rs::query(
+                "MATCH (p:Passage {project: $project}) DELETE p WITH count(*) AS gone \
+                 MATCH (o:Operation {project: $project}) REMOVE o.passages_model \
+                 WITH count(*) AS done \
+                 MATCH (s:Session {project: $project}) SET s.turns_model = 'remote:fake'",
+            )
+            .param("project", app.project.as_str()),
+        )
+        .await
+        .expect("forget the passages");
+    let (_, answer) = turn_search(&app, body.clone()).await;
+    assert_eq!(first(&answer).as_deref(), Some(short.as_str()), "{answer}");
+    // The upgrade queues the sessions again; their passages alone are embedded, not their
+    // vectors.
+    let whole_before = sent(&server, content).await;
+    assert_eq!(whole_before, 2, "each long turn's whole text embedded once");
+    cairn::graph::turns::backfill(&crate::helpers::store(), "remote:fake")
+        .await
+        .expect("queue the sessions");
+    let answer = settle(
+        180,
+        || async { turn_search(&app, body.clone()).await.1 },
+        |a: &Value| a["pending_embeddings"] == 0 && first(a).as_deref() == Some(long.as_str()),
+    )
+    .await;
+    assert_eq!(matched(&answer, &long), Some("vector"), "{answer}");
+    assert_eq!(passages(&app, None).await, 10);
+    assert_eq!(sent(&server, content).await, whole_before);
+
+    // Passages go with their session, then with their project.
+    let (status, body) = app.delete(&format!("/v1/sessions/{sid}")).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(passages(&app, Some(&sid)).await, 0);
+    assert_eq!(passages(&app, Some(&other)).await, 5);
+    let (status, body) = app.delete(&format!("/v1/projects/{}", app.project)).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        count(
+            "MATCH (p:Passage {project: $project}) RETURN count(p) AS n",
+            &app.project
+        )
+        .await,
+        0
+    );
+}
+
 /// Everything with an embeddings endpoint in one test (the indexer is global): vectors are
 /// made in the background with their model recorded, meaning finds what words miss, and
 /// vectors of another model are never compared but re-embedded.

@@ -10,5 +10,5 @@ CALL () {
 }
 UNWIND $sessions AS x
 MATCH (s:Session {id: x.id, project: $project})
-SET s.turns_seq = x.last_seq, s.turns_text_seq = x.last_seq, s.turns_model = $model,
+SET s.turns_seq = x.last_seq, s.turns_text_seq = x.last_seq, s.turns_model = $cursor,
     s.turns_pending = false

@@ -27,6 +27,7 @@ use cairn::config::{EmbedSwitch, Settings};
 use cairn::domain::operation::{render_line, OpType};
 use cairn::domain::record::{subject_key, NewBeliefLink, NewDecision};
 use cairn::domain::tokens;
+use cairn::graph::turns::cursor_model;
 use cairn::graph::{self, param, statement, Store};
 
 /// What to seed and serve: the flags `recall` and `ui` share.
@@ -118,7 +119,7 @@ async fn seed_vectors(store: &Store, project: &str, dim: usize) -> anyhow::Resul
             .fetch(
                 statement(include_str!("../cypher/bench_vector_sessions.cypher"))
                     .param("project", project)
-                    .param("model", STUB_IDENTITY)
+                    .param("cursor", cursor_model(STUB_IDENTITY))
                     .param("limit", VECTOR_SESSIONS as i64),
             )
             .await
@@ -153,6 +154,7 @@ async fn seed_vectors(store: &Store, project: &str, dim: usize) -> anyhow::Resul
                 statement(include_str!("../cypher/bench_vector_seed.cypher"))
                     .param("project", project)
                     .param("model", STUB_IDENTITY)
+                    .param("cursor", cursor_model(STUB_IDENTITY))
                     .param("dim", dim as i64)
                     .param(
                         "rows",
@@ -214,7 +216,8 @@ async fn sign_vectors(store: &Store) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Vectors an earlier seed recorded under the stub's bare name get the name cairn records
+/// Vectors an earlier seed recorded under the stub's bare name get the name cairn records, and
+/// sessions an earlier seed left with a cursor naming the bare model get the one cairn records
 /// (a few sessions per statement), instead of being made again.
 async fn relabel_vectors(store: &Store, project: &str) -> anyhow::Result<()> {
     #[derive(Deserialize)]
@@ -229,6 +232,7 @@ async fn relabel_vectors(store: &Store, project: &str) -> anyhow::Result<()> {
                     .param("project", project)
                     .param("old", STUB_MODEL)
                     .param("model", STUB_IDENTITY)
+                    .param("cursor", cursor_model(STUB_IDENTITY))
                     .param("limit", VECTOR_SESSIONS as i64),
             )
             .await

@@ -1,0 +1,17 @@
+// Exact nearest passages of one project's operations, for when the shared approximate index
+// returned too few; at most $scan passages are compared. Each operation once, scored by its
+// best passage.
+MATCH (p:Passage {project: $project})
+WITH p LIMIT $scan
+WITH p
+WHERE p.embedding_model = $model AND ($exclude IS NULL OR p.session_id <> $exclude)
+WITH p.operation_id AS id, max(vector.similarity.cosine(p.embedding, $vector)) AS cos
+MATCH (o:Operation {id: id})
+WHERE o.project = $project AND o.embedding_model = $model
+  AND ($types IS NULL OR o.type IN $types)
+WITH o, cos
+ORDER BY cos DESC, o.id
+LIMIT $k
+RETURN o.id AS id, o.session_id AS session_id, coalesce(o.seq, 0) AS seq, o.type AS kind,
+       o.role AS role, o.search_text AS text, coalesce(o.at, 0) AS at, (1 + cos) / 2 AS score,
+       true AS vectored, o.embedding_sig AS sig
