@@ -90,19 +90,15 @@ struct Need {
     missing: bool,
     /// A vector of the model.
     vector: bool,
-    /// Passages of the model (made again with the vector, or added to an older one).
-    passages: bool,
+    /// Its passages, when the model's are wanted (made again with the vector, or added to an
+    /// older one); empty for a text of one passage.
+    passages: Option<Vec<String>>,
 }
 
 impl Need {
     /// Whether it asks the model for anything: its vector, or its text's passages.
     fn embeds(&self) -> bool {
-        self.vector
-            || (self.passages
-                && self
-                    .text
-                    .as_deref()
-                    .is_some_and(|t| !passages::of(t).is_empty()))
+        self.vector || self.passages.as_ref().is_some_and(|p| !p.is_empty())
     }
 }
 
@@ -117,11 +113,12 @@ fn needs(op: &store_turns::WorkOp, model: Option<&str>) -> Need {
         }
     };
     let (vector, passages) = match (model, &text) {
-        (Some(m), Some(_)) => {
+        (Some(m), Some(t)) => {
             let vector = op.embedding_model.as_deref() != Some(m);
-            (vector, vector || op.passages_model.as_deref() != Some(m))
+            let wanted = vector || op.passages_model.as_deref() != Some(m);
+            (vector, wanted.then(|| passages::of(t)))
         }
-        _ => (false, false),
+        _ => (false, None),
     };
     Need {
         text,
@@ -156,12 +153,16 @@ fn plan(work: &[WorkSession], model: Option<&str>, budget: usize) -> Plan {
         more: work.len() >= SESSIONS_PER_PASS,
         ..Plan::default()
     };
-    let wants: Vec<usize> = work
+    let needed: Vec<Vec<Need>> = work
         .iter()
-        .map(|s| s.ops.iter().filter(|op| needs(op, model).embeds()).count())
+        .map(|s| s.ops.iter().map(|op| needs(op, model)).collect())
+        .collect();
+    let wants: Vec<usize> = needed
+        .iter()
+        .map(|ops| ops.iter().filter(|n| n.embeds()).count())
         .collect();
     let shares = fair_shares(&wants, budget);
-    for (si, s) in work.iter().enumerate() {
+    for ((si, s), needs) in work.iter().enumerate().zip(needed) {
         let mut upto = if s.ops.is_empty() {
             s.last_seq.max(s.after)
         } else {
@@ -169,8 +170,7 @@ fn plan(work: &[WorkSession], model: Option<&str>, budget: usize) -> Plan {
         };
         let mut cut = false;
         let mut embedded = 0;
-        for op in &s.ops {
-            let need = needs(op, model);
+        for (op, need) in s.ops.iter().zip(needs) {
             let embeds = need.embeds();
             if embeds && embedded >= shares[si] {
                 cut = true;
@@ -195,15 +195,13 @@ fn plan(work: &[WorkSession], model: Option<&str>, budget: usize) -> Plan {
                     p.embed.push((slot, need.text.clone().unwrap_or_default()));
                 }
             }
-            if need.passages {
+            if let Some(parts) = need.passages {
                 p.passages.push(PassageWrite {
                     id: op.id.clone(),
                     vectors: Vec::new(),
                 });
                 let slot = Slot::Passage(p.passages.len() - 1);
-                for text in passages::of(need.text.as_deref().unwrap_or_default()) {
-                    p.embed.push((slot, text));
-                }
+                p.embed.extend(parts.into_iter().map(|text| (slot, text)));
             }
             upto = op.seq;
         }
