@@ -2,4 +2,4 @@
 // from Neo4j's counts store (nothing is visited).
 CALL () { MATCH (o:Operation) RETURN count(o) AS operations }
 CALL () { MATCH (s:Session) RETURN count(s) AS sessions }
-RETURN operations + sessions AS turns
+RETURN operations + sessions AS n

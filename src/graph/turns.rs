@@ -507,34 +507,42 @@ pub async fn sessions_in_time(
 /// How many turns the whole database holds, roughly (operations and session summaries; from
 /// Neo4j's counts, without visiting them).
 pub async fn all_size(store: &Store) -> StoreResult<usize> {
-    #[derive(Deserialize)]
-    struct Row {
-        turns: i64,
-    }
-    let row: Option<Row> = store
-        .read()
-        .fetch_one(statement(include_str!(
-            "../../cypher/turns/all_size.cypher"
-        )))
-        .await?;
-    Ok(row.map_or(0, |r| r.turns.max(0) as usize))
+    count(
+        store,
+        statement(include_str!("../../cypher/turns/all_size.cypher")),
+    )
+    .await
 }
 
 /// How many turns `project` holds, roughly (operations and session summaries), for
 /// project-local BM25 and for choosing between approximate and exact vector search.
 pub async fn project_size(store: &Store, project: &str) -> StoreResult<usize> {
+    count(
+        store,
+        statement(include_str!("../../cypher/turns/project_size.cypher")).param("project", project),
+    )
+    .await
+}
+
+/// How many passages `project`'s operations have, counted up to `cap`.
+pub async fn passage_count(store: &Store, project: &str, cap: usize) -> StoreResult<usize> {
+    count(
+        store,
+        statement(include_str!("../../cypher/turns/passage_count.cypher"))
+            .param("project", project)
+            .param("cap", cap as i64),
+    )
+    .await
+}
+
+/// The count `q` answers in its one row's column `n` (none or a negative one: 0).
+async fn count(store: &Store, q: Query) -> StoreResult<usize> {
     #[derive(Deserialize)]
     struct Row {
-        turns: Option<i64>,
+        n: Option<i64>,
     }
-    let row: Option<Row> = store
-        .read()
-        .fetch_one(
-            statement(include_str!("../../cypher/turns/project_size.cypher"))
-                .param("project", project),
-        )
-        .await?;
-    Ok(row.and_then(|r| r.turns).unwrap_or(0).max(0) as usize)
+    let row: Option<Row> = store.read().fetch_one(q).await?;
+    Ok(row.and_then(|r| r.n).unwrap_or(0).max(0) as usize)
 }
 
 /// How many of `project`'s turns hold each word (at most `cap` counted), for project-local

@@ -11,7 +11,8 @@
 //! remembered), where a word's few turns more or less within [`TTL`] move its weight little
 //! and a word the project never holds would otherwise be counted again on every query. So is
 //! the size of the whole database, which tells how much of the shared full-text index a large
-//! project is ([`known_share`]).
+//! project is ([`known_share`]). And how many passages a project's operations have
+//! ([`passages`]): none means the passage index is not asked at all.
 
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -43,6 +44,7 @@ where
         .build()
 }
 
+static PASSAGES: LazyLock<Cache<String, usize>> = LazyLock::new(cache);
 static SIZES: LazyLock<Cache<String, usize>> = LazyLock::new(cache);
 static WORDS: LazyLock<Cache<(String, String), usize>> = LazyLock::new(cache);
 /// The whole database's turns ([`store_turns::all_size`]), under the one key `()`.
@@ -74,6 +76,20 @@ pub async fn project_size(store: &Store, project: &str) -> StoreResult<usize> {
     let n = store_turns::project_size(store, project).await?;
     if n >= REMEMBER_SIZE_FROM {
         SIZES.insert(project.to_string(), n);
+    }
+    Ok(n)
+}
+
+/// How many passages `project`'s operations have, counted up to `cap`. A count is
+/// remembered for [`TTL`], except none in a project not known to be large: a small project's
+/// first passages are searched as soon as they are stored.
+pub async fn passages(store: &Store, project: &str, cap: usize) -> StoreResult<usize> {
+    if let Some(n) = PASSAGES.get(project) {
+        return Ok(n);
+    }
+    let n = store_turns::passage_count(store, project, cap).await?;
+    if n > 0 || SIZES.contains_key(project) {
+        PASSAGES.insert(project.to_string(), n);
     }
     Ok(n)
 }

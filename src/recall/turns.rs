@@ -72,9 +72,6 @@ const LIST_DEPTH: usize = 200;
 const MMR_VECTORS: usize = 100;
 /// Operations compared one by one when the approximate vector index cannot answer alone.
 const EXACT_SCAN: usize = 20_000;
-/// Passages per operation the exact passage scan allows for (LoCoMo's turns have 1.5 on
-/// average, 2.7 those with any; `domain::passages::MAX_PASSAGES` at most).
-const PASSAGES_PER_OPERATION: usize = 4;
 /// Sessions of the time a query asks about searched by their vectors at most, and their
 /// operations compared at most.
 const IN_TIME_SESSIONS: usize = 10;
@@ -389,7 +386,8 @@ async fn vector_list(
 /// The `k` nearest operations of the project by `of`. The shared approximate index is asked
 /// first; when other projects or models crowd the project out of its answer, a project small
 /// enough to compare one by one is searched exactly, a larger one by asking the index for
-/// more when it kept less than half of what was asked.
+/// more when it kept less than half of what was asked. A project without passages does not
+/// ask the passage index at all.
 async fn nearest_of(
     store: &Store,
     filter: &Filter<'_>,
@@ -398,6 +396,16 @@ async fn nearest_of(
     v: &[f32],
     k: usize,
 ) -> StoreResult<Vec<TurnRow>> {
+    // How many vectors of `of` the project has, as far as the choice needs to know.
+    let size = match of {
+        Vectors::Operations => None,
+        Vectors::Passages => {
+            Some(turn_stats::passages(store, filter.project, EXACT_SCAN + 1).await?)
+        }
+    };
+    if size == Some(0) {
+        return Ok(Vec::new());
+    }
     if filter.sessions.is_some() {
         return store_turns::nearest_exact(store, filter, of, model, v, k, EXACT_SCAN).await;
     }
@@ -405,13 +413,11 @@ async fn nearest_of(
     if approx.len() >= k {
         return Ok(approx);
     }
-    // Passages are compared one by one only for projects whose passages likely all fit
-    // the scan (a few per operation); a larger one asks the index for more instead.
-    let small = match of {
-        Vectors::Operations => EXACT_SCAN,
-        Vectors::Passages => EXACT_SCAN / PASSAGES_PER_OPERATION,
+    let size = match size {
+        Some(n) => n,
+        None => turn_stats::project_size(store, filter.project).await?,
     };
-    if turn_stats::project_size(store, filter.project).await? <= small {
+    if size <= EXACT_SCAN {
         return store_turns::nearest_exact(store, filter, of, model, v, k, EXACT_SCAN).await;
     }
     if approx.len() >= k / 2 {
