@@ -718,6 +718,62 @@ async fn a_task_context_lists_the_files_its_relevant_operations_touched() {
 }
 
 #[tokio::test]
+async fn a_large_task_context_shows_each_relevant_operation_once_in_order() {
+    let app = TestApp::spawn().await;
+    let sid = app.session().await;
+    // More relevant operations than a small context holds: a large one shows every one.
+    let n = 150;
+    let words = [
+        "lexer", "router", "schema", "spool", "writer", "budget", "window", "token", "graph",
+        "index", "handler", "config", "metrics", "auth", "module", "buffer", "socket", "thread",
+    ];
+    let line = |i: usize| {
+        let (a, b) = (
+            words[i % words.len()],
+            words[(i / words.len() + 3 * i) % words.len()],
+        );
+        format!("entry {i:03} of the parser cache: the {a} {b} is evicted by age")
+    };
+    let ops: Vec<_> = (0..n)
+        .map(|i| {
+            json!({"id": format!("{sid}-{i}"), "type": "message", "role": "user",
+                   "summary": line(i), "content": line(i),
+                   "at": format!("2024-02-01T10:{:02}:{:02}Z", i / 60, i % 60)})
+        })
+        .collect();
+    app.ops_sync(&sid, json!(ops)).await;
+    eventually(60, "turn search finds the last operation", || async {
+        let (_, found) = app
+            .post(
+                "/v1/search",
+                &json!({"project": app.project, "query": line(n - 1)}),
+            )
+            .await;
+        found["operations"]
+            .to_string()
+            .contains(&format!("{sid}-{}", n - 1))
+    })
+    .await;
+
+    let r = context(
+        &app,
+        json!({"project": app.project, "task": "which parser cache entries are evicted by age?",
+               "budget_tokens": 8000}),
+    )
+    .await;
+    check_guarantee(&r);
+    let text = r["text"].as_str().unwrap();
+    let mut last = 0;
+    for i in 0..n {
+        let line = line(i);
+        assert_eq!(text.matches(&line).count(), 1, "{line} once: {text}");
+        let at = text.find(&line).unwrap();
+        assert!(at > last, "{line} after the one before: {text}");
+        last = at;
+    }
+}
+
+#[tokio::test]
 async fn context_rejects_bad_input_with_the_field() {
     let app = TestApp::spawn().await;
     let sid = app.session().await;
