@@ -17,18 +17,19 @@ const MAX_CHARS: usize = 600;
 
 /// The passages of `text`, in order; empty when it is one passage.
 pub fn of(text: &str) -> Vec<String> {
-    let mut pieces: Vec<String> = Vec::new();
-    for piece in sentences(text) {
-        for part in cut_long(piece) {
-            pieces.push(part.to_string());
-        }
-    }
+    let pieces: Vec<String> = pieces(text).into_iter().map(str::to_string).collect();
     let pieces = join_short(pieces);
     let pieces = pack(pieces, MAX_PASSAGES);
     if pieces.len() < 2 {
         return Vec::new();
     }
     pieces
+}
+
+/// The pieces passages are made of, in order: `text`'s sentences, lines and " — "-joined
+/// parts, trimmed, a long one cut at spaces; each a slice of `text`, none empty.
+pub fn pieces(text: &str) -> Vec<&str> {
+    sentences(text).into_iter().flat_map(cut_long).collect()
 }
 
 /// Sentences, lines and " — "-joined parts of `text`, trimmed, none empty.

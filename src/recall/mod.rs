@@ -2,7 +2,8 @@
 //! operations, decisions, beliefs affected, what was left unfinished); [`context`] assembles
 //! token-budgeted context for a session or a task, long-term memory included, in three steps
 //! (gather from the store, rank each section's candidates, fit them into the budget; a task's
-//! history is the relevant operations, chosen by [`relevant`]); [`window`] is
+//! history is the relevant operations, chosen by [`relevant`], a long one shown around what
+//! bears on the task by [`excerpt`]); [`window`] is
 //! the sliding window of a session's recent turns; [`search`] finds related sessions (hybrid
 //! BM25 + embeddings); [`turns`] finds single turns (operations, decisions, memories, session
 //! summaries), its full-text candidates scored again with the project's own statistics
@@ -18,6 +19,7 @@
 pub mod beliefs;
 pub mod bm25;
 pub mod context;
+pub mod excerpt;
 pub mod handover;
 pub mod index;
 pub mod logs;

@@ -136,7 +136,8 @@ pub async fn recall(
     }
     if !history.is_empty() {
         let keys = relevant::keys_for(&history);
-        let items = relevant::read_items(store, project, &keys, encoding, encoding, share).await?;
+        let items =
+            relevant::read_items(store, project, &keys, encoding, encoding, share, &stems).await?;
         out.history = History {
             found: history,
             items,

@@ -18,10 +18,10 @@ use crate::domain::operation::render_stored_line;
 use crate::domain::tokens;
 use crate::graph::operations::{FileRow, OperationView};
 use crate::graph::{self, operations, Store, StoreResult};
-use crate::recall::bm25;
 use crate::recall::scope::ScopeSession;
 use crate::recall::touches::{file_rows, Touch};
 use crate::recall::turns::TurnHit;
+use crate::recall::{bm25, excerpt};
 
 /// One operation turn search found relevant, best first.
 #[derive(Clone, Debug, PartialEq)]
@@ -253,7 +253,8 @@ pub fn rendered(r: &OperationView) -> String {
 }
 
 /// The lines of the operations at `keys` (and what each costs in `encoding`), read in one
-/// query; long lines are cut to [`line_cap`] of `share`.
+/// query; long lines are cut to [`line_cap`] of `share`, around what bears on `task` (its
+/// stemmed words, [`bm25::words`]; [`excerpt`]).
 pub async fn read_items(
     store: &Store,
     project: &str,
@@ -261,6 +262,7 @@ pub async fn read_items(
     encoding: Encoding,
     stored: Encoding,
     share: usize,
+    task: &[String],
 ) -> StoreResult<HashMap<Key, Item>> {
     let rows = operations::at(store, project, keys).await?;
     let cap = line_cap(share);
@@ -268,7 +270,7 @@ pub async fn read_items(
         .into_iter()
         .map(|r| {
             let text = rendered(&r);
-            let mut it = item(encoding, stored, text, r.tokens, r.at, cap);
+            let mut it = item(encoding, stored, text, r.tokens, r.at, cap, task);
             it.files = touched(r.files_modified, r.files_read);
             ((r.session_id.clone(), r.seq), it)
         })
@@ -286,7 +288,8 @@ fn touched(written: Vec<String>, read: Vec<String>) -> Vec<(String, &'static str
     out
 }
 
-/// A line costed by its stored count when the encodings agree, else counted; cut to `cap`.
+/// A line costed by its stored count when the encodings agree, else counted; cut to `cap`
+/// around what bears on `task`.
 fn item(
     encoding: Encoding,
     stored: Encoding,
@@ -294,21 +297,21 @@ fn item(
     tokens: i64,
     at: i64,
     cap: usize,
+    task: &[String],
 ) -> Item {
-    let text = text.replace('\n', " ");
+    let flat = text.replace('\n', " ");
     let mut cost = if encoding == stored && tokens > 0 {
         tokens as usize
     } else {
-        tokens::count(encoding, &text)
+        tokens::count(encoding, &flat)
     };
-    let mut text = text;
+    let mut line = flat;
     if cost > cap {
-        text = tokens::truncate(encoding, &text, cap.saturating_sub(1));
-        text.push('…');
-        cost = tokens::count(encoding, &text);
+        line = excerpt::around(encoding, &text, task, cap);
+        cost = tokens::count(encoding, &line);
     }
     Item {
-        text,
+        text: line,
         cost: cost + 1,
         at,
         files: Vec::new(),
@@ -524,7 +527,15 @@ mod tests {
     #[test]
     fn long_lines_are_cut_to_the_cap() {
         let long = "word ".repeat(500);
-        let i = item(Encoding::O200kBase, Encoding::O200kBase, long, 0, 0, 64);
+        let i = item(
+            Encoding::O200kBase,
+            Encoding::O200kBase,
+            long,
+            0,
+            0,
+            64,
+            &[],
+        );
         assert!(i.cost <= 65, "{}", i.cost);
         assert!(i.text.ends_with('…'));
     }

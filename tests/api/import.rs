@@ -513,3 +513,45 @@ async fn a_2_1_session_with_subagents_and_a_compaction() {
         agent.sidechain_tool_uses as i64
     );
 }
+
+/// A long reply of a genuine transcript (the subagent's answer on SessionStart hooks, 3,473
+/// characters), found for a detail near its end, is shown around that detail in a small task
+/// context: its label kept, its start left out, the budget kept.
+#[tokio::test]
+async fn a_small_task_context_shows_the_part_of_a_long_real_reply_that_answers() {
+    let app = TestApp::spawn().await;
+    let key = mint_key(&app.project, "write").await;
+    let original = "258c7280-ae70-4798-800f-63464d01a85d";
+    let (_, sid, _dir) = import_real(&app, &key, "v2.1-subagents-compaction", original).await;
+    let task = "Is there an additionalSystemPrompt field for SessionStart hooks?";
+    let child = format!("{sid}:agent-a881341");
+    eventually(60, "turn search finds the subagent's reply", || async {
+        let (_, found) = app
+            .post(
+                "/v1/search",
+                &serde_json::json!({"project": app.project, "query": task, "types": ["message"]}),
+            )
+            .await;
+        found["operations"]
+            .as_array()
+            .is_some_and(|hits| hits.iter().any(|h| h["session_id"] == child.as_str()))
+    })
+    .await;
+
+    let budget = 1000;
+    let (status, ctx) = app
+        .post(
+            "/v1/context",
+            &serde_json::json!({"project": app.project, "task": task, "budget_tokens": budget}),
+        )
+        .await;
+    assert_eq!(status, 200, "{ctx}");
+    assert!(ctx["tokens_used"].as_u64().unwrap() <= budget, "{ctx}");
+    let text = ctx["text"].as_str().unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.contains("No `additionalSystemPrompt` field exists"))
+        .unwrap_or_else(|| panic!("the answering part of the reply: {text}"));
+    assert!(line.starts_with("Assistant: … "), "{line}");
+    assert!(!line.contains("Based on the official"), "{line}");
+}

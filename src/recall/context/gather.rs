@@ -138,7 +138,8 @@ pub(super) async fn gather(
     );
     let (turn_hits, (beliefs, memories)) = (turn_hits?, long_term?);
     let (beliefs, places): (Vec<BeliefView>, Vec<EvidencePlaces>) = beliefs.into_iter().unzip();
-    let found = operations_of(&turn_hits, req.task_only().unwrap_or(""));
+    let task = bm25::words(req.task_only().unwrap_or(""));
+    let found = operations_of(&turn_hits, &task);
     let order = sessions_in_order(&found);
     // When the relevant operations' sessions alone fill the context, the sessions' own lists
     // would rank sessions that are never shown: they are not read.
@@ -163,7 +164,7 @@ pub(super) async fn gather(
                     scope(store, req, own, &turn_hits).await
                 }
             }),
-            Box::pin(read_relevant(store, req, &found, order, want)),
+            Box::pin(read_relevant(store, req, &found, order, want, &task)),
         );
         let (sessions, r) = relevant_history(req, sessions?, read?, found);
         (sessions, Some(r))
@@ -327,13 +328,12 @@ async fn find_turns(
     Ok(found.hits)
 }
 
-/// The operations among turn hits, for a task's history: memories and summaries have sections
-/// of their own (or a header).
-fn operations_of(hits: &[turns::TurnHit], task: &str) -> Vec<relevant::Found> {
-    let task = bm25::words(task);
+/// The operations among turn hits, for a task's history (`task`: its stemmed words):
+/// memories and summaries have sections of their own (or a header).
+fn operations_of(hits: &[turns::TurnHit], task: &[String]) -> Vec<relevant::Found> {
     hits.iter()
         .filter(|h| !h.session_id.is_empty() && h.kind != "memory" && h.kind != "summary")
-        .map(|h| relevant::Found::of_hit(h.clone(), &task))
+        .map(|h| relevant::Found::of_hit(h.clone(), task))
         .collect()
 }
 
@@ -345,19 +345,29 @@ struct RelevantRead {
     items: HashMap<relevant::Key, relevant::Item>,
 }
 
-/// Reads what `found` needs: its operations and neighbours, and its sessions.
+/// Reads what `found` needs: its operations and neighbours (a long one cut around what bears
+/// on `task`, the task's stemmed words), and its sessions.
 async fn read_relevant(
     store: &Store,
     req: &Request<'_>,
     found: &[relevant::Found],
     order: Vec<String>,
     share: usize,
+    task: &[String],
 ) -> StoreResult<RelevantRead> {
     let ids: Vec<&str> = order.iter().map(String::as_str).collect();
     let keys = relevant::keys_for(found);
     let (rows, items) = tokio::join!(
         relevant::sessions(store, req.project, &ids),
-        relevant::read_items(store, req.project, &keys, req.encoding, req.stored, share),
+        relevant::read_items(
+            store,
+            req.project,
+            &keys,
+            req.encoding,
+            req.stored,
+            share,
+            task
+        ),
     );
     Ok(RelevantRead {
         order,
