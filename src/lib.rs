@@ -53,7 +53,8 @@
 //!   operations, decisions, memories and summaries, the full-text list re-ranked with the
 //!   project's own word statistics by `bm25`; their vectors kept by `turn_index`, each
 //!   recording its model), task context built from the most relevant turns with the reply
-//!   or result after them (`relevant`), prompt-time recall for UserPromptSubmit (`prompt`),
+//!   or result after them (`relevant`; a long one shown around what bears on the task by
+//!   `excerpt`), prompt-time recall for UserPromptSubmit (`prompt`),
 //!   the wake-up `handover`. Sessions'
 //!   operation logs are cached exactly in `logs` (append-only, extended by what is new).
 //!   Budget arithmetic is pure, in `domain::budget`.
