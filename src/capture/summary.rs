@@ -22,7 +22,7 @@ pub fn derive(m: &Material, encoding: Encoding) -> Option<String> {
         return None;
     }
     let text = match m.compaction.as_deref().map(recap).filter(|c| !c.is_empty()) {
-        Some(recap) => fit(encoding, &recap, SUMMARY_TOKENS),
+        Some(recap) => tokens::cut(encoding, &recap, SUMMARY_TOKENS),
         None => {
             let todos = todo_state(&fold_todos(&m.todos));
             let room = SUMMARY_TOKENS
@@ -35,7 +35,7 @@ pub fn derive(m: &Material, encoding: Encoding) -> Option<String> {
                 .as_deref()
                 .map(str::trim)
                 .filter(|a| !a.is_empty())
-                .map(|a| fit(encoding, &redact::text(a), room));
+                .map(|a| tokens::cut(encoding, &redact::text(a), room));
             match (last, todos) {
                 (None, None) => return None,
                 (Some(a), None) => a,
@@ -45,7 +45,7 @@ pub fn derive(m: &Material, encoding: Encoding) -> Option<String> {
         }
     };
     let text = redact::bounded(text.trim(), MAX_RATIONALE_CHARS);
-    Some(fit(encoding, &text, SUMMARY_TOKENS)).filter(|t| !t.is_empty())
+    Some(tokens::cut(encoding, &text, SUMMARY_TOKENS)).filter(|t| !t.is_empty())
 }
 
 /// The recap of a compaction summary: without Claude Code's framing ("This session is being
@@ -92,19 +92,6 @@ fn todo_state(todos: &[Todo]) -> Option<String> {
         }
     }
     Some(redact::text(&out))
-}
-
-/// `text` within `max` tokens, marked with `…` when cut.
-fn fit(encoding: Encoding, text: &str, max: usize) -> String {
-    if tokens::count(encoding, text) <= max {
-        return text.to_string();
-    }
-    let mut cut = tokens::truncate(encoding, text, max.saturating_sub(1));
-    cut.push('…');
-    if tokens::count(encoding, &cut) > max {
-        cut.pop();
-    }
-    cut
 }
 
 #[cfg(test)]

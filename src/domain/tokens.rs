@@ -16,6 +16,19 @@ pub fn count(encoding: Encoding, text: &str) -> usize {
     bpe(encoding).encode_ordinary(text).len()
 }
 
+/// `text` within `max_tokens`, ending in `…` when it was cut.
+pub fn cut(encoding: Encoding, text: &str, max_tokens: usize) -> String {
+    if count(encoding, text) <= max_tokens {
+        return text.to_string();
+    }
+    let mut cut = truncate(encoding, text, max_tokens.saturating_sub(1));
+    cut.push('…');
+    if count(encoding, &cut) > max_tokens {
+        cut.pop();
+    }
+    cut
+}
+
 /// The longest prefix of `text` (on a char boundary) whose token count is at most `max_tokens`.
 pub fn truncate(encoding: Encoding, text: &str, max_tokens: usize) -> String {
     if max_tokens == 0 {

@@ -17,14 +17,7 @@ const LABEL_BYTES: usize = 24;
 /// `line` on one line in at most `cap` tokens of `encoding`: around the pieces holding most
 /// of `task` (stemmed words, [`bm25::words`]), or its start.
 pub fn around(encoding: Encoding, line: &str, task: &[String], cap: usize) -> String {
-    window(encoding, line, task, cap).unwrap_or_else(|| head(encoding, line, cap))
-}
-
-/// The start of `line` in at most `cap` tokens, ending in "…".
-fn head(encoding: Encoding, line: &str, cap: usize) -> String {
-    let mut text = tokens::truncate(encoding, &flat(line), cap.saturating_sub(1));
-    text.push('…');
-    text
+    window(encoding, line, task, cap).unwrap_or_else(|| tokens::cut(encoding, &flat(line), cap))
 }
 
 /// The best piece of `line` for `task` and the pieces around it, after then before, while
@@ -41,27 +34,29 @@ fn window(encoding: Encoding, line: &str, task: &[String], cap: usize) -> Option
     if used > room {
         // The best piece alone is longer: its start.
         let start = tokens::truncate(encoding, &flat(pieces[best]), room);
-        return Some(fitted(encoding, format!("{label}…{start}…"), cap));
+        return Some(tokens::cut(encoding, &format!("{label}…{start}…"), cap));
     }
     let (mut lo, mut hi) = (best, best);
     let (mut after, mut before) = (true, true);
+    // Each piece is counted once: a side whose next piece does not fit is closed.
+    let fits = |i: usize, used: usize| Some(cost(i)).filter(|c| used + c <= room);
     while after || before {
         if after {
-            match hi + 1 < pieces.len() && used + cost(hi + 1) <= room {
-                true => {
+            match pieces.get(hi + 1).and_then(|_| fits(hi + 1, used)) {
+                Some(c) => {
                     hi += 1;
-                    used += cost(hi);
+                    used += c;
                 }
-                false => after = false,
+                None => after = false,
             }
         }
         if before {
-            match lo > 0 && used + cost(lo - 1) <= room {
-                true => {
+            match lo.checked_sub(1).and_then(|i| fits(i, used)) {
+                Some(c) => {
                     lo -= 1;
-                    used += cost(lo);
+                    used += c;
                 }
-                false => before = false,
+                None => before = false,
             }
         }
     }
@@ -75,16 +70,8 @@ fn window(encoding: Encoding, line: &str, task: &[String], cap: usize) -> Option
     if hi + 1 < pieces.len() {
         text.push_str(" …");
     }
-    Some(fitted(encoding, text, cap))
-}
-
-/// `text` itself when it is within `cap` tokens, else its start ending in "…" (pieces
-/// counted apart may tokenise a little longer joined).
-fn fitted(encoding: Encoding, text: String, cap: usize) -> String {
-    if tokens::count(encoding, &text) <= cap {
-        return text;
-    }
-    head(encoding, &text, cap)
+    // Pieces counted apart may tokenise a little longer joined.
+    Some(tokens::cut(encoding, &text, cap))
 }
 
 /// The label of `line` ("Assistant: ") and the rest.
