@@ -135,9 +135,13 @@ pub async fn recall(
         }
     }
     if !history.is_empty() {
-        let keys = relevant::keys_for(&history);
-        let items =
-            relevant::read_items(store, project, &keys, encoding, encoding, share, &stems).await?;
+        let lines = relevant::Lines {
+            encoding,
+            stored: encoding,
+            share,
+            task: &stems,
+        };
+        let items = relevant::read_items(store, project, &history, lines).await?;
         out.history = History {
             found: history,
             items,

@@ -3,7 +3,8 @@
 //! after a question about the task, the result after a tool call), taken in rank order while
 //! they fit the history share, then grouped by session under the session's date and shown in
 //! the order they happened. Sessions come oldest first; a session's header is paid with its
-//! first item.
+//! first item. A long line is cut around what bears on the task ([`excerpt`]): a hit to a
+//! third of the share, the answer after it to half of that.
 //!
 //! The files of a task context are the ones these operations touched ([`History::files`]), in
 //! the order of the hits: what the work on the task touched, not every file its sessions did.
@@ -241,6 +242,23 @@ pub fn line_cap(share: usize) -> usize {
     (share / 3).max(64)
 }
 
+/// Most tokens the operation read after a hit (the reply, the result; [`Found::wants_next`])
+/// may cost, when it is not a hit itself: half a hit's [`line_cap`]. The hit is what the task
+/// matched; a long answer after it, cut around the task's words, leaves room for more hits.
+pub fn answer_cap(share: usize) -> usize {
+    line_cap(share) / 2
+}
+
+/// The cap of the line at `key`: an answer read only for the hit before it
+/// ([`answers_only`]) has the smaller [`answer_cap`].
+fn cap_of(key: &Key, answers: &HashSet<Key>, share: usize) -> usize {
+    if answers.contains(key) {
+        answer_cap(share)
+    } else {
+        line_cap(share)
+    }
+}
+
 /// A stored operation as one line of history, as every history shows it.
 pub fn rendered(r: &OperationView) -> String {
     render_stored_line(
@@ -252,27 +270,46 @@ pub fn rendered(r: &OperationView) -> String {
     )
 }
 
-/// The lines of the operations at `keys` (and what each costs in `encoding`), read in one
-/// query; long lines are cut to [`line_cap`] of `share`, around what bears on `task` (its
+/// How [`read_items`] makes lines: counted in `encoding` (the store's counts serve when they
+/// are in `stored`), cut for a history share of `share` around what bears on `task` (its
 /// stemmed words, [`bm25::words`]; [`excerpt`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Lines<'a> {
+    pub encoding: Encoding,
+    pub stored: Encoding,
+    pub share: usize,
+    pub task: &'a [String],
+}
+
+/// The lines of the operations `found` names ([`keys_for`]: each hit, and the answer after it
+/// where it wants one), with what each costs, read in one query. A long line is cut to
+/// [`line_cap`], an answer read only for the hit before it to [`answer_cap`].
 pub async fn read_items(
     store: &Store,
     project: &str,
-    keys: &[Key],
-    encoding: Encoding,
-    stored: Encoding,
-    share: usize,
-    task: &[String],
+    found: &[Found],
+    how: Lines<'_>,
 ) -> StoreResult<HashMap<Key, Item>> {
-    let rows = operations::at(store, project, keys).await?;
-    let cap = line_cap(share);
+    let keys = keys_for(found);
+    let answers = answers_only(found);
+    let rows = operations::at(store, project, &keys).await?;
     Ok(rows
         .into_iter()
         .map(|r| {
+            let key = (r.session_id.clone(), r.seq);
+            let cap = cap_of(&key, &answers, how.share);
             let text = rendered(&r);
-            let mut it = item(encoding, stored, text, r.tokens, r.at, cap, task);
+            let mut it = item(
+                how.encoding,
+                how.stored,
+                text,
+                r.tokens,
+                r.at,
+                cap,
+                how.task,
+            );
             it.files = touched(r.files_modified, r.files_read);
-            ((r.session_id.clone(), r.seq), it)
+            (key, it)
         })
         .collect())
 }
@@ -325,6 +362,20 @@ pub async fn sessions(
     ids: &[&str],
 ) -> StoreResult<Vec<ScopeSession>> {
     graph::sessions::by_ids(store, project, ids).await
+}
+
+/// The positions read only as the answer after a hit: the next one of a hit that wants it
+/// ([`Found::wants_next`]), unless that one is a hit too.
+fn answers_only(found: &[Found]) -> HashSet<Key> {
+    let hits: HashSet<(&str, i64)> = found
+        .iter()
+        .map(|f| (f.session_id.as_str(), f.seq))
+        .collect();
+    found
+        .iter()
+        .filter(|f| f.wants_next && !hits.contains(&(f.session_id.as_str(), f.seq + 1)))
+        .map(|f| (f.session_id.clone(), f.seq + 1))
+        .collect()
 }
 
 /// The positions to read for `found`: each hit, and the next one where it may carry the answer.
@@ -500,6 +551,24 @@ mod tests {
         );
         assert!(answered_next("tool_call", "cargo test", &[]));
         assert!(!answered_next("write", "why? src/a.rs", &[]));
+    }
+
+    #[test]
+    fn an_answer_read_only_for_its_hit_gets_half_the_cap() {
+        // a1 asks, a2 answers (read for a1 only); b1 asks and b2, the answer, is a hit too.
+        let hits = vec![
+            found("a", 1, "user", "why?"),
+            found("b", 1, "user", "how?"),
+            found("b", 2, "assistant", "like so"),
+        ];
+        let answers = answers_only(&hits);
+        assert_eq!(answers, HashSet::from([("a".to_string(), 2)]));
+        assert_eq!(cap_of(&("a".into(), 2), &answers, 900), 150);
+        assert_eq!(cap_of(&("a".into(), 1), &answers, 900), 300);
+        assert_eq!(cap_of(&("b".into(), 2), &answers, 900), 300);
+        assert_eq!(answer_cap(900), line_cap(900) / 2);
+        // A small share keeps a floor under both.
+        assert_eq!((line_cap(60), answer_cap(60)), (64, 32));
     }
 
     #[test]

@@ -345,8 +345,9 @@ struct RelevantRead {
     items: HashMap<relevant::Key, relevant::Item>,
 }
 
-/// Reads what `found` needs: its operations and neighbours (a long one cut around what bears
-/// on `task`, the task's stemmed words), and its sessions.
+/// Reads what `found` needs: its operations and the answers after them (a long one cut around
+/// what bears on `task`, the task's stemmed words; an answer shorter than a hit), and its
+/// sessions.
 async fn read_relevant(
     store: &Store,
     req: &Request<'_>,
@@ -356,18 +357,15 @@ async fn read_relevant(
     task: &[String],
 ) -> StoreResult<RelevantRead> {
     let ids: Vec<&str> = order.iter().map(String::as_str).collect();
-    let keys = relevant::keys_for(found);
+    let lines = relevant::Lines {
+        encoding: req.encoding,
+        stored: req.stored,
+        share,
+        task,
+    };
     let (rows, items) = tokio::join!(
         relevant::sessions(store, req.project, &ids),
-        relevant::read_items(
-            store,
-            req.project,
-            &keys,
-            req.encoding,
-            req.stored,
-            share,
-            task
-        ),
+        relevant::read_items(store, req.project, found, lines),
     );
     Ok(RelevantRead {
         order,
