@@ -10,7 +10,8 @@
 //! - [`seeded`] — the project the read benchmarks measure (seeded straight into Neo4j), and
 //!   cairn serving it; [`ui`] — every page of the web UI over it.
 //! - [`recall`], [`quality`], [`search`] — recall latency, evidence recall on LoCoMo, search
-//!   quality on labelled synthetic histories.
+//!   quality on labelled synthetic histories; [`cpu`] — the CPU time a request costs cairn
+//!   and Neo4j, beside the recall latency.
 //! - [`hooks`] — the Claude Code command hook, a process per event.
 //! - [`embed`] — the embedded embedding model's throughput and memory.
 //! - [`faults`] — capture through faults, each ending with an exactly-once check.
@@ -20,6 +21,7 @@
 #![recursion_limit = "256"]
 
 pub mod cli;
+pub mod cpu;
 pub mod disk;
 pub mod embed;
 pub mod faults;
