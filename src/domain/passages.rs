@@ -7,8 +7,10 @@
 //! in the nearest 20 went 0.463 → 0.556 when a turn scored the better of its own cosine and
 //! its best sentence's (docs/performance.md).
 
-/// Most passages one text is cut into; more sentences are packed together evenly.
-pub const MAX_PASSAGES: usize = 12;
+/// Most passages one text is cut into; more sentences are packed together evenly. A search
+/// text's largest (`turn_text::MAX_CHARS`) then makes passages of ~500 characters, well
+/// within the ~256 tokens the model reads.
+pub const MAX_PASSAGES: usize = 16;
 /// A piece shorter than this (characters) joins the one after it ("Thanks!", "Wow.").
 const MIN_CHARS: usize = 40;
 /// A piece longer than this (characters) is cut at a space: the model reads ~256 tokens of a

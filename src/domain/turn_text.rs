@@ -3,8 +3,10 @@
 //! capture writer stores it with the node; the turn index (BM25) and the embeddings read it.
 //! Pure: no I/O.
 
-/// Characters of a search text at most (a long assistant turn is cut; its start says most).
-pub const MAX_CHARS: usize = 2_000;
+/// Characters of a search text at most. A long reply often says what matters last (the
+/// notes after a worked example, the conclusion after the analysis), so the bound holds a
+/// few pages; its passages (`domain::passages`) let the model read all of it.
+pub const MAX_CHARS: usize = 8_000;
 
 /// Joins the non-empty parts with " — " and bounds the result; `None` when nothing is left.
 fn bounded<'a>(parts: impl IntoIterator<Item = &'a str>) -> Option<String> {

@@ -400,6 +400,40 @@ async fn a_1_0_transcript_keeps_inline_sidechains_in_child_sessions() {
     assert!(summary.starts_with("CLAUDE.md"), "{summary}");
 }
 
+/// A genuine subagent reply of 3,473 characters states its key finding in its closing notes,
+/// past the first 2,000 ("No `additionalSystemPrompt` field exists"): the reply is found by
+/// that word, its snippet cut around it.
+#[tokio::test]
+async fn a_long_real_reply_is_found_by_what_it_says_last() {
+    let app = TestApp::spawn().await;
+    let key = mint_key(&app.project, "write").await;
+    let original = "258c7280-ae70-4798-800f-63464d01a85d";
+    let (report, sid, _dir) = import_real(&app, &key, "v2.1-subagents-compaction", original).await;
+    assert_eq!(report.failed_sessions, 0, "{report:?}");
+    let child = format!("{sid}:agent-a881341");
+    let body = serde_json::json!({"project": app.project, "query": "additionalSystemPrompt exists",
+                                  "types": ["message"], "limit": 10});
+    let answer = crate::turns::search_until(&app, body, |hits| {
+        hits.iter()
+            .any(|h| h["session_id"] == child.as_str() && h["role"] == "assistant")
+    })
+    .await;
+    let hits = answer["operations"].as_array().unwrap();
+    let reply = hits
+        .iter()
+        .find(|h| h["session_id"] == child.as_str() && h["role"] == "assistant")
+        .unwrap_or_else(|| panic!("the subagent's reply was not found: {answer}"));
+    let snippet = reply["snippet"].as_str().unwrap();
+    assert!(
+        snippet.contains("No `additionalSystemPrompt` field exists"),
+        "{snippet}"
+    );
+    assert!(
+        snippet.starts_with('…'),
+        "cut around the match, not the reply's start: {snippet}"
+    );
+}
+
 #[tokio::test]
 async fn a_2_1_session_with_subagents_and_a_compaction() {
     let app = TestApp::spawn().await;
