@@ -413,15 +413,14 @@ async fn a_long_real_reply_is_found_by_what_it_says_last() {
     let child = format!("{sid}:agent-a881341");
     let body = serde_json::json!({"project": app.project, "query": "additionalSystemPrompt exists",
                                   "types": ["message"], "limit": 10});
-    let answer = crate::turns::search_until(&app, body, |hits| {
-        hits.iter()
-            .any(|h| h["session_id"] == child.as_str() && h["role"] == "assistant")
-    })
-    .await;
+    let is_reply =
+        |h: &&serde_json::Value| h["session_id"] == child.as_str() && h["role"] == "assistant";
+    let answer =
+        crate::turns::search_until(&app, body, |hits| hits.iter().any(|h| is_reply(&h))).await;
     let hits = answer["operations"].as_array().unwrap();
     let reply = hits
         .iter()
-        .find(|h| h["session_id"] == child.as_str() && h["role"] == "assistant")
+        .find(is_reply)
         .unwrap_or_else(|| panic!("the subagent's reply was not found: {answer}"));
     let snippet = reply["snippet"].as_str().unwrap();
     assert!(
