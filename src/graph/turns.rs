@@ -6,6 +6,7 @@ use neo4rs::Query;
 use serde::{Deserialize, Serialize};
 
 use super::{now_ms, param, rows_with_bytes, statement, Store, StoreResult};
+use crate::domain::turn_text;
 use crate::embed::signature;
 
 /// What a session's turn cursor records it was processed with: the model and this index's
@@ -181,11 +182,10 @@ pub async fn pending_in_project(store: &Store, project: &str, model: &str) -> St
         .map_or(0, |r| r.pending))
 }
 
-/// An operation as the turn indexer reads it.
+/// The stored fields an operation's search text is made of (a memory's kind and content).
 #[derive(Clone, Debug, Default, Deserialize)]
-pub struct WorkOp {
-    pub id: String,
-    pub seq: i64,
+pub struct TextFields {
+    /// An operation's type, a memory's kind.
     #[serde(rename = "type")]
     pub kind: Option<String>,
     pub role: Option<String>,
@@ -194,6 +194,30 @@ pub struct WorkOp {
     pub target: Option<String>,
     pub tool: Option<String>,
     pub rationale: Option<String>,
+}
+
+impl TextFields {
+    /// The search text an operation with these fields has today.
+    pub fn operation_text(&self) -> Option<String> {
+        turn_text::operation(&turn_text::OperationText {
+            kind: self.kind.as_deref().unwrap_or_default(),
+            role: self.role.as_deref(),
+            summary: self.summary.as_deref().unwrap_or_default(),
+            content: self.content.as_deref(),
+            target: self.target.as_deref(),
+            tool: self.tool.as_deref(),
+            rationale: self.rationale.as_deref(),
+        })
+    }
+}
+
+/// An operation as the turn indexer reads it.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct WorkOp {
+    pub id: String,
+    pub seq: i64,
+    #[serde(flatten)]
+    pub fields: TextFields,
     pub search_text: Option<String>,
     pub embedding_model: Option<String>,
     /// The model that embedded its passages (set also when it has none).
@@ -468,6 +492,127 @@ pub async fn sign(store: &Store, rows: &[Unsigned]) -> StoreResult<usize> {
         )
         .await?;
     Ok(rows.len())
+}
+
+/// Nodes whose search text the re-texting pass reads, a label at a time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Texted {
+    Operation,
+    Memory,
+    Session,
+}
+
+impl Texted {
+    /// Every label with a search text, in the order a pass reads them.
+    pub const ALL: [Texted; 3] = [Texted::Operation, Texted::Memory, Texted::Session];
+
+    fn statement(self) -> &'static str {
+        match self {
+            Texted::Operation => include_str!("../../cypher/turns/texts_operations.cypher"),
+            Texted::Memory => include_str!("../../cypher/turns/texts_memories.cypher"),
+            Texted::Session => include_str!("../../cypher/turns/texts_sessions.cypher"),
+        }
+    }
+}
+
+/// The decision an operation records, as its search text is made of it.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct DecisionText {
+    pub subject: Option<String>,
+    pub choice: Option<String>,
+    pub rationale: Option<String>,
+    #[serde(default)]
+    pub alternatives: Option<Vec<String>>,
+}
+
+/// A stored search text and what it is made of.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct StoredText {
+    /// `operation`, `memory` or `session`.
+    pub label: String,
+    pub eid: String,
+    pub search_text: String,
+    #[serde(flatten)]
+    pub fields: TextFields,
+    pub decision: Option<DecisionText>,
+    #[serde(default)]
+    pub next_steps: Vec<String>,
+}
+
+/// One page of nodes by id: how many, the last id (none past the last), and those whose
+/// text may have been cut.
+#[derive(Debug, Default, Deserialize)]
+pub struct TextPage {
+    pub last: Option<String>,
+    pub scanned: i64,
+    pub rows: Vec<StoredText>,
+}
+
+/// A page of `label`'s nodes after id `after`, with what the texts of at least `from`
+/// characters are made of.
+pub async fn stored_texts(
+    store: &Store,
+    label: Texted,
+    after: &str,
+    page: usize,
+    from: usize,
+) -> StoreResult<TextPage> {
+    store
+        .fetch_one(
+            statement(label.statement())
+                .param("after", after)
+                .param("page", page as i64)
+                .param("from", from as i64),
+        )
+        .await
+        .map(Option::unwrap_or_default)
+}
+
+/// A search text made again: the node, the text read, the text now.
+#[derive(Debug, Serialize)]
+pub struct Rewrite<'a> {
+    pub eid: &'a str,
+    pub was: &'a str,
+    pub text: String,
+}
+
+/// Writes texts made again (each only while it holds what was read); operations embedded
+/// from their old text are queued to be embedded again.
+pub async fn rewrite_texts(store: &Store, rows: &[Rewrite<'_>]) -> StoreResult<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    store
+        .run(
+            statement(include_str!("../../cypher/turns/texts_rewrite.cypher"))
+                .param("rows", param(rows)?),
+        )
+        .await
+}
+
+/// The bound of the last pass that made every text cut shorter whole again, if any.
+pub async fn texts_bound(store: &Store) -> StoreResult<Option<usize>> {
+    #[derive(Deserialize)]
+    struct Row {
+        bound: Option<i64>,
+    }
+    Ok(store
+        .fetch_one::<Row>(statement(include_str!(
+            "../../cypher/turns/texts_bound_get.cypher"
+        )))
+        .await?
+        .and_then(|r| r.bound)
+        .map(|b| b.max(0) as usize))
+}
+
+/// Records that every text cut at a bound shorter than `bound` was made whole again.
+pub async fn set_texts_bound(store: &Store, bound: usize) -> StoreResult<()> {
+    store
+        .run(
+            statement(include_str!("../../cypher/turns/texts_bound_set.cypher"))
+                .param("bound", bound as i64),
+        )
+        .await
 }
 
 /// One query word whose turns [`term_counts`] counts: the stemmed word, and the escaped

@@ -124,6 +124,30 @@ fn best_piece(pieces: &[&str], task: &[String]) -> Option<usize> {
     best
 }
 
+/// Where, in characters, the part of `text` that bears on `task` (stemmed words) begins: the
+/// piece holding most of them ([`best_piece`]; the whole text when it is one piece), from its
+/// start, or from `lead` characters before its first task word when that lies further in;
+/// `None` when no piece holds a task word.
+pub fn telling_start(text: &str, task: &[String], lead: usize) -> Option<usize> {
+    let pieces = passages::pieces(text);
+    let best = best_piece(&pieces, task);
+    let piece = best.map_or(text, |i| pieces[i]);
+    // ASCII lowercasing keeps every byte where it was, so offsets hold in `piece`.
+    let lower = piece.to_ascii_lowercase();
+    let first = task.iter().filter_map(|w| lower.find(w.as_str())).min();
+    if best.is_none() && first.is_none() {
+        return None;
+    }
+    let piece_start = text[..offset(text, piece)].chars().count();
+    Some(match first {
+        Some(byte) => {
+            let word = piece_start + piece[..byte].chars().count();
+            word.saturating_sub(lead).max(piece_start)
+        }
+        None => piece_start,
+    })
+}
+
 /// Where `part` (a slice of `whole`) starts in it, in bytes.
 fn offset(whole: &str, part: &str) -> usize {
     part.as_ptr() as usize - whole.as_ptr() as usize

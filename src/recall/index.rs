@@ -296,6 +296,26 @@ struct TurnProgress {
     busy_since_lag: Duration,
     /// Signing the vectors stored before signatures were kept: read at the first slice.
     signing: Option<turn_index::Signing>,
+    /// Making whole the texts cut at an older bound: read at the first slice.
+    retexting: Option<turn_index::Retexting>,
+}
+
+/// Steps `pass` while `spare` holds; whether it finished in this call having changed
+/// something (a step that fails is logged and retried at the next slice).
+async fn sweep(
+    pass: &mut impl turn_index::Sweep,
+    store: &Store,
+    spare: impl Fn() -> bool,
+    what: &str,
+) -> bool {
+    let was_done = pass.done();
+    while !pass.done() && spare() {
+        if let Err(err) = pass.step(store).await {
+            tracing::debug!(error = %err, pass = what, "one-off index pass step skipped");
+            return false;
+        }
+    }
+    !was_done && pass.done() && pass.progress().1 > 0
 }
 
 impl TurnProgress {
@@ -325,27 +345,32 @@ impl TurnProgress {
                 }
             }
         }
-        // Vectors stored before signatures were kept are signed in what is left of the slice.
+        // One-off passes in what is left of the slice: vectors stored before signatures were
+        // kept are signed; texts cut at a shorter bound than today's are made whole again.
         if self.signing.is_none() {
             self.signing = turn_index::Signing::unless_done(store).await.ok();
         }
+        if self.retexting.is_none() {
+            self.retexting = turn_index::Retexting::unless_done(store).await.ok();
+        }
+        let spare = || !capture_busy() && !*stop.borrow() && slice.elapsed() < TURN_SLICE;
         if let Some(signing) = self.signing.as_mut() {
-            while !signing.done
-                && !capture_busy()
-                && !*stop.borrow()
-                && slice.elapsed() < TURN_SLICE
-            {
-                if let Err(err) = signing.step(store).await {
-                    tracing::debug!(error = %err, "vector signing step skipped");
-                    break;
-                }
-                if signing.done && signing.signed > 0 {
-                    tracing::info!(
-                        operations = signing.scanned,
-                        signed = signing.signed,
-                        "stored vectors signed: diversity compares them without reading them again"
-                    );
-                }
+            if sweep(signing, store, spare, "vector signing").await {
+                tracing::info!(
+                    operations = signing.scanned,
+                    signed = signing.signed,
+                    "stored vectors signed: diversity compares them without reading them again"
+                );
+            }
+        }
+        if let Some(retexting) = self.retexting.as_mut() {
+            if sweep(retexting, store, spare, "search text rewriting").await {
+                tracing::info!(
+                    nodes = retexting.scanned,
+                    rewritten = retexting.rewritten,
+                    bound = crate::domain::turn_text::MAX_CHARS,
+                    "search texts cut at the old bound are whole again; their operations are embedded again by the turn indexer"
+                );
             }
         }
         if self.last_lag.is_some_and(|t| t.elapsed() < LAG_EVERY) {
@@ -356,6 +381,15 @@ impl TurnProgress {
                 operations_read = signing.scanned,
                 signed = signing.signed,
                 "signing vectors stored before signatures were kept"
+            );
+        }
+        if let Some(r) = self.retexting.as_ref().filter(|r| !r.done && r.scanned > 0) {
+            tracing::info!(
+                nodes_read = r.scanned,
+                rewritten = r.rewritten,
+                from = r.from(),
+                to = crate::domain::turn_text::MAX_CHARS,
+                "making whole the search texts cut at the old bound"
             );
         }
         let model = turn_index::model_of(embedder);

@@ -13,7 +13,7 @@
 use crate::domain::{passages, turn_text};
 use crate::embed::Embedder;
 use crate::graph::turns::{
-    self as store_turns, Cursor, PassageWrite, TextWrite, TurnWrite, WorkSession,
+    self as store_turns, Cursor, PassageWrite, TextWrite, Texted, TurnWrite, WorkSession,
 };
 use crate::graph::{Store, StoreResult};
 
@@ -50,15 +50,7 @@ pub struct Pass {
 
 /// The search text of an operation read by the indexer (when it was stored without one).
 pub fn text_of(op: &store_turns::WorkOp) -> Option<String> {
-    turn_text::operation(&turn_text::OperationText {
-        kind: op.kind.as_deref().unwrap_or_default(),
-        role: op.role.as_deref(),
-        summary: op.summary.as_deref().unwrap_or_default(),
-        content: op.content.as_deref(),
-        target: op.target.as_deref(),
-        tool: op.tool.as_deref(),
-        rationale: op.rationale.as_deref(),
-    })
+    op.fields.operation_text()
 }
 
 /// Where an embedded text's vector goes.
@@ -417,17 +409,167 @@ impl Signing {
     }
 }
 
+/// A one-off pass over stored nodes that the indexer takes a step at a time in what its
+/// slice leaves ([`Signing`], [`Retexting`]).
+pub(crate) trait Sweep {
+    fn done(&self) -> bool;
+    /// Nodes read so far, and nodes changed.
+    fn progress(&self) -> (u64, u64);
+    async fn step(&mut self, store: &Store) -> StoreResult<()>;
+}
+
+impl Sweep for Signing {
+    fn done(&self) -> bool {
+        self.done
+    }
+    fn progress(&self) -> (u64, u64) {
+        (self.scanned, self.signed)
+    }
+    async fn step(&mut self, store: &Store) -> StoreResult<()> {
+        Signing::step(self, store).await
+    }
+}
+
+impl Sweep for Retexting {
+    fn done(&self) -> bool {
+        self.done
+    }
+    fn progress(&self) -> (u64, u64) {
+        (self.scanned, self.rewritten)
+    }
+    async fn step(&mut self, store: &Store) -> StoreResult<()> {
+        Retexting::step(self, store).await
+    }
+}
+
+/// The bound search texts were cut at before the bound in force was recorded.
+pub const FIRST_TEXT_BOUND: usize = 2_000;
+/// Nodes read per re-texting step.
+const TEXT_PAGE: usize = 1_000;
+
+/// What a stored search text is made of today, from the fields it was made of: a decision's
+/// for an operation that records one, else the operation's, memory's or session's own.
+pub fn text_now(row: &store_turns::StoredText) -> Option<String> {
+    match (row.label.as_str(), &row.decision) {
+        ("operation", Some(d)) => Some(turn_text::decision(
+            d.subject.as_deref().unwrap_or_default(),
+            d.choice.as_deref().unwrap_or_default(),
+            d.rationale.as_deref().unwrap_or_default(),
+            d.alternatives.as_deref().unwrap_or_default(),
+        )),
+        ("operation", None) => row.fields.operation_text(),
+        ("memory", _) => turn_text::memory(
+            row.fields.kind.as_deref().unwrap_or("memory"),
+            row.fields.content.as_deref().unwrap_or_default(),
+        ),
+        ("session", _) => {
+            turn_text::session_summary(row.fields.summary.as_deref(), &row.next_steps)
+        }
+        _ => None,
+    }
+}
+
+/// Makes whole again the search texts stored while their bound was shorter than
+/// [`turn_text::MAX_CHARS`] (a long turn's closing words were not indexed): one page of
+/// operations, then memories, then sessions (by id) per [`Retexting::step`]; only texts at
+/// least as long as the old bound are compared with what their fields make today, and only
+/// those that differ are written. An operation written again is embedded again by the turn
+/// indexer, its words find it at once. The database records the bound once a pass is done.
+#[derive(Debug)]
+pub struct Retexting {
+    /// Texts at least this long may have been cut.
+    from: usize,
+    /// Index into [`Texted::ALL`] of the label being read.
+    label: usize,
+    after: String,
+    pub done: bool,
+    /// Nodes read, and texts written again.
+    pub scanned: u64,
+    pub rewritten: u64,
+}
+
+impl Retexting {
+    /// A pass over every text at least `from` characters long, whatever was recorded.
+    pub fn pass(from: usize) -> Self {
+        Self {
+            from,
+            label: 0,
+            after: String::new(),
+            done: false,
+            scanned: 0,
+            rewritten: 0,
+        }
+    }
+
+    /// The indexer's pass: none when the recorded bound is today's.
+    pub async fn unless_done(store: &Store) -> StoreResult<Self> {
+        let bound = store_turns::texts_bound(store)
+            .await?
+            .unwrap_or(FIRST_TEXT_BOUND);
+        Ok(Self {
+            done: bound == turn_text::MAX_CHARS,
+            ..Self::pass(bound.min(turn_text::MAX_CHARS))
+        })
+    }
+
+    /// The bound texts were cut at, when a pass is due.
+    pub fn from(&self) -> usize {
+        self.from
+    }
+
+    /// Reads the next page and writes again the texts that changed; after the last page of
+    /// the last label, records today's bound.
+    pub async fn step(&mut self, store: &Store) -> StoreResult<()> {
+        let Some(&label) = Texted::ALL.get(self.label).filter(|_| !self.done) else {
+            return Ok(());
+        };
+        let page =
+            store_turns::stored_texts(store, label, &self.after, TEXT_PAGE, self.from).await?;
+        let rewrites: Vec<store_turns::Rewrite> = page
+            .rows
+            .iter()
+            .filter_map(|row| {
+                let text = text_now(row)?;
+                (text != row.search_text).then_some(store_turns::Rewrite {
+                    eid: &row.eid,
+                    was: &row.search_text,
+                    text,
+                })
+            })
+            .collect();
+        store_turns::rewrite_texts(store, &rewrites).await?;
+        self.scanned += page.scanned.max(0) as u64;
+        self.rewritten += rewrites.len() as u64;
+        metrics::counter!("cairn_turn_texts_rewritten_total").increment(rewrites.len() as u64);
+        match page.last {
+            Some(last) if page.scanned as usize >= TEXT_PAGE => self.after = last,
+            _ => {
+                self.label += 1;
+                self.after.clear();
+                if self.label == Texted::ALL.len() {
+                    store_turns::set_texts_bound(store, turn_text::MAX_CHARS).await?;
+                    self.done = true;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::turns::WorkOp;
+    use crate::graph::turns::{TextFields, WorkOp};
 
     fn op(seq: i64, kind: &str, text: Option<&str>, model: Option<&str>) -> WorkOp {
         WorkOp {
             id: format!("o{seq}"),
             seq,
-            kind: Some(kind.into()),
-            summary: Some(format!("summary {seq}")),
+            fields: TextFields {
+                kind: Some(kind.into()),
+                summary: Some(format!("summary {seq}")),
+                ..Default::default()
+            },
             search_text: text.map(str::to_string),
             embedding_model: model.map(str::to_string),
             ..Default::default()

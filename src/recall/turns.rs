@@ -29,7 +29,7 @@ use crate::embed::{signature, Embedder};
 use crate::graph::turns::{self as store_turns, Filter, TurnRow, Vectors};
 use crate::graph::{now_ms, Store, StoreError, StoreResult};
 use crate::recall::rank::{self, Lists, Mode, Weights};
-use crate::recall::{bm25, turn_stats};
+use crate::recall::{bm25, excerpt, turn_stats};
 
 /// Query characters at most.
 pub const MAX_QUERY_CHARS: usize = rank::MAX_QUERY_CHARS;
@@ -561,7 +561,7 @@ async fn rank(
     drop(places);
     drop(in_time);
     let now = now_ms();
-    let terms = query_terms(q.text);
+    let words = bm25::words(q.text);
     // How each candidate's vector can be compared: by the signature its row brought, or
     // (stored before signatures were) by looking the vector up.
     let mut likeness: HashMap<String, Likeness> = HashMap::new();
@@ -631,7 +631,7 @@ async fn rank(
     };
     let mut hits = diversify(candidates, &vectors, limit);
     for h in &mut hits {
-        h.snippet = snippet(&h.text, &terms);
+        h.snippet = snippet(&h.text, &words);
     }
     Ok(hits)
 }
@@ -843,9 +843,11 @@ fn query_terms(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// Up to [`SNIPPET_CHARS`] characters of `text` around the first query word it contains
-/// (its start when none), control characters as spaces, `…` where it was cut.
-pub fn snippet(text: &str, terms: &[String]) -> String {
+/// Up to [`SNIPPET_CHARS`] characters of `text` from where it bears on the query (its
+/// stemmed `words`, [`bm25::words`]: the sentence or line holding most of them, a quarter of
+/// the snippet before its first such word at most; its start when none), control characters
+/// as spaces, `…` where it was cut.
+pub fn snippet(text: &str, words: &[String]) -> String {
     let chars: Vec<char> = text
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
@@ -853,14 +855,8 @@ pub fn snippet(text: &str, terms: &[String]) -> String {
     if chars.len() <= SNIPPET_CHARS {
         return chars.into_iter().collect::<String>().trim().to_string();
     }
-    let lower: String = chars.iter().collect::<String>().to_lowercase();
-    let hit = terms
-        .iter()
-        .filter_map(|t| lower.find(t.as_str()))
-        .min()
-        .map_or(0, |byte| lower[..byte].chars().count());
-    let start = hit
-        .saturating_sub(SNIPPET_CHARS / 4)
+    let start = excerpt::telling_start(text, words, SNIPPET_CHARS / 4)
+        .unwrap_or(0)
         .min(chars.len() - SNIPPET_CHARS);
     let end = start + SNIPPET_CHARS;
     let mut out = String::new();
@@ -1041,6 +1037,28 @@ mod tests {
         assert!(s.contains("token expiry [31m policy"), "{s}");
         assert_eq!(s.chars().count(), SNIPPET_CHARS + 2);
         assert_eq!(snippet("short\ntext", &[]), "short text");
+    }
+
+    #[test]
+    fn snippet_shows_the_sentence_with_the_querys_rare_words_not_its_common_ones() {
+        let report: String = (0..30)
+            .map(|i| format!("The quarterly report covered the build servers in week {i}. "))
+            .collect();
+        let text = format!("{report}Then: the zeppelin hangar keys are kept by Ottoline. {report}");
+        let words = bm25::words("who keeps the zeppelin hangar keys");
+        let s = snippet(&text, &words);
+        // "the" opens the text; the words that matter are in its middle.
+        assert!(s.starts_with("…Then: the zeppelin hangar keys"), "{s}");
+        assert!(s.ends_with('…'), "{s}");
+        // Near the end, the snippet ends with the text.
+        let last = format!("{report}Then: the zeppelin hangar keys are kept by Ottoline.");
+        let s = snippet(&last, &words);
+        assert!(
+            s.ends_with("kept by Ottoline.") && s.starts_with('…'),
+            "{s}"
+        );
+        // No word of the query in the text: its start.
+        assert!(snippet(&text, &bm25::words("unrelated")).starts_with("The quarterly"));
     }
 
     #[test]

@@ -399,18 +399,25 @@ async fn sent(server: &MockServer, text: &str) -> usize {
         .sum()
 }
 
-/// A long turn is found by the one sentence that answers when its own vector is drowned by
-/// the rest: its passages are embedded beside it (and added on upgrade to turns embedded
-/// before they were kept), and deleted with their session or project.
-#[tokio::test]
-async fn a_long_turn_is_found_by_the_passage_that_answers() {
+/// An embeddings endpoint faked at the HTTP boundary, and a cairn using it (held while the
+/// guard lives: the indexer is global).
+async fn fake_embeddings() -> (MockServer, TestApp, tokio::sync::MutexGuard<'static, ()>) {
     let server = MockServer::start().await;
     Mock::given(matchers::method("POST"))
         .and(matchers::path("/v1/embeddings"))
         .respond_with(embeddings_answer)
         .mount(&server)
         .await;
-    let (app, _turn) = app_with_embeddings(&server).await;
+    let (app, turn) = app_with_embeddings(&server).await;
+    (server, app, turn)
+}
+
+/// A long turn is found by the one sentence that answers when its own vector is drowned by
+/// the rest: its passages are embedded beside it (and added on upgrade to turns embedded
+/// before they were kept), and deleted with their session or project.
+#[tokio::test]
+async fn a_long_turn_is_found_by_the_passage_that_answers() {
+    let (server, app, _turn) = fake_embeddings().await;
     let sid = app.session().await;
     let other = app.session().await;
     let long = format!("{sid}-long");
@@ -506,6 +513,140 @@ async fn a_long_turn_is_found_by_the_passage_that_answers() {
         .await,
         0
     );
+}
+
+/// The search texts of the project's operations with at least this many characters.
+async fn texts_longer_than(app: &TestApp, chars: usize) -> Vec<(String, String)> {
+    #[derive(serde::Deserialize)]
+    struct Row {
+        id: String,
+        text: String,
+    }
+    let rows: Vec<Row> = crate::helpers::store()
+        .fetch(
+            neo4rs::query(
+                "MATCH (o:Operation {project: $project}) WHERE size(o.search_text) >= $chars \
+                 RETURN o.id AS id, o.search_text AS text ORDER BY id",
+            )
+            .param("project", app.project.as_str())
+            .param("chars", chars as i64),
+        )
+        .await
+        .expect("long texts");
+    rows.into_iter().map(|r| (r.id, r.text)).collect()
+}
+
+/// Texts stored while the bound was 2,000 characters are made whole by the upgrade's pass:
+/// an operation's from its own fields, a decision's from the decision it records. Their
+/// closing words find them again, and the operations are embedded again from the whole text.
+#[tokio::test]
+async fn texts_cut_at_an_older_bound_are_made_whole_and_embedded_again() {
+    let (server, app, _turn) = fake_embeddings().await;
+    let sid = app.session().await;
+    let report: String = (0..40)
+        .map(|i| format!("The quarterly report covered the build servers in week {i}. "))
+        .collect();
+    let content = format!("{report}Finally: the zeppelin hangar keys are kept by Ottoline.");
+    let rationale = format!("{report}Ottoline wants the zeppelin keys locked away.");
+    let bound = turn_index::FIRST_TEXT_BOUND;
+    assert!(content.chars().count() > bound && rationale.chars().count() > bound);
+    let long = format!("{sid}-long");
+    app.ops_sync(
+        &sid,
+        json!([{"id": long, "type": "message", "role": "assistant", "summary": "report",
+                "content": content}]),
+    )
+    .await;
+    let (status, answer) = app
+        .post(
+            "/v1/decisions",
+            &json!({"project": app.project, "session_id": sid, "subject": "hangar keys",
+                    "choice": "blue cabinet", "rationale": rationale}),
+        )
+        .await;
+    assert!((200..300).contains(&status), "{answer}");
+    let body = json!({"project": app.project, "query": "zeppelin Ottoline"});
+    until_embedded(&app, &body, &long).await;
+    let whole = texts_longer_than(&app, bound).await;
+    assert_eq!(whole.len(), 2, "the turn and the decision: {whole:?}");
+    let embedded_whole = sent(&server, &content).await;
+    assert!(embedded_whole >= 1);
+
+    // As a cairn that cut texts at 2,000 characters stored them.
+    crate::helpers::store()
+        .run(
+            neo4rs::query(
+                "MATCH (o:Operation {project: $project}) WHERE size(o.search_text) > $bound \
+                 SET o.search_text = left(o.search_text, $bound)",
+            )
+            .param("project", app.project.as_str())
+            .param("bound", bound as i64),
+        )
+        .await
+        .expect("cut the texts");
+    assert!(texts_longer_than(&app, bound + 1).await.is_empty());
+    let by_words = |a: &Value, id: &str| matches!(matched(a, id), Some("fulltext" | "both"));
+    let found = |a: &Value| -> Vec<String> {
+        a["operations"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|o| matches!(o["matched_by"].as_str(), Some("fulltext" | "both")))
+            .filter_map(|o| o["operation_id"].as_str().map(str::to_string))
+            .collect()
+    };
+    let cut = settle(
+        60,
+        || async { turn_search(&app, body.clone()).await.1 },
+        |a: &Value| found(a).is_empty(),
+    )
+    .await;
+    assert!(
+        found(&cut).is_empty(),
+        "closing words are not indexed: {cut}"
+    );
+
+    let mut pass = turn_index::Retexting::pass(bound);
+    while !pass.done {
+        pass.step(&crate::helpers::store())
+            .await
+            .expect("re-texting step");
+    }
+    assert!(pass.scanned >= 2, "{pass:?}");
+    assert_eq!(
+        texts_longer_than(&app, bound).await,
+        whole,
+        "made whole, as first stored"
+    );
+    let decision_op = whole
+        .iter()
+        .find(|(id, _)| *id != long)
+        .map(|(id, _)| id.clone())
+        .expect("the decision's operation");
+    let answer = settle(
+        180,
+        || async {
+            retry_now(&app).await;
+            turn_search(&app, body.clone()).await.1
+        },
+        |a: &Value| a["pending_embeddings"] == 0 && by_words(a, &long) && by_words(a, &decision_op),
+    )
+    .await;
+    assert!(by_words(&answer, &long), "{answer}");
+    assert!(by_words(&answer, &decision_op), "{answer}");
+    assert_eq!(answer["pending_embeddings"], 0, "{answer}");
+    assert!(
+        sent(&server, &content).await > embedded_whole,
+        "the turn is embedded again from its whole text"
+    );
+    let snippet = answer["operations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|o| o["operation_id"] == long.as_str())
+        .and_then(|o| o["snippet"].as_str())
+        .unwrap_or_default();
+    assert!(snippet.contains("zeppelin hangar keys"), "{snippet}");
 }
 
 /// Everything with an embeddings endpoint in one test (the indexer is global): vectors are

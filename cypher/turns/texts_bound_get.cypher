@@ -1,0 +1,4 @@
+// The bound on search texts (characters) of the last pass that made every text cut at a
+// shorter one whole again; null before the first.
+OPTIONAL MATCH (m:SchemaMeta {id: 'cairn'})
+RETURN m.texts_bound AS bound
