@@ -300,16 +300,20 @@ struct TurnProgress {
     retexting: Option<turn_index::Retexting>,
 }
 
-/// Steps `pass` while `spare` holds; whether it finished in this call having changed
-/// something (a step that fails is logged and retried at the next slice).
+/// Steps `pass` while `free` holds (capture idle, not stopping): once, then while the slice
+/// `in_slice` lasts, so a backlog of embeddings that fills every slice does not hold it back;
+/// whether it finished in this call having changed something (a step that fails is logged
+/// and retried at the next slice).
 async fn sweep(
     pass: &mut impl turn_index::Sweep,
     store: &Store,
-    spare: impl Fn() -> bool,
+    free: impl Fn() -> bool,
+    in_slice: impl Fn() -> bool,
     what: &str,
 ) -> bool {
     let was_done = pass.done();
-    while !pass.done() && spare() {
+    let mut first = true;
+    while !pass.done() && free() && (std::mem::take(&mut first) || in_slice()) {
         if let Err(err) = pass.step(store).await {
             tracing::debug!(error = %err, pass = what, "one-off index pass step skipped");
             return false;
@@ -353,9 +357,10 @@ impl TurnProgress {
         if self.retexting.is_none() {
             self.retexting = turn_index::Retexting::unless_done(store).await.ok();
         }
-        let spare = || !capture_busy() && !*stop.borrow() && slice.elapsed() < TURN_SLICE;
+        let free = || !capture_busy() && !*stop.borrow();
+        let in_slice = || slice.elapsed() < TURN_SLICE;
         if let Some(signing) = self.signing.as_mut() {
-            if sweep(signing, store, spare, "vector signing").await {
+            if sweep(signing, store, free, in_slice, "vector signing").await {
                 tracing::info!(
                     operations = signing.scanned,
                     signed = signing.signed,
@@ -364,7 +369,7 @@ impl TurnProgress {
             }
         }
         if let Some(retexting) = self.retexting.as_mut() {
-            if sweep(retexting, store, spare, "search text rewriting").await {
+            if sweep(retexting, store, free, in_slice, "search text rewriting").await {
                 tracing::info!(
                     nodes = retexting.scanned,
                     rewritten = retexting.rewritten,
