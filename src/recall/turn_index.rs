@@ -7,7 +7,9 @@
 //! keeps to vectors of the configured model. A failed embedding leaves the cursor where it was
 //! and the session waits for a retry time; BM25 finds its operations meanwhile. Each vector
 //! is stored with its signature (`embed::signature`); those stored before signatures were
-//! kept get theirs from one pass over the operations ([`Signing`]).
+//! kept get theirs from one pass over the operations ([`Signing`]); texts stored while their
+//! bound was shorter are made whole, and their operations embedded again, by another
+//! ([`Retexting`]). Both take a step in every slice of the indexer's loop (`Sweep`).
 //! [`run_once`] is one pass; `recall::index::run` calls it in its loop.
 
 use crate::domain::{passages, turn_text};
