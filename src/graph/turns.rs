@@ -380,9 +380,7 @@ pub struct MissingText {
     /// `memory` or `session`.
     pub label: String,
     pub id: String,
-    pub kind: Option<String>,
-    pub content: Option<String>,
-    pub summary: Option<String>,
+    pub fields: TextFields,
     pub next_steps: Vec<String>,
 }
 
@@ -521,7 +519,6 @@ pub struct DecisionText {
     pub subject: Option<String>,
     pub choice: Option<String>,
     pub rationale: Option<String>,
-    #[serde(default)]
     pub alternatives: Option<Vec<String>>,
 }
 

@@ -319,7 +319,7 @@ async fn sweep(
             return false;
         }
     }
-    !was_done && pass.done() && pass.progress().1 > 0
+    !was_done && pass.done() && pass.changed() > 0
 }
 
 impl TurnProgress {

@@ -340,15 +340,7 @@ pub async fn backfill(store: &Store, embedder: Option<&Embedder>) -> StoreResult
             .map(|m| TextWrite {
                 label: &m.label,
                 id: &m.id,
-                text: if m.label == "memory" {
-                    turn_text::memory(
-                        m.kind.as_deref().unwrap_or("memory"),
-                        m.content.as_deref().unwrap_or_default(),
-                    )
-                } else {
-                    turn_text::session_summary(m.summary.as_deref(), &m.next_steps)
-                }
-                .unwrap_or_default(),
+                text: text_made(&m.label, &m.fields, None, &m.next_steps).unwrap_or_default(),
             })
             .collect();
         store_turns::store_texts(store, &rows).await?;
@@ -415,8 +407,8 @@ impl Signing {
 /// slice leaves ([`Signing`], [`Retexting`]).
 pub(crate) trait Sweep {
     fn done(&self) -> bool;
-    /// Nodes read so far, and nodes changed.
-    fn progress(&self) -> (u64, u64);
+    /// Nodes changed so far.
+    fn changed(&self) -> u64;
     async fn step(&mut self, store: &Store) -> StoreResult<()>;
 }
 
@@ -424,8 +416,8 @@ impl Sweep for Signing {
     fn done(&self) -> bool {
         self.done
     }
-    fn progress(&self) -> (u64, u64) {
-        (self.scanned, self.signed)
+    fn changed(&self) -> u64 {
+        self.signed
     }
     async fn step(&mut self, store: &Store) -> StoreResult<()> {
         Signing::step(self, store).await
@@ -436,8 +428,8 @@ impl Sweep for Retexting {
     fn done(&self) -> bool {
         self.done
     }
-    fn progress(&self) -> (u64, u64) {
-        (self.scanned, self.rewritten)
+    fn changed(&self) -> u64 {
+        self.rewritten
     }
     async fn step(&mut self, store: &Store) -> StoreResult<()> {
         Retexting::step(self, store).await
@@ -449,26 +441,40 @@ pub const FIRST_TEXT_BOUND: usize = 2_000;
 /// Nodes read per re-texting step.
 const TEXT_PAGE: usize = 1_000;
 
-/// What a stored search text is made of today, from the fields it was made of: a decision's
-/// for an operation that records one, else the operation's, memory's or session's own.
-pub fn text_now(row: &store_turns::StoredText) -> Option<String> {
-    match (row.label.as_str(), &row.decision) {
+/// The search text a node of `label` (`operation`, `memory`, `session`) has today, from what
+/// it is made of: for an operation recording a decision, the decision; else its own fields
+/// (a session's: its summary and `next_steps`).
+fn text_made(
+    label: &str,
+    fields: &store_turns::TextFields,
+    decision: Option<&store_turns::DecisionText>,
+    next_steps: &[String],
+) -> Option<String> {
+    match (label, decision) {
         ("operation", Some(d)) => Some(turn_text::decision(
             d.subject.as_deref().unwrap_or_default(),
             d.choice.as_deref().unwrap_or_default(),
             d.rationale.as_deref().unwrap_or_default(),
             d.alternatives.as_deref().unwrap_or_default(),
         )),
-        ("operation", None) => row.fields.operation_text(),
+        ("operation", None) => fields.operation_text(),
         ("memory", _) => turn_text::memory(
-            row.fields.kind.as_deref().unwrap_or("memory"),
-            row.fields.content.as_deref().unwrap_or_default(),
+            fields.kind.as_deref().unwrap_or("memory"),
+            fields.content.as_deref().unwrap_or_default(),
         ),
-        ("session", _) => {
-            turn_text::session_summary(row.fields.summary.as_deref(), &row.next_steps)
-        }
+        ("session", _) => turn_text::session_summary(fields.summary.as_deref(), next_steps),
         _ => None,
     }
+}
+
+/// What a stored search text is made of today (`text_made`).
+pub fn text_now(row: &store_turns::StoredText) -> Option<String> {
+    text_made(
+        &row.label,
+        &row.fields,
+        row.decision.as_ref(),
+        &row.next_steps,
+    )
 }
 
 /// Makes whole again the search texts stored while their bound was shorter than
