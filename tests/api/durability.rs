@@ -6,7 +6,8 @@ use std::{collections::HashSet, process::Stdio, time::Duration};
 use serde_json::{json, Value};
 
 use crate::helpers::{
-    client_with_key, count, eventually, mint_key, neo4j_proxy, split, store, Neo4jProxy, TestApp,
+    client_with_key, count, eventually, mint_key, neo4j_proxy, split, store, Acked, Neo4jProxy,
+    TestApp,
 };
 
 /// Sends batches until `stop` is set; returns the ids of every batch answered 202.
@@ -15,6 +16,7 @@ async fn ingest(
     url: String,
     prefix: String,
     stop: tokio::sync::watch::Receiver<bool>,
+    counted: Acked,
 ) -> Vec<String> {
     let mut acked = Vec::new();
     let mut batch = 0;
@@ -30,7 +32,10 @@ async fn ingest(
             .send()
             .await
         {
-            Ok(r) if r.status().as_u16() == 202 => acked.extend(ids),
+            Ok(r) if r.status().as_u16() == 202 => {
+                counted.add(ids.len());
+                acked.extend(ids)
+            }
             _ => tokio::time::sleep(Duration::from_millis(20)).await,
         }
         batch += 1;
@@ -115,24 +120,27 @@ async fn neo4j_outage_mid_ingest_loses_nothing() {
         .await;
     let sid = app.session().await;
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let counted = Acked::default();
     let task = tokio::spawn(ingest(
         app.client.clone(),
         app.url(&format!("/v1/sessions/{sid}/operations")),
         sid.clone(),
         stop_rx,
+        counted.clone(),
     ));
-    tokio::time::sleep(Duration::from_millis(700)).await;
+    let at_cut = counted.more_than(0, 40, "40 operations acknowledged").await;
     proxy.cut();
     tokio::time::sleep(Duration::from_secs(3)).await;
+    let at_restore = counted
+        .more_than(at_cut, 60, "60 more acknowledged while Neo4j is away")
+        .await;
     proxy.restore();
-    tokio::time::sleep(Duration::from_millis(700)).await;
+    counted
+        .more_than(at_restore, 40, "40 more acknowledged after it is back")
+        .await;
     stop_tx.send_replace(true);
     let acked = task.await.unwrap();
-    assert!(
-        acked.len() > 100,
-        "ingest kept being acknowledged: {}",
-        acked.len()
-    );
+    assert_eq!(acked.len(), counted.now(), "every 202 counted once");
     let n = acked.len() as i64;
     eventually(60, "every acknowledged operation written", || {
         let sid = sid.clone();
@@ -276,22 +284,23 @@ async fn sigkill_mid_ingest_then_restart_loses_nothing() {
         .to_string();
 
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let counted = Acked::default();
     let task = tokio::spawn(ingest(
         client.clone(),
         format!("{base}/v1/sessions/{sid}/operations"),
         sid.clone(),
         stop_rx,
+        counted.clone(),
     ));
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    child.start_kill().unwrap(); // SIGKILL
+    counted
+        .more_than(0, 100, "some batches acknowledged before the kill")
+        .await;
+    child.start_kill().unwrap(); // SIGKILL, mid-ingest
     child.wait().await.unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;
     stop_tx.send_replace(true);
     let acked = task.await.unwrap();
-    assert!(
-        acked.len() >= 20,
-        "some batches were acknowledged before the kill"
-    );
+    assert_eq!(acked.len(), counted.now(), "every 202 counted once");
 
     // A new process on a new port: what matters is the spool it finds.
     let (mut child, _) = cairn_serve(&spool).await;

@@ -48,3 +48,26 @@ pub async fn queue_order(big: &str, small: &str, answer: Vec<(String, String)>) 
         .map(|(_, id)| id.rsplit('-').next().unwrap_or_default().to_string())
         .collect()
 }
+
+/// How many operations writers running in the background have had acknowledged so far: a
+/// fault test waits on this count, not on a timer, since a loaded machine acknowledges
+/// fewer batches a second.
+#[derive(Clone, Default)]
+pub struct Acked(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl Acked {
+    pub fn add(&self, n: usize) {
+        self.0.fetch_add(n, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    pub fn now(&self) -> usize {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Waits (up to 60 s) until `more` operations beyond `from` are acknowledged; returns the
+    /// count then.
+    pub async fn more_than(&self, from: usize, more: usize, what: &str) -> usize {
+        eventually(60, what, || async { self.now() >= from + more }).await;
+        self.now()
+    }
+}

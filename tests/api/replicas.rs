@@ -9,7 +9,7 @@ use cairn_testkit::child::{ServeChild, ServeOptions};
 use cairn_testkit::llm_stub::LlmStub;
 use serde_json::{json, Value};
 
-use crate::helpers::{count, eventually, schema_once, store, TestApp};
+use crate::helpers::{count, eventually, schema_once, store, Acked, TestApp};
 
 fn cairn_exe() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_cairn"))
@@ -173,11 +173,13 @@ async fn three_replicas_three_clients_one_session_make_one_chain() {
 }
 
 /// Like [`write_spread`], until `stop`; a batch a dead replica refuses is not acknowledged.
+/// Each acknowledged batch is counted in `counted` as it is acknowledged.
 async fn write_until(
     bases: Vec<String>,
     session: String,
     client_no: usize,
     stop: tokio::sync::watch::Receiver<bool>,
+    counted: Acked,
 ) -> Vec<String> {
     let http = client();
     let mut acked = Vec::new();
@@ -197,7 +199,10 @@ async fn write_until(
             .send()
             .await
         {
-            Ok(r) if r.status().as_u16() == 202 => acked.extend(ids),
+            Ok(r) if r.status().as_u16() == 202 => {
+                counted.add(ids.len());
+                acked.extend(ids)
+            }
             _ => tokio::time::sleep(Duration::from_millis(20)).await,
         }
         b += 1;
@@ -213,6 +218,7 @@ async fn a_replica_killed_mid_ingest_and_restarted_keeps_every_acknowledged_oper
     let project = format!("test-{}", uuid::Uuid::new_v4().simple());
     let session = start_session(&client(), &bases[0], &project).await;
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let counted = Acked::default();
     let writers: Vec<_> = (0..3)
         .map(|c| {
             tokio::spawn(write_until(
@@ -220,18 +226,23 @@ async fn a_replica_killed_mid_ingest_and_restarted_keeps_every_acknowledged_oper
                 session.clone(),
                 c,
                 stop_rx.clone(),
+                counted.clone(),
             ))
         })
         .collect();
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let at_kill = counted
+        .more_than(0, 100, "100 operations acknowledged")
+        .await;
     reps[1].kill().await.unwrap(); // SIGKILL, mid-ingest
-    tokio::time::sleep(Duration::from_millis(1000)).await;
+    counted
+        .more_than(at_kill, 100, "100 more acknowledged by the replicas left")
+        .await;
     stop_tx.send_replace(true);
     let mut acked = Vec::new();
     for w in writers {
         acked.extend(w.await.unwrap());
     }
-    assert!(acked.len() >= 100, "ingest went on: {} acked", acked.len());
+    assert_eq!(acked.len(), counted.now(), "every 202 counted once");
     // Same port, same spool: what it acknowledged before dying is replayed from there.
     reps[1].restart().unwrap();
     reps[1]
