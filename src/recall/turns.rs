@@ -346,13 +346,12 @@ fn rescore(
 
 /// The full-text list: the project's best `k` for `words` ([`rank::lucene_words_on`]),
 /// narrowed to the project inside Lucene ([`rank::within_project`]). A project that is nearly
-/// the whole index (`share`) is narrowed to after Lucene instead: the index's best `k / share`
-/// (twice that: the other projects' share of the index is not spread evenly over the words,
-/// and a second, narrowed, statement costs far more than a wider first one) for the words
-/// alone, of which the project's rows are kept — the same
-/// rows in the same order, since the project clause adds the same score to each of them, at a
-/// third of the time on a million turns, where Lucene would otherwise intersect every match
-/// with the project's million postings. Should fewer than `k` remain, Lucene narrows.
+/// the whole index (`share`) is narrowed to after Lucene instead: the index's best
+/// `k / share` times [`WIDE_MARGIN`] for the words alone, of which the project's rows are kept
+/// — the same rows in the same order, since the project clause adds the same score to each
+/// of them, at a third of the time on a million turns, where Lucene would otherwise intersect
+/// every match with the project's million postings. Should fewer than `k` remain, Lucene
+/// narrows (a second statement, which the margin makes rare).
 async fn fulltext_list(
     store: &Store,
     filter: &Filter<'_>,
