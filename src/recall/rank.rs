@@ -196,6 +196,9 @@ pub type Places<'a> = HashMap<&'a str, (&'a str, i64)>;
 
 /// How much of the better of its two neighbours' scores a candidate gains.
 pub const NEIGHBOUR_WEIGHT: f64 = 0.4;
+/// How much of the better score of the candidates two places before and after it in its
+/// session a candidate gains: the same speaker's next turn, a call's result after the call.
+pub const NEAR_WEIGHT: f64 = 0.2;
 /// How much of the best score in its session a candidate gains.
 pub const SESSION_WEIGHT: f64 = 0.2;
 /// How many times its fused score a candidate from the time the query asks about counts
@@ -251,11 +254,14 @@ pub fn fuse_scores(
 /// a few messages — and within the sessions on the subject, so a candidate beside a strong
 /// one, or in a session holding one, is likelier part of the answer: each score gains
 /// [`NEIGHBOUR_WEIGHT`] × the better score of the candidates just before and just after it in
-/// its session and [`SESSION_WEIGHT`] × the best score in its session (its own included);
+/// its session, [`NEAR_WEIGHT`] × the better of those two places away (one speaker's turn
+/// after the other's reply, a result after its call) and [`SESSION_WEIGHT`] × the best score
+/// in its session (its own included);
 /// then all are scaled so that the best is as high as the best fused score was (on 0..=1).
 /// Candidates `places` cannot locate gain nothing. On LoCoMo's 1,981 questions, through the whole task
-/// context, evidence recall at 1,000 tokens went 0.661 → 0.688 with the neighbours and
-/// → 0.694 with the session as well (docs/performance.md).
+/// context, evidence recall at 1,000 tokens went 0.661 → 0.688 with the neighbours,
+/// → 0.694 with the session as well, and 0.719 → 0.727 with the turns two places away
+/// (docs/performance.md).
 pub fn with_neighbours<'a>(
     scores: &HashMap<&'a str, f64>,
     places: &Places<'_>,
@@ -269,19 +275,20 @@ pub fn with_neighbours<'a>(
         let b = best.entry(session).or_insert(0.0);
         *b = b.max(s);
     }
-    let scale = 1.0 + NEIGHBOUR_WEIGHT + SESSION_WEIGHT;
+    let scale = 1.0 + NEIGHBOUR_WEIGHT + NEAR_WEIGHT + SESSION_WEIGHT;
     let placed: Vec<(&'a str, f64)> = scores
         .iter()
         .map(|(&id, &s)| {
-            let (beside, session) = places.get(id).map_or((0.0, 0.0), |&(session, seq)| {
-                let before = at.get(&(session, seq - 1)).copied().unwrap_or(0.0);
-                let after = at.get(&(session, seq + 1)).copied().unwrap_or(0.0);
-                (before.max(after), best.get(session).copied().unwrap_or(0.0))
+            let gained = places.get(id).map_or(0.0, |&(session, seq)| {
+                let apart = |d: i64| {
+                    let score = |seq| at.get(&(session, seq)).copied().unwrap_or(0.0);
+                    score(seq - d).max(score(seq + d))
+                };
+                NEIGHBOUR_WEIGHT * apart(1)
+                    + NEAR_WEIGHT * apart(2)
+                    + SESSION_WEIGHT * best.get(session).copied().unwrap_or(0.0)
             });
-            (
-                id,
-                (s + NEIGHBOUR_WEIGHT * beside + SESSION_WEIGHT * session) / scale,
-            )
+            (id, (s + gained) / scale)
         })
         .collect();
     // The best keeps the best fused score, so similarity weighs against recency and
@@ -388,6 +395,33 @@ mod tests {
         let fused = fuse_scores(&[list], &Places::new(), &HashSet::new(), 10);
         assert_eq!(fused[1].0, "elsewhere");
         assert_eq!(fused[3].0, "reply");
+    }
+
+    #[test]
+    fn a_candidate_two_places_from_a_strong_one_gains_less_than_one_beside_it() {
+        let list = vec![
+            ("asked".to_string(), 1.0),
+            ("beside".to_string(), 0.3),
+            ("two-on".to_string(), 0.3),
+            ("three-on".to_string(), 0.3),
+        ];
+        let places: Places = [
+            ("asked", ("s1", 10)),
+            ("beside", ("s1", 9)),
+            ("two-on", ("s1", 12)),
+            ("three-on", ("s1", 13)),
+        ]
+        .into_iter()
+        .collect();
+        let fused = fuse_scores(&[list], &places, &HashSet::new(), 10);
+        let ids: Vec<&str> = fused.iter().map(|(i, _)| i.as_str()).collect();
+        assert_eq!(ids, ["asked", "beside", "two-on", "three-on"]);
+        let score = |id: &str| fused.iter().find(|(i, _)| i == id).unwrap().1;
+        // Both are beside a 0.3 and in the session of "asked"; only "two-on" is two places
+        // from it.
+        let gap = NEAR_WEIGHT * 1.0;
+        let best = 1.0 + NEIGHBOUR_WEIGHT * 0.3 + NEAR_WEIGHT * 0.3 + SESSION_WEIGHT;
+        assert!((score("two-on") - score("three-on") - gap / best).abs() < 1e-9);
     }
 
     #[test]
