@@ -6,8 +6,8 @@
 //! [`bm25`]) and the nearest operations by embedding (when an embedder is configured; only
 //! vectors its model made) — are fused by score (BM25 over its best, the
 //! neighbours' similarities spread between their worst and best: [`rank::spread`],
-//! [`rank::fuse_scores`]; a candidate gains part of the score of a strong one beside it and
-//! of the best one in its session, [`rank::with_neighbours`]), re-ranked by
+//! [`rank::fuse_scores`]; a candidate gains part of the score of a strong one beside it or
+//! two places away and of the best one in its session, [`rank::with_neighbours`]), re-ranked by
 //! `w_s·similarity + w_r·recency + w_i·importance` (the weights of
 //! [`crate::recall::search`]), then diversified by maximal marginal relevance
 //! (cosine between the first 100's vectors — their signatures, which the lists' rows bring,
