@@ -280,10 +280,8 @@ pub fn with_neighbours<'a>(
         .iter()
         .map(|(&id, &s)| {
             let gained = places.get(id).map_or(0.0, |&(session, seq)| {
-                let apart = |d: i64| {
-                    let score = |seq| at.get(&(session, seq)).copied().unwrap_or(0.0);
-                    score(seq - d).max(score(seq + d))
-                };
+                let score = |seq| at.get(&(session, seq)).copied().unwrap_or(0.0);
+                let apart = |d| score(seq - d).max(score(seq + d));
                 NEIGHBOUR_WEIGHT * apart(1)
                     + NEAR_WEIGHT * apart(2)
                     + SESSION_WEIGHT * best.get(session).copied().unwrap_or(0.0)
