@@ -1,9 +1,10 @@
 // Writes a batch of operations across sessions in one statement. Per session chain: the new
 // nodes with PART_OF, FOLLOWS from the rows' own order (no operation is looked up to be linked;
 // the first follows the session's old tail) and the new tail. Then TRIGGERED_BY, TOUCHED files
-// and INFORMS beliefs, and SPAWNED_BY from child sessions that named a launching operation
-// before it was stored. Each unit subquery runs once, in order, and sees what the ones before it
-// wrote.
+// and INFORMS beliefs (each write counted on the belief, see
+// `beliefs/and_memories_fingerprint.cypher`), and SPAWNED_BY from child sessions that named a
+// launching operation before it was stored. Each unit subquery runs once, in order, and sees
+// what the ones before it wrote.
 CALL () {
   UNWIND $chains AS c
   MATCH (s:Session {id: c.session_id})
@@ -48,7 +49,8 @@ CALL () {
   MATCH (o:Operation {id: i.id})
   MATCH (b:Belief {id: i.belief, project: i.project})
   MERGE (o)-[r:INFORMS]->(b)
-  SET r.effect = i.effect, r.weight = i.weight, r.at = i.at
+  SET r.effect = i.effect, r.weight = i.weight, r.at = i.at,
+      b.evidence_writes = coalesce(b.evidence_writes, 0) + 1
 }
 CALL () {
   UNWIND $spawns AS sp

@@ -91,9 +91,7 @@ pub struct Fingerprint {
     beliefs: i64,
     changed: Vec<i64>,
     evidence: i64,
-    supporting: i64,
-    weight: i64,
-    last: i64,
+    writes: i64,
 }
 
 /// The fingerprints of the project's active beliefs (with their evidence) and of its

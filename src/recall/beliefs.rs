@@ -4,10 +4,10 @@
 //! Reading them walks every piece of their evidence and the files it touched — the costliest
 //! read of a context on a project with learned beliefs — while they change only when
 //! extraction runs, a belief is reviewed or new evidence is captured. So each read first asks
-//! for their [`Fingerprint`] (counts, latest times and total weight, without the beliefs) and
-//! reads them again only when it differs from the one remembered with them ([`Remembered`]); a
-//! change made by any instance on the database is seen by the next context. What is
-//! remembered is carried forward to the time of the request (evidence decays by the same
+//! for their [`Fingerprint`] (counts, latest times, their evidence's degree and how often it
+//! was written, without reading the evidence) and reads them again only when it differs from
+//! the one remembered with them ([`Remembered`]); a change made by any instance on the
+//! database is seen by the next context. What is remembered is carried forward to the time of the request (evidence decays by the same
 //! factor whatever its age), so conviction is as a fresh read would give it.
 
 use std::sync::LazyLock;

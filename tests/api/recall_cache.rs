@@ -242,6 +242,45 @@ async fn context_sees_belief_changes_at_once() {
     app.stop().await;
 }
 
+/// Evidence removed shows in the very next context, even when evidence added meanwhile leaves
+/// the belief with as much as it had: the remembered beliefs' fingerprint counts writes of
+/// evidence as well as evidence held.
+#[tokio::test]
+async fn context_sees_evidence_swapped_at_once() {
+    let app = TestApp::spawn().await;
+    let id = belief(&app, "sundays are for refactoring").await;
+    let tied = start(&app, "edited the shared module", None).await;
+    app.ops_sync(
+        &tied,
+        json!([{"type": "write", "summary": "edited the shared module", "files_modified": ["src/shared.rs"],
+                "informs_belief": id}]),
+    )
+    .await;
+    let sid = start(&app, "the work in scope", None).await;
+    app.ops_sync(
+        &sid,
+        json!([{"type": "read", "summary": "read the shared module", "files_read": ["src/shared.rs"]}]),
+    )
+    .await;
+    let text = session_context(&app, &sid).await;
+    assert!(text.contains("sundays are for refactoring"), "{text}");
+    // New evidence elsewhere, then the evidence that tied the belief in purged: as many pieces
+    // of evidence as before, none of them in the scope's sessions or files.
+    let untied = start(&app, "unrelated chores", None).await;
+    app.ops_sync(
+        &untied,
+        json!([{"type": "tool_call", "tool": "Bash", "summary": "swept the floor", "informs_belief": id}]),
+    )
+    .await;
+    let (s, b) = app
+        .delete(&format!("/v1/sessions/{tied}?project={}", app.project))
+        .await;
+    assert!(s == 200 || s == 204, "{s} {b}");
+    let text = session_context(&app, &sid).await;
+    assert!(!text.contains("sundays"), "{text}");
+    app.stop().await;
+}
+
 /// Memories are remembered between contexts while their fingerprint holds: one added, and one
 /// purged with its session, show in the very next context.
 #[tokio::test]
