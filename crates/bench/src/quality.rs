@@ -11,7 +11,10 @@
 //!   in the task context (`task` = the question);
 //! - session recall@5: the share of the evidence's sessions among the first five sessions
 //!   search finds for the question; MRR of the first of them;
-//! - p50 / p95 latency of context assembly and of session search, and the tokens used;
+//! - turn recall@10: the share of the evidence turns among the first ten turns turn search
+//!   (`POST /v1/search`, `cairn search`) finds for the question;
+//! - p50 / p95 latency of context assembly, of session search and of turn search, and the
+//!   tokens used;
 //! - the same evidence recall for the baseline of the same run: plain BM25 over the
 //!   conversation's turns filling the whole budget ([`crate::plain_bm25`]), and each mode's
 //!   ratio to it;
@@ -51,6 +54,8 @@ const DEFAULT_DATA: &str = concat!(
 const BUDGETS: [usize; 3] = [500, 1_000, 2_000];
 /// Sessions search is judged on its first this many.
 const TOP_SESSIONS: usize = 5;
+/// Turns a turn search returns, as `cairn search` asks for by default.
+const TOP_TURNS: usize = 10;
 /// Questions asked, per mode, before timing starts.
 const WARM_UP: usize = 10;
 
@@ -375,8 +380,11 @@ struct Tally {
     questions: usize,
     session_recall: f64,
     reciprocal_rank: f64,
+    /// Evidence turns among the first [`TOP_TURNS`] of turn search.
+    turns_found: usize,
     context_ms: Vec<Duration>,
     search_ms: Vec<Duration>,
+    turn_search_ms: Vec<Duration>,
 }
 
 fn ms(d: Duration) -> f64 {
@@ -416,6 +424,7 @@ impl Tally {
             "mean_tokens_used": tokens,
             "session_recall_at_5": round3(self.session_recall / q),
             "mrr": round3(self.reciprocal_rank / q),
+            "turn_recall_at_10": round3(self.turns_found as f64 / self.evidence.max(1) as f64),
             "context_latency_ms": {
                 "p50": ms(super::quantile(&mut self.context_ms, 0.5)),
                 "p95": ms(super::quantile(&mut self.context_ms, 0.95)),
@@ -423,6 +432,10 @@ impl Tally {
             "search_latency_ms": {
                 "p50": ms(super::quantile(&mut self.search_ms, 0.5)),
                 "p95": ms(super::quantile(&mut self.search_ms, 0.95)),
+            },
+            "turn_search_latency_ms": {
+                "p50": ms(super::quantile(&mut self.turn_search_ms, 0.5)),
+                "p95": ms(super::quantile(&mut self.turn_search_ms, 0.95)),
             },
             "questions": self.questions,
             "evidence_turns": self.evidence,
@@ -450,8 +463,11 @@ struct Answer {
     /// Share of the evidence's sessions among the first sessions found.
     session_recall: f64,
     reciprocal_rank: f64,
+    /// Evidence turns among the first [`TOP_TURNS`] of turn search.
+    turns_found: usize,
     context_ms: Vec<Duration>,
     search_ms: Duration,
+    turn_search_ms: Duration,
     /// Per evidence turn (of those the conversation holds, in the question's order): its id,
     /// and whether each budget's context held it.
     held: Vec<(String, [bool; BUDGETS.len()])>,
@@ -469,8 +485,10 @@ impl Tally {
         self.questions += 1;
         self.session_recall += a.session_recall;
         self.reciprocal_rank += a.reciprocal_rank;
+        self.turns_found += a.turns_found;
         self.context_ms.extend(&a.context_ms);
         self.search_ms.push(a.search_ms);
+        self.turn_search_ms.push(a.turn_search_ms);
     }
 }
 
@@ -548,6 +566,30 @@ async fn ask(
     let wanted: HashSet<&str> = evidence.iter().map(|(_, (s, _))| s.as_str()).collect();
     let ranked: Vec<&str> = hits.iter().map(|h| h.session_id.as_str()).collect();
     let in_top = wanted.iter().filter(|s| ranked.contains(s)).count();
+    let t = Instant::now();
+    let turns = turns::search_in(
+        &state.store,
+        state.embedder.as_deref(),
+        lists,
+        finder.weights,
+        &turns::TurnQuery {
+            project: &loaded.project,
+            text: &question.question,
+            limit: TOP_TURNS,
+            types: None,
+            sessions: None,
+            exclude_session: None,
+            count_pending: false,
+        },
+    )
+    .await?
+    .hits;
+    let turn_search_ms = t.elapsed();
+    let op_ids: HashSet<&str> = turns.iter().map(|h| h.operation_id.as_str()).collect();
+    let turns_found = evidence
+        .iter()
+        .filter(|(id, _)| op_ids.contains(format!("{}-{id}", loaded.project).as_str()))
+        .count();
     Ok(Answer {
         found,
         used,
@@ -557,8 +599,10 @@ async fn ask(
             .iter()
             .position(|s| wanted.contains(s))
             .map_or(0.0, |r| 1.0 / (r as f64 + 1.0)),
+        turns_found,
         context_ms: took,
         search_ms,
+        turn_search_ms,
         held,
         sessions: ranked.iter().map(|s| s.to_string()).collect(),
     })
@@ -959,7 +1003,7 @@ fn ratios(report: &serde_json::Map<String, Value>) -> Value {
 /// The side-by-side table.
 fn print(report: &Value) {
     println!(
-        "{:<10} {:>8} {:>8} {:>8} {:>10} {:>6} {:>9} {:>9} {:>9} {:>9}",
+        "{:<10} {:>8} {:>8} {:>8} {:>10} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
         "mode",
         "ev@500",
         "ev@1000",
@@ -969,7 +1013,9 @@ fn print(report: &Value) {
         "ctx p50",
         "ctx p95",
         "srch p50",
-        "srch p95"
+        "srch p95",
+        "turn R@10",
+        "turn p95"
     );
     for (name, _) in MODES {
         let m = &report[name];
@@ -988,10 +1034,12 @@ fn print(report: &Value) {
             &m["context_latency_ms"]["p95"],
             &m["search_latency_ms"]["p50"],
             &m["search_latency_ms"]["p95"],
+            &m["turn_recall_at_10"],
+            &m["turn_search_latency_ms"]["p95"],
         ]
         .map(|v| v.to_string());
         println!(
-            "{:<10} {:>8} {:>8} {:>8} {:>10} {:>6} {:>9} {:>9} {:>9} {:>9}",
+            "{:<10} {:>8} {:>8} {:>8} {:>10} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
             name,
             cells[0],
             cells[1],
@@ -1002,6 +1050,8 @@ fn print(report: &Value) {
             cells[6],
             cells[7],
             cells[8],
+            cells[9],
+            cells[10],
         );
     }
     for (name, _) in MODES {
