@@ -7,8 +7,9 @@
 //! for their [`Fingerprint`] (counts, latest times, their evidence's degree and how often it
 //! was written, without reading the evidence) and reads them again only when it differs from
 //! the one remembered with them ([`Remembered`]); a change made by any instance on the
-//! database is seen by the next context. What is remembered is carried forward to the time of the request (evidence decays by the same
-//! factor whatever its age), so conviction is as a fresh read would give it.
+//! database is seen by the next context. What is remembered is carried forward to the time
+//! of the request (evidence decays by the same factor whatever its age), so conviction is as
+//! a fresh read would give it.
 
 use std::sync::LazyLock;
 use std::time::Duration;
