@@ -203,6 +203,11 @@ fn check_dates(data: &DataSet) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The id of the operation a turn is captured as in `project`.
+fn operation_id(project: &str, turn: &str) -> String {
+    format!("{project}-{turn}")
+}
+
 /// The text a turn is stored with: who said it, then what was said.
 fn turn_content(t: &Turn) -> String {
     format!("{}: {}", t.speaker, t.text)
@@ -237,7 +242,7 @@ fn session_operations(project: &str, session: &DataSession, speakers: &[String])
             let at = chrono::DateTime::from_timestamp_millis(start + i as i64 * 30_000)
                 .unwrap_or_default()
                 .to_rfc3339();
-            json!({"id": format!("{project}-{}", t.id), "type": "message", "role": role,
+            json!({"id": operation_id(project, &t.id), "type": "message", "role": role,
                    "content": turn_content(t), "at": at})
         })
         .collect()
@@ -311,7 +316,7 @@ async fn turns_indexed(
         let Some(last) = conv.sessions.last().and_then(|s| s.turns.last()) else {
             continue;
         };
-        let want = format!("{}-{}", l.project, last.id);
+        let want = operation_id(&l.project, &last.id);
         loop {
             let found = turns::search(
                 &state.store,
@@ -588,7 +593,7 @@ async fn ask(
     let op_ids: HashSet<&str> = turns.iter().map(|h| h.operation_id.as_str()).collect();
     let turns_found = evidence
         .iter()
-        .filter(|(id, _)| op_ids.contains(format!("{}-{id}", loaded.project).as_str()))
+        .filter(|(id, _)| op_ids.contains(operation_id(&loaded.project, id).as_str()))
         .count();
     Ok(Answer {
         found,
@@ -639,7 +644,7 @@ async fn dump_line(
         .held
         .iter()
         .map(|(id, held)| {
-            let op = format!("{}-{id}", l.project);
+            let op = operation_id(&l.project, id);
             let rank = found.hits.iter().position(|h| h.operation_id == op);
             json!({"id": id, "held": held, "rank": rank.map(|r| r + 1),
                    "session": l.turns.get(id).map(|t| t.0.as_str())})
