@@ -89,8 +89,9 @@ pub struct QualityBench {
     pub no_prompts: bool,
     /// Write one JSON line per question and mode to this file: the question, its category,
     /// each evidence turn with whether each budget's context held it and its rank in turn
-    /// search (of 200), the sessions found first, and turn search's 200 hits (session, seq,
-    /// score, similarity, matched by) — for studying a ranking offline.
+    /// search (of 200), the sessions found first, turn search's 200 hits (session, seq,
+    /// score, similarity, matched by) and session search's 50 best (session, similarity,
+    /// score) — for studying a ranking offline.
     #[arg(long, value_name = "FILE")]
     pub dump: Option<PathBuf>,
 }
@@ -305,7 +306,9 @@ async fn capture(base: &str, data: &[Conversation], loaded: &[Loaded]) -> anyhow
 }
 
 /// Waits until turn search finds each project's last turn by its own words (the turn index
-/// is updated after commit) and, with an embedder, nothing is left to embed.
+/// is updated after commit) and, with an embedder, nothing is left to embed. The last turn is
+/// looked for in its own session: among a long history's hundreds of turns, a generic one
+/// ("Thanks, that helps!") need not rank first for its own words.
 async fn turns_indexed(
     state: &AppState,
     data: &[Conversation],
@@ -317,6 +320,10 @@ async fn turns_indexed(
             continue;
         };
         let want = operation_id(&l.project, &last.id);
+        let session = [l
+            .turns
+            .get(&last.id)
+            .map_or_else(String::new, |t| t.0.clone())];
         loop {
             let found = turns::search(
                 &state.store,
@@ -326,7 +333,7 @@ async fn turns_indexed(
                     text: &turn_content(last),
                     limit: 10,
                     types: None,
-                    sessions: None,
+                    sessions: Some(&session),
                     exclude_session: None,
                     count_pending: true,
                 },
@@ -640,6 +647,20 @@ async fn dump_line(
         },
     )
     .await?;
+    // Session search's longest answer, so a change to session ranking can be tried offline.
+    let sessions = search::search_in(
+        &state.store,
+        state.embedder.as_deref(),
+        lists,
+        Weights::from(&state.settings.search),
+        &l.project,
+        &q.question,
+        search::MAX_LIMIT,
+        &[],
+        None,
+    )
+    .await?
+    .hits;
     let evidence: Vec<Value> = answer
         .held
         .iter()
@@ -659,6 +680,7 @@ async fn dump_line(
         "sessions": answer.sessions,
         "tokens_used": answer.used,
         "hits": found.hits.iter().map(|h| json!([h.session_id, h.seq, h.score, h.similarity, h.matched_by])).collect::<Vec<_>>(),
+        "session_hits": sessions.iter().map(|h| json!([h.session_id, h.similarity, h.score])).collect::<Vec<_>>(),
     })
     .to_string())
 }
