@@ -320,10 +320,11 @@ async fn turns_indexed(
             continue;
         };
         let want = operation_id(&l.project, &last.id);
-        let session = [l
+        let (session, _) = l
             .turns
             .get(&last.id)
-            .map_or_else(String::new, |t| t.0.clone())];
+            .with_context(|| format!("turn {} was not captured", last.id))?;
+        let session = [session.clone()];
         loop {
             let found = turns::search(
                 &state.store,
