@@ -1,7 +1,9 @@
 // BM25 over turns' search texts (operations, memories, session summaries): the index's best
 // $wide, of which the project's first $k. $query narrows to the project inside Lucene, or
 // not when the project is nearly the whole index; the WHERE makes it exact and applies the
-// filters. An operation's vector signature comes along when $model made its vector.
+// filters. An operation's vector signature comes along when $model made its vector. A
+// session summary is placed at its session's last operation, the work it recaps, not at the
+// close (an import or a late close would make every summary new).
 CALL db.index.fulltext.queryNodes('turn_search', $query, {limit: $wide}) YIELD node, score
 WITH node, score,
      CASE WHEN node:Operation THEN node.type WHEN node:Memory THEN 'memory' ELSE 'summary' END AS kind,
@@ -14,7 +16,11 @@ RETURN CASE WHEN node:Session THEN 'summary:' + node.id ELSE node.id END AS id,
        coalesce(session_id, '') AS session_id,
        CASE WHEN node:Session THEN coalesce(node.last_seq, 0) ELSE coalesce(node.seq, 0) END AS seq,
        kind, node.role AS role, node.search_text AS text,
-       coalesce(node.at, node.closed_at, node.last_activity_at, 0) AS at, score,
+       CASE WHEN node:Session
+            THEN coalesce(COLLECT { MATCH (last:Operation {id: node.last_op_id})
+                                    RETURN last.at }[0],
+                          node.last_activity_at, node.closed_at, 0)
+            ELSE coalesce(node.at, 0) END AS at, score,
        node:Operation AND coalesce(node.embedding_model = $model, false) AS vectored,
        CASE WHEN node:Operation AND node.embedding_model = $model THEN node.embedding_sig END AS sig
 LIMIT $k

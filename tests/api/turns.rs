@@ -1176,3 +1176,38 @@ async fn a_time_the_query_names_ranks_what_happened_then_first() {
     app.stop().await;
     other.stop().await;
 }
+
+#[tokio::test]
+async fn a_summary_stands_at_the_work_it_recaps_not_at_its_close() {
+    let app = TestApp::spawn().await;
+    let said = "we moved the cache backend to Redis";
+    // Imported work from long ago, closed (and so summed up) today.
+    let old = chrono::Utc::now() - chrono::Duration::days(400);
+    let imported = said_at(&app, "what about the cache backend?", old).await;
+    let (status, body) = app
+        .post(
+            &format!("/v1/sessions/{imported}/close"),
+            &json!({"summary": said}),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    // The same words said yesterday.
+    let recent = said_at(&app, said, chrono::Utc::now() - chrono::Duration::days(1)).await;
+
+    let answer = search_until(
+        &app,
+        json!({"project": app.project, "query": "cache backend Redis", "limit": 5}),
+        |ops| ops.iter().any(|o| o["type"] == "summary") && ops.len() >= 3,
+    )
+    .await;
+    let ops = answer["operations"].as_array().unwrap();
+    let summary = ops.iter().find(|o| o["type"] == "summary").unwrap();
+    assert_eq!(summary["session_id"], imported.as_str(), "{answer}");
+    assert_eq!(
+        summary["at"].as_i64().unwrap(),
+        old.timestamp_millis(),
+        "{answer}"
+    );
+    assert_eq!(ops[0]["session_id"], recent.as_str(), "{answer}");
+    app.stop().await;
+}
