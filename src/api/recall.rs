@@ -29,14 +29,15 @@ use crate::state::AppState;
 
 pub struct RecallApi(pub Arc<AppState>);
 
-/// How the budget is split; every field optional (defaults: the seed design). `content`,
+/// How the budget is split; every field optional (defaults below: the whole budget is the
+/// context's). `content`,
 /// `response` and `overhead` are fractions of the budget (0..1, summing to at most 1);
 /// `history`, `files` and `metadata` are relative weights within the content share (0..1).
 #[derive(Object, Default, serde::Deserialize)]
 pub struct AllocationInput {
-    /// Share of the budget for content (default 0.6).
+    /// Share of the budget for content (default 0.8).
     pub content: Option<f64>,
-    /// Share kept free for the model's response (default 0.2).
+    /// Share kept free inside the budget for the model's response (default 0).
     pub response: Option<f64>,
     /// Share for framing: title and headings (default 0.2).
     pub overhead: Option<f64>,
@@ -185,8 +186,9 @@ impl RecallApi {
         ))
     }
 
-    /// Token-budgeted context for a session or a task. Of the budget, by default 60 % goes
-    /// to content, 20 % stays free for the response and 20 % covers framing; content is split
+    /// Token-budgeted context for a session or a task. Of the budget, by default 80 % goes
+    /// to content and 20 % covers framing, what framing leaves going to content (a
+    /// `response` share, default 0, stays free); content is split
     /// between history, file references and metadata (decisions, beliefs, memories), a share
     /// one section does not need flowing to the others. For a session, each section collects
     /// newest-first and presents oldest-first; the newest history item is always there (cut

@@ -23,12 +23,14 @@ pub struct Allocation {
 }
 
 impl Default for Allocation {
-    /// The seed design: 60 % content, 20 % kept for the response, 20 % framing overhead;
-    /// content split 50/20/30 between history, file references and metadata.
+    /// 80 % content and 20 % framing overhead (what framing leaves is content's), so the
+    /// whole budget is the context's: `budget_tokens` is what the caller has room for, and a
+    /// caller that wants headroom for a reply inside it sets `response`. Content is split
+    /// 50/20/30 between history, file references and metadata.
     fn default() -> Self {
         Self {
-            content: 0.6,
-            response: 0.2,
+            content: 0.8,
+            response: 0.0,
             overhead: 0.2,
             history: 0.5,
             files: 0.2,
@@ -187,12 +189,22 @@ mod tests {
     use proptest::prelude::*;
 
     #[test]
-    fn default_is_the_seed_design() {
+    fn default_gives_the_whole_budget_to_the_text() {
         let a = Allocation::default();
         assert!(a.check().is_ok());
         let p = plan(10_000, &a);
-        assert_eq!(p.content, 6_000);
-        assert_eq!(p.text, 8_000);
+        assert_eq!(p.content, 8_000);
+        assert_eq!(p.text, 10_000);
+        let reply = Allocation {
+            content: 0.6,
+            response: 0.2,
+            ..a
+        };
+        assert_eq!(
+            plan(10_000, &reply).text,
+            8_000,
+            "a response share stays free"
+        );
     }
 
     #[test]
