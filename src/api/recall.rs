@@ -30,9 +30,9 @@ use crate::state::AppState;
 pub struct RecallApi(pub Arc<AppState>);
 
 /// How the budget is split; every field optional (defaults below: the whole budget is the
-/// context's). `content`,
-/// `response` and `overhead` are fractions of the budget (0..1, summing to at most 1);
-/// `history`, `files` and `metadata` are relative weights within the content share (0..1).
+/// context's). `content`, `response` and `overhead` are fractions of the budget (0..1,
+/// summing to at most 1); `history`, `files` and `metadata` are relative weights within the
+/// content share (0..1).
 #[derive(Object, Default, serde::Deserialize)]
 pub struct AllocationInput {
     /// Share of the budget for content (default 0.8).
