@@ -85,6 +85,7 @@ pub fn plan(event: &HookEvent, project: &str) -> ApiResult<Plan> {
             .as_ref()
             .and(event.agent_type.as_deref())
             .map(|a| bounded(a, 100)),
+        at: None,
     };
     let mut plan = Plan {
         session_id,
@@ -211,6 +212,7 @@ pub fn plan(event: &HookEvent, project: &str) -> ApiResult<Plan> {
                         .map(|m| bounded(m.trim(), MAX_SUMMARY_CHARS)),
                     next_steps: None,
                     status: Some("closed".into()),
+                    at: None,
                 });
             }
         }
@@ -237,6 +239,7 @@ pub fn plan(event: &HookEvent, project: &str) -> ApiResult<Plan> {
                 summary: None,
                 next_steps: None,
                 status: Some("closed".into()),
+                at: None,
             })
         }
         EventKind::PreCompact => {
@@ -357,6 +360,7 @@ fn launched_child(
             .and_then(Value::as_str)
             .or(event.input_str("subagent_type"))
             .map(|a| bounded(a, 100)),
+        at: None,
     })
 }
 

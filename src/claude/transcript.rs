@@ -48,6 +48,8 @@ pub struct Session {
     pub id: String,
     pub cwd: Option<String>,
     pub summary: Option<String>,
+    /// RFC 3339 of the first line.
+    pub first_at: Option<String>,
     /// RFC 3339 of the last line.
     pub last_at: Option<String>,
     pub operations: Vec<OperationInput>,
@@ -296,6 +298,9 @@ impl Parser {
                 session.cwd = cwd.clone();
             }
             if at.is_some() {
+                if session.first_at.is_none() {
+                    session.first_at = at.clone();
+                }
                 session.last_at = at.clone();
             }
             if let Some(agent) = agent_id {
@@ -528,6 +533,7 @@ impl Session {
             parent: self.parent.clone(),
             spawned_by: self.spawned_by.clone(),
             agent_type: self.agent_type.clone(),
+            at: self.first_at.clone(),
         }
     }
 
@@ -536,8 +542,22 @@ impl Session {
     pub fn close(&self) -> SessionClose {
         SessionClose {
             summary: self.summary.clone(),
+            at: self.last_at.clone(),
             ..Default::default()
         }
+    }
+}
+
+/// The earlier of two RFC 3339 times (either when the other is absent or unreadable).
+fn earlier(a: Option<String>, b: Option<String>) -> Option<String> {
+    let at = |t: &Option<String>| {
+        t.as_deref()
+            .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+    };
+    match (at(&a), at(&b)) {
+        (Some(x), Some(y)) if y < x => b,
+        (None, Some(_)) => b,
+        _ => a.or(b),
     }
 }
 
@@ -555,6 +575,7 @@ pub fn assemble(transcripts: Vec<Transcript>) -> Vec<Session> {
                 Some(existing) => {
                     existing.operations.extend(s.operations);
                     existing.summary = s.summary.or(existing.summary.take());
+                    existing.first_at = earlier(existing.first_at.take(), s.first_at);
                     existing.last_at = s.last_at.or(existing.last_at.take());
                     existing.cwd = existing.cwd.take().or(s.cwd);
                     existing.task = existing.task.take().or(s.task);
@@ -610,6 +631,17 @@ pub fn assemble(transcripts: Vec<Transcript>) -> Vec<Session> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_session_resumed_in_two_files_begins_at_the_earlier() {
+        let t = |s: &str| Some(s.to_string());
+        let (a, b) = ("2025-06-02T09:00:00Z", "2025-06-02T05:00:00-06:00");
+        assert_eq!(earlier(t(a), t(b)), t(a), "an offset is read as one");
+        assert_eq!(earlier(t(b), t(a)), t(a));
+        assert_eq!(earlier(None, t(b)), t(b));
+        assert_eq!(earlier(t("not a time"), t(b)), t(b));
+        assert_eq!(earlier(t(a), None), t(a));
+    }
 
     /// What `cairn import` sends must be accepted whole: lines the API would refuse are bad
     /// lines, fields it would refuse are bounded or dropped.

@@ -57,6 +57,12 @@ pub struct SessionStart {
     #[serde(default)]
     #[oai(validator(max_length = 100))]
     pub agent_type: Option<String>,
+    /// When the session began (RFC 3339); defaults to arrival time. An imported history
+    /// states it, so the session is dated by its work rather than by its import. Without it,
+    /// a new session's first operations dated earlier than its arrival date it instead.
+    #[serde(default)]
+    #[oai(validator(max_length = 64))]
+    pub at: Option<String>,
 }
 
 /// A validated session start, as spooled.
@@ -89,6 +95,12 @@ pub struct SessionClose {
     /// `closed` (default) or `abandoned`.
     #[oai(validator(pattern = r"^\s*(closed|abandoned)?\s*$"))]
     pub status: Option<String>,
+    /// When the session ended (RFC 3339); defaults to arrival time. Closing a session that
+    /// holds operations records `closed_at` and leaves its last activity at its last
+    /// operation, so a history closed late is not taken for today's work.
+    #[serde(default)]
+    #[oai(validator(max_length = 64))]
+    pub at: Option<String>,
 }
 
 /// A validated close, as spooled.

@@ -369,7 +369,7 @@ pub fn session_start(input: &SessionStart, now: i64) -> ApiResult<NewSession> {
         agent: opt_text("agent", input.agent.as_deref(), MAX_AGENT_CHARS)?,
         task: opt_text("task", input.task.as_deref(), MAX_SUMMARY_CHARS)?,
         cwd: opt_text("cwd", input.cwd.as_deref(), MAX_PATH_CHARS)?,
-        at: now,
+        at: instant("at", input.at.as_deref(), now)?,
         parent: input
             .parent
             .as_deref()
@@ -520,7 +520,7 @@ pub fn session_close(
             MAX_TODO_CHARS,
         )?,
         status: status.into(),
-        at: now,
+        at: instant("at", input.at.as_deref(), now)?,
     })
 }
 

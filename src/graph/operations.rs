@@ -176,6 +176,8 @@ pub const LAUNCHING_TOOLS: [&str; 2] = ["Task", "Agent"];
 struct Lock<'a> {
     id: &'a str,
     project: &'a str,
+    /// The group's earliest and latest operation.
+    first: i64,
     at: i64,
 }
 
@@ -199,6 +201,7 @@ pub async fn append(tx: &mut Tx, groups: &[Group<'_>], known: Ids) -> StoreResul
         .map(|g| Lock {
             id: g.session_id,
             project: g.project,
+            first: g.ops.iter().map(|o| o.at).min().unwrap_or_else(now_ms),
             at: g.ops.iter().map(|o| o.at).max().unwrap_or_else(now_ms),
         })
         .collect();

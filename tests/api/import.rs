@@ -143,6 +143,15 @@ async fn a_multi_session_transcript_is_rebuilt_and_reimport_is_idempotent() {
         .await;
     assert_eq!(s["summary"], "Coupon codes added to checkout");
     assert_eq!(s["agent"], "claude-code");
+    // Dated by the transcript, not by the import: its first line, its last operation, its
+    // last line (2025-06-01T10:00:00Z, 10:03:00Z).
+    assert_eq!(s["started_at"], 1_748_772_000_000_i64, "{s}");
+    assert_eq!(s["closed_at"], 1_748_772_180_000_i64, "{s}");
+    let active = s["last_activity_at"].as_i64().unwrap();
+    assert!(
+        (1_748_772_120_000..=1_748_772_180_000).contains(&active),
+        "{s}"
+    );
     let content: String = store()
         .rows(
             neo4rs::query(

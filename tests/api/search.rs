@@ -536,3 +536,81 @@ async fn projects_take_turns_in_the_document_embedding_queue() {
     let order = crate::helpers::queue_order(&big, &small, answer).await;
     assert_eq!(order, ["b1", "s1", "b2", "b3"]);
 }
+
+#[tokio::test]
+async fn a_history_is_dated_by_its_work_not_by_the_day_it_arrives() {
+    let app = TestApp::spawn().await;
+    const DAY: i64 = 86_400_000;
+    let now = chrono::Utc::now().timestamp_millis();
+    let rfc = |ms: i64| {
+        chrono::DateTime::from_timestamp_millis(ms)
+            .unwrap()
+            .to_rfc3339()
+    };
+    let near = |v: &Value, want: i64| {
+        let got = v.as_i64().unwrap_or_else(|| panic!("not a time: {v}"));
+        assert!((got - want).abs() < 60_000, "{got} is not {want}");
+    };
+    // Imported by a client that states no session times: its operations date it.
+    let old = app.session().await;
+    app.ops_sync(
+        &old,
+        json!([
+            {"type": "message", "role": "user", "content": "the quarterly ledger export drops rows", "at": rfc(now - 400 * DAY)},
+            {"type": "message", "role": "assistant", "content": "the ledger export pages by offset", "at": rfc(now - 399 * DAY)},
+        ]),
+    )
+    .await;
+    let (s, b) = app
+        .post(&format!("/v1/sessions/{old}/close"), &json!({}))
+        .await;
+    assert!(s == 201 || s == 202, "{s} {b}");
+    // Imported by a client that states them.
+    let stated = rfc(now - 30 * DAY);
+    let (s, b) = app
+        .post(
+            "/v1/sessions",
+            &json!({"project": app.project, "task": "ledger totals", "at": stated}),
+        )
+        .await;
+    assert!(s == 201 || s == 202, "{s} {b}");
+    let dated = b["session_id"].as_str().unwrap().to_string();
+    app.ops_sync(
+        &dated,
+        json!([{"type": "message", "role": "user", "content": "ledger totals", "at": rfc(now - 30 * DAY + 3_600_000)}]),
+    )
+    .await;
+    let (s, b) = app
+        .post(
+            &format!("/v1/sessions/{dated}/close"),
+            &json!({"at": rfc(now - 30 * DAY + 7_200_000)}),
+        )
+        .await;
+    assert!(s == 201 || s == 202, "{s} {b}");
+
+    let (_, row) = app.get(&format!("/v1/sessions/{old}")).await;
+    near(&row["started_at"], now - 400 * DAY);
+    near(&row["last_activity_at"], now - 399 * DAY);
+    near(&row["closed_at"], now);
+    let (_, row) = app.get(&format!("/v1/sessions/{dated}")).await;
+    near(&row["started_at"], now - 30 * DAY);
+    near(&row["last_activity_at"], now - 30 * DAY + 3_600_000);
+    near(&row["closed_at"], now - 30 * DAY + 7_200_000);
+
+    // Session search's recency (and a handover's "last session") see when the work was.
+    let body = until_first(&app, "quarterly ledger export", &old).await;
+    let days = body["sessions"][0]["days_ago"].as_f64().unwrap();
+    assert!((398.5..=399.5).contains(&days), "{body}");
+
+    let (s, b) = app
+        .post(
+            "/v1/sessions",
+            &json!({"project": app.project, "at": "last tuesday"}),
+        )
+        .await;
+    assert_eq!(
+        (s, b["error"]["code"].as_str(), b["error"]["field"].as_str()),
+        (400, Some("invalid_timestamp"), Some("at")),
+        "{b}"
+    );
+}
