@@ -425,6 +425,35 @@ pub async fn timeline(
 /// transaction, so no statement of the pass holds more than this many sessions' locks.
 const PAGE: i64 = 500;
 
+/// Dates the sessions stored before capture dated them by their work (a session's first
+/// operations older than its start) once per database: what `cypher/sessions/date_page.cypher`
+/// says, a page at a time; returns how many it dated now (0 when a pass finished before).
+pub async fn date_by_work(store: &Store) -> StoreResult<i64> {
+    #[derive(Deserialize)]
+    struct Done {
+        done: bool,
+    }
+    let done = store
+        .fetch_one::<Done>(statement(include_str!(
+            "../../cypher/sessions/dated_get.cypher"
+        )))
+        .await?
+        .is_some_and(|d| d.done);
+    if done {
+        return Ok(0);
+    }
+    let pass = in_pages(store, || {
+        statement(include_str!("../../cypher/sessions/date_page.cypher"))
+    })
+    .await?;
+    store
+        .run(statement(include_str!(
+            "../../cypher/sessions/dated_set.cypher"
+        )))
+        .await?;
+    Ok(pass.sessions)
+}
+
 /// What a pass over every session changed ([`in_pages`]).
 #[derive(Debug, Default, PartialEq)]
 pub struct Pass {

@@ -4,7 +4,9 @@
 //! [`run_once`] rebuilds dirty documents in batches and embeds pending ones. A failed
 //! embedding stays pending with a retry time, so it is retried later, never lost. The same
 //! loop drives the turn indexer ([`turn_index`]: operations' search texts and vectors) while
-//! capture has nothing waiting, and reports its lag and throughput in `/metrics`.
+//! capture has nothing waiting, and reports its lag and throughput in `/metrics`. Once per
+//! database it dates the sessions imported before capture dated them by their work
+//! (`graph::sessions::date_by_work`).
 
 use std::{sync::Arc, time::Duration};
 
@@ -13,7 +15,7 @@ use tokio::sync::watch;
 
 use crate::embed::Embedder;
 pub use crate::graph::search::{DecisionPart, Doc, DocSource, OperationPart, Stored};
-use crate::graph::{search, Store, StoreResult};
+use crate::graph::{search, sessions, Store, StoreResult};
 use crate::recall::turn_index;
 
 /// Characters of a search document at most.
@@ -238,6 +240,7 @@ pub async fn run(
 ) {
     let mut backfilled = false;
     let mut turns_backfilled = false;
+    let mut dated = false;
     let mut turns = TurnProgress::default();
     loop {
         if !backfilled {
@@ -256,6 +259,20 @@ pub async fn run(
                     }
                 }
                 Err(err) => tracing::debug!(error = %err, "search backfill deferred"),
+            }
+        }
+        if !dated {
+            match sessions::date_by_work(&store).await {
+                Ok(n) => {
+                    dated = true;
+                    if n > 0 {
+                        tracing::info!(
+                            sessions = n,
+                            "sessions imported before they were dated by their work now start at their first operation and were last active at their last"
+                        );
+                    }
+                }
+                Err(err) => tracing::debug!(error = %err, "dating sessions by their work deferred"),
             }
         }
         if !turns_backfilled {

@@ -191,8 +191,26 @@ pub fn spread(similarities: &[f64]) -> Vec<f64> {
         .collect()
 }
 
-/// Where a candidate sits: its session and its place in it (seq).
-pub type Places<'a> = HashMap<&'a str, (&'a str, i64)>;
+/// Where a candidate sits: its session, its place in it (seq) and how far what stands
+/// beside it counts for it ([`reach`]).
+pub type Places<'a> = HashMap<&'a str, (&'a str, i64, f64)>;
+
+/// Texts up to this long (in bytes) count their neighbours in full ([`reach`]).
+pub const SHORT_TEXT: usize = 400;
+
+/// How far a candidate's neighbours count for it, 0..=1: in full for a short text, less the
+/// longer it is (`SHORT_TEXT / len`). An answer spread over a few short turns (a question and
+/// "yes, last Tuesday"; a call and its result) is found through its neighbours; a long turn
+/// says what it says on its own, and lifting it by the question before it or the session it
+/// is in ranks every long reply of a session on the subject above the turn that answers.
+/// `SHORT_TEXT` is past the length of 99 % of the turns of a chat between people (LoCoMo).
+pub fn reach(text_len: usize) -> f64 {
+    if text_len <= SHORT_TEXT {
+        1.0
+    } else {
+        SHORT_TEXT as f64 / text_len as f64
+    }
+}
 
 /// How much of the better of its two neighbours' scores a candidate gains.
 pub const NEIGHBOUR_WEIGHT: f64 = 0.4;
@@ -256,19 +274,25 @@ pub fn fuse_scores(
 /// [`NEIGHBOUR_WEIGHT`] × the better score of the candidates just before and just after it in
 /// its session, [`NEAR_WEIGHT`] × the better of those two places away (one speaker's turn
 /// after the other's reply, a result after its call) and [`SESSION_WEIGHT`] × the best score
-/// in its session (its own included);
+/// in its session (its own included), times its [`reach`] — a long turn gains less, since it
+/// answers on its own or not at all;
 /// then all are scaled so that the best is as high as the best fused score was (on 0..=1).
 /// Candidates `places` cannot locate gain nothing. On LoCoMo's 1,981 questions, through the whole task
 /// context, evidence recall at 1,000 tokens went 0.661 → 0.688 with the neighbours,
-/// → 0.694 with the session as well, and 0.719 → 0.727 with the turns two places away
-/// (docs/performance.md).
+/// → 0.694 with the session as well, and 0.719 → 0.727 with the turns two places away; on
+/// LongMemEval's long replies the gains lifted every reply of a session on the subject above
+/// the user's turn that answers: 0.710 → 0.797 with the reach (full text; docs/performance.md).
 pub fn with_neighbours<'a>(
     scores: &HashMap<&'a str, f64>,
     places: &Places<'_>,
 ) -> Vec<(&'a str, f64)> {
     let at: HashMap<(&str, i64), f64> = scores
         .iter()
-        .filter_map(|(id, s)| places.get(id).map(|&(session, seq)| ((session, seq), *s)))
+        .filter_map(|(id, s)| {
+            places
+                .get(id)
+                .map(|&(session, seq, _)| ((session, seq), *s))
+        })
         .collect();
     let mut best: HashMap<&str, f64> = HashMap::new();
     for (&(session, _), &s) in &at {
@@ -279,14 +303,15 @@ pub fn with_neighbours<'a>(
     let placed: Vec<(&'a str, f64)> = scores
         .iter()
         .map(|(&id, &s)| {
-            let gained = places.get(id).map_or(0.0, |&(session, seq)| {
-                let score = |seq| at.get(&(session, seq)).copied().unwrap_or(0.0);
-                let apart = |d| score(seq - d).max(score(seq + d));
-                NEIGHBOUR_WEIGHT * apart(1)
-                    + NEAR_WEIGHT * apart(2)
-                    + SESSION_WEIGHT * best.get(session).copied().unwrap_or(0.0)
-            });
-            (id, (s + gained) / scale)
+            let Some(&(session, seq, reach)) = places.get(id) else {
+                return (id, s / scale);
+            };
+            let score = |seq| at.get(&(session, seq)).copied().unwrap_or(0.0);
+            let apart = |d| score(seq - d).max(score(seq + d));
+            let gained = NEIGHBOUR_WEIGHT * apart(1)
+                + NEAR_WEIGHT * apart(2)
+                + SESSION_WEIGHT * best.get(session).copied().unwrap_or(0.0);
+            (id, (s + reach * gained) / scale)
         })
         .collect();
     // The best keeps the best fused score, so similarity weighs against recency and
@@ -369,10 +394,10 @@ mod tests {
             ("other-session".to_string(), 0.34),
         ];
         let places: Places = [
-            ("question", ("s1", 4)),
-            ("reply", ("s1", 5)),
-            ("elsewhere", ("s1", 9)),
-            ("other-session", ("s2", 3)),
+            ("question", ("s1", 4, 1.0)),
+            ("reply", ("s1", 5, 1.0)),
+            ("elsewhere", ("s1", 9, 1.0)),
+            ("other-session", ("s2", 3, 1.0)),
         ]
         .into_iter()
         .collect();
@@ -404,10 +429,10 @@ mod tests {
             ("three-on".to_string(), 0.3),
         ];
         let places: Places = [
-            ("asked", ("s1", 10)),
-            ("beside", ("s1", 9)),
-            ("two-on", ("s1", 12)),
-            ("three-on", ("s1", 13)),
+            ("asked", ("s1", 10, 1.0)),
+            ("beside", ("s1", 9, 1.0)),
+            ("two-on", ("s1", 12, 1.0)),
+            ("three-on", ("s1", 13, 1.0)),
         ]
         .into_iter()
         .collect();
@@ -420,6 +445,33 @@ mod tests {
         let gap = NEAR_WEIGHT * 1.0;
         let best = 1.0 + NEIGHBOUR_WEIGHT * 0.3 + NEAR_WEIGHT * 0.3 + SESSION_WEIGHT;
         assert!((score("two-on") - score("three-on") - gap / best).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_long_turn_gains_less_from_what_stands_beside_it() {
+        assert_eq!(reach(SHORT_TEXT), 1.0);
+        assert_eq!(reach(4 * SHORT_TEXT), 0.25);
+        let list = vec![
+            ("asked".to_string(), 1.0),
+            ("short-reply".to_string(), 0.3),
+            ("asked-too".to_string(), 1.0),
+            ("long-reply".to_string(), 0.3),
+        ];
+        let places: Places = [
+            ("asked", ("s1", 1, 1.0)),
+            ("short-reply", ("s1", 2, reach(100))),
+            ("asked-too", ("s2", 1, 1.0)),
+            ("long-reply", ("s2", 2, reach(4 * SHORT_TEXT))),
+        ]
+        .into_iter()
+        .collect();
+        let fused = fuse_scores(&[list], &places, &HashSet::new(), 10);
+        let score = |id: &str| fused.iter().find(|(i, _)| i == id).unwrap().1;
+        let gain = NEIGHBOUR_WEIGHT * 1.0 + SESSION_WEIGHT * 1.0;
+        let best = 1.0 + NEIGHBOUR_WEIGHT * 0.3 + SESSION_WEIGHT * 1.0;
+        assert!((score("short-reply") - (0.3 + gain) / best).abs() < 1e-9);
+        assert!((score("long-reply") - (0.3 + 0.25 * gain) / best).abs() < 1e-9);
+        assert!(score("asked-too") > score("short-reply"));
     }
 
     #[test]

@@ -554,7 +554,10 @@ async fn rank(
         .values()
         // Memories and summaries stand beside no turn.
         .filter(|r| !matches!(r.kind.as_deref(), Some("memory" | "summary")))
-        .filter_map(|r| Some((r.id.as_str(), (r.session_id.as_deref()?, r.seq))))
+        .filter_map(|r| {
+            let reach = rank::reach(r.text.as_deref().map_or(0, str::len));
+            Some((r.id.as_str(), (r.session_id.as_deref()?, r.seq, reach)))
+        })
         .collect();
     let in_time: HashSet<&str> = match asked {
         Some(asked) => rows

@@ -614,3 +614,73 @@ async fn a_history_is_dated_by_its_work_not_by_the_day_it_arrives() {
         "{b}"
     );
 }
+
+#[tokio::test]
+async fn sessions_imported_before_they_were_dated_are_dated_once_on_upgrade() {
+    let app = TestApp::spawn().await;
+    const DAY: i64 = 86_400_000;
+    let now = chrono::Utc::now().timestamp_millis();
+    let rfc = |ms: i64| {
+        chrono::DateTime::from_timestamp_millis(ms)
+            .unwrap()
+            .to_rfc3339()
+    };
+    let old = app.session().await;
+    app.ops_sync(
+        &old,
+        json!([
+            {"type": "message", "role": "user", "content": "rotate the signing keys", "at": rfc(now - 200 * DAY)},
+            {"type": "message", "role": "assistant", "content": "keys rotated", "at": rfc(now - 199 * DAY)},
+        ]),
+    )
+    .await;
+    let live = app.session().await;
+    app.ops_sync(
+        &live,
+        json!([{"type": "message", "role": "user", "content": "today's work"}]),
+    )
+    .await;
+    // As an earlier cairn stored them: the import's day as start and last activity, and
+    // no pass recorded.
+    let store = crate::helpers::store();
+    store
+        .run(
+            neo4rs::query(
+                "MATCH (s:Session {id: $id}) SET s.started_at = $now, s.last_activity_at = $now
+                 WITH 1 AS one MATCH (m:SchemaMeta {id: 'cairn'}) REMOVE m.sessions_dated",
+            )
+            .param("id", old.as_str())
+            .param("now", now),
+        )
+        .await
+        .expect("store as before");
+    let (_, before) = app.get(&format!("/v1/sessions/{live}")).await;
+
+    // (Another test's server may take the pass first: what counts is the outcome.)
+    cairn::graph::sessions::date_by_work(&store)
+        .await
+        .expect("dating pass");
+    let (_, row) = app.get(&format!("/v1/sessions/{old}")).await;
+    assert_eq!(
+        row["started_at"].as_i64().unwrap() / 1000,
+        (now - 200 * DAY) / 1000,
+        "{row}"
+    );
+    assert_eq!(
+        row["last_activity_at"].as_i64().unwrap() / 1000,
+        (now - 199 * DAY) / 1000,
+        "{row}"
+    );
+    let (_, after) = app.get(&format!("/v1/sessions/{live}")).await;
+    assert_eq!(
+        before, after,
+        "a session dated by its work is left as it is"
+    );
+    // Recorded: the next start does not scan again.
+    assert_eq!(
+        cairn::graph::sessions::date_by_work(&store)
+            .await
+            .expect("second pass"),
+        0
+    );
+}
