@@ -623,9 +623,10 @@ async fn context_for_a_task_holds_the_relevant_turns_of_old_sessions() {
             header < q && q < a,
             "chronological within its session: {text}"
         );
-        // The newer session's relevant turn comes after, under its own header.
+        // The newer session's relevant turn comes after, under its own header: the day and
+        // hour the session began (its first operation, 14:00).
         let newer_header = text
-            .find("### 2024-03-05 15:00")
+            .find("### 2024-03-05 14:00")
             .unwrap_or_else(|| panic!("newer session's header at {budget}: {text}"));
         let m = text.find("keeps refresh tokens in the keychain").unwrap();
         assert!(
