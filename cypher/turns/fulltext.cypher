@@ -2,8 +2,8 @@
 // $wide, of which the project's first $k. $query narrows to the project inside Lucene, or
 // not when the project is nearly the whole index; the WHERE makes it exact and applies the
 // filters. An operation's vector signature comes along when $model made its vector. A
-// session summary is placed at its session's last operation, the work it recaps, not at the
-// close (an import or a late close would make every summary new).
+// session summary stands at its session's last activity: its last operation, the work it
+// recaps (a close is not activity, and sessions are dated by their work).
 CALL db.index.fulltext.queryNodes('turn_search', $query, {limit: $wide}) YIELD node, score
 WITH node, score,
      CASE WHEN node:Operation THEN node.type WHEN node:Memory THEN 'memory' ELSE 'summary' END AS kind,
@@ -16,11 +16,7 @@ RETURN CASE WHEN node:Session THEN 'summary:' + node.id ELSE node.id END AS id,
        coalesce(session_id, '') AS session_id,
        CASE WHEN node:Session THEN coalesce(node.last_seq, 0) ELSE coalesce(node.seq, 0) END AS seq,
        kind, node.role AS role, node.search_text AS text,
-       CASE WHEN node:Session
-            THEN coalesce(COLLECT { MATCH (last:Operation {id: node.last_op_id})
-                                    RETURN last.at }[0],
-                          node.last_activity_at, node.closed_at, 0)
-            ELSE coalesce(node.at, 0) END AS at, score,
+       coalesce(node.at, node.last_activity_at, node.closed_at, 0) AS at, score,
        node:Operation AND coalesce(node.embedding_model = $model, false) AS vectored,
        CASE WHEN node:Operation AND node.embedding_model = $model THEN node.embedding_sig END AS sig
 LIMIT $k

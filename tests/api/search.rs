@@ -537,16 +537,19 @@ async fn projects_take_turns_in_the_document_embedding_queue() {
     assert_eq!(order, ["b1", "s1", "b2", "b3"]);
 }
 
+const DAY: i64 = 86_400_000;
+
+/// RFC 3339 of epoch milliseconds, as a client sends a time.
+fn rfc(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .expect("a time")
+        .to_rfc3339()
+}
+
 #[tokio::test]
 async fn a_history_is_dated_by_its_work_not_by_the_day_it_arrives() {
     let app = TestApp::spawn().await;
-    const DAY: i64 = 86_400_000;
     let now = chrono::Utc::now().timestamp_millis();
-    let rfc = |ms: i64| {
-        chrono::DateTime::from_timestamp_millis(ms)
-            .unwrap()
-            .to_rfc3339()
-    };
     let near = |v: &Value, want: i64| {
         let got = v.as_i64().unwrap_or_else(|| panic!("not a time: {v}"));
         assert!((got - want).abs() < 60_000, "{got} is not {want}");
@@ -618,13 +621,7 @@ async fn a_history_is_dated_by_its_work_not_by_the_day_it_arrives() {
 #[tokio::test]
 async fn sessions_imported_before_they_were_dated_are_dated_once_on_upgrade() {
     let app = TestApp::spawn().await;
-    const DAY: i64 = 86_400_000;
     let now = chrono::Utc::now().timestamp_millis();
-    let rfc = |ms: i64| {
-        chrono::DateTime::from_timestamp_millis(ms)
-            .unwrap()
-            .to_rfc3339()
-    };
     let old = app.session().await;
     app.ops_sync(
         &old,
