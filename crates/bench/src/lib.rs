@@ -9,7 +9,8 @@
 //!   under mixed load; [`disk`] times the spool's disk alone.
 //! - [`seeded`] — the project the read benchmarks measure (seeded straight into Neo4j), and
 //!   cairn serving it; [`ui`] — every page of the web UI over it.
-//! - [`recall`], [`quality`], [`search`] — recall latency, evidence recall on LoCoMo, search
+//! - [`recall`], [`quality`], [`search`] — recall latency, evidence recall on LoCoMo (or
+//!   another data set [`dataset`] reads), search
 //!   quality on labelled synthetic histories; [`cpu`] — the CPU time a request costs cairn
 //!   and Neo4j, beside the recall latency.
 //! - [`hooks`] — the Claude Code command hook, a process per event.
@@ -22,6 +23,7 @@
 
 pub mod cli;
 pub mod cpu;
+pub mod dataset;
 pub mod disk;
 pub mod embed;
 pub mod faults;

@@ -1,7 +1,8 @@
 //! `cairn-bench recall-quality`: how much of what answers a question does cairn hand back?
 //!
 //! A public data set of long multi-session conversations with annotated evidence turns (by
-//! default the LoCoMo extract in `tests/fixtures/locomo`, see its `SOURCE`) is captured through
+//! default the LoCoMo extract in `tests/fixtures/locomo`, see its `SOURCE`; LoCoMo's and
+//! LongMemEval's files as published, [`crate::dataset`]) is captured through
 //! the real path — each conversation a project, each session a cairn session, each turn a
 //! `message` operation posted to an in-process server — and indexed by the real indexers with
 //! the configured embedder. Then every question with evidence is asked, for fulltext only,
@@ -31,7 +32,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use clap::{Args, Parser};
-use serde::Deserialize;
 use serde_json::{json, Value};
 
 use cairn::app::Application;
@@ -43,13 +43,11 @@ use cairn::recall::search::{self, Lists, Weights};
 use cairn::recall::turns;
 use cairn::state::AppState;
 
+use crate::dataset::{
+    self, check_dates, parse_date, Conversation, DataSession, DataSet, Question, Turn, DEFAULT_DATA,
+};
 use crate::plain_bm25;
 
-/// The LoCoMo extract shipped with the sources (the repository's `tests/fixtures`).
-const DEFAULT_DATA: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../tests/fixtures/locomo/locomo10.json"
-);
 /// Context budgets evidence recall is measured at.
 const BUDGETS: [usize; 3] = [500, 1_000, 2_000];
 /// Sessions search is judged on its first this many.
@@ -63,10 +61,12 @@ const WARM_UP: usize = 10;
 pub struct QualityBench {
     #[command(flatten)]
     pub settings: Settings,
-    /// The data set: `{conversations: [{id, speakers, sessions: [{date, turns: [{id, speaker,
-    /// text}]}], questions: [{question, evidence: [turn id]}]}]}`; dates as RFC 3339, ISO
-    /// ("2023-05-08 13:56"), LongMemEval ("2023/05/08 (Mon) 13:56") or LoCoMo ("1:56 pm on
-    /// 8 May, 2023") write them.
+    /// The data set: LoCoMo's `locomo10.json` or LongMemEval's files as published (a file of
+    /// instances, or a folder of one-instance files), or the bench's shape `{conversations:
+    /// [{id, speakers, sessions: [{date, turns: [{id, speaker, text}]}], questions:
+    /// [{question, evidence: [turn id]}]}]}` with dates as RFC 3339, ISO ("2023-05-08
+    /// 13:56"), LongMemEval ("2023/05/08 (Mon) 13:56") or LoCoMo ("1:56 pm on 8 May, 2023")
+    /// write them (`dataset`).
     #[arg(long, default_value = DEFAULT_DATA)]
     pub data: PathBuf,
     /// Use only the first N conversations.
@@ -94,114 +94,6 @@ pub struct QualityBench {
     /// score) — for studying a ranking offline.
     #[arg(long, value_name = "FILE")]
     pub dump: Option<PathBuf>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct DataSet {
-    pub conversations: Vec<Conversation>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct Conversation {
-    pub id: String,
-    pub speakers: Vec<String>,
-    pub sessions: Vec<DataSession>,
-    pub questions: Vec<Question>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct DataSession {
-    /// As the data set writes it ("1:56 pm on 8 May, 2023").
-    pub date: String,
-    pub turns: Vec<Turn>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct Turn {
-    pub id: String,
-    pub speaker: String,
-    pub text: String,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct Question {
-    pub question: String,
-    pub evidence: Vec<String>,
-    /// The data set's kind of question (LoCoMo: 1 multi-hop, 2 temporal, 3 open-domain,
-    /// 4 single-hop, 5 adversarial); the report breaks recall down by it.
-    #[serde(default)]
-    pub category: Option<Value>,
-}
-
-impl Question {
-    /// The category as a report key (`none` without one).
-    fn category_key(&self) -> String {
-        match &self.category {
-            None | Some(Value::Null) => "none".to_string(),
-            Some(Value::String(s)) => s.clone(),
-            Some(other) => other.to_string(),
-        }
-    }
-}
-
-/// A session's date as epoch milliseconds (UTC, when it names no offset), or `None`. Read as
-/// LoCoMo writes it ("1:56 pm on 8 May, 2023"), as LongMemEval does ("2023/05/20 (Sat)
-/// 02:21"), RFC 3339 ("2023-05-08T13:56:00Z"), or ISO without an offset ("2023-05-08 13:56",
-/// "2023-05-08T13:56:00", "2023-05-08").
-pub fn parse_date(text: &str) -> Option<i64> {
-    use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
-    let text = text.trim();
-    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(text) {
-        return Some(t.timestamp_millis());
-    }
-    if let Some((time, date)) = text.split_once(" on ") {
-        let date = NaiveDate::parse_from_str(date.trim(), "%d %B, %Y").ok()?;
-        let time = NaiveTime::parse_from_str(&time.trim().to_uppercase(), "%I:%M %p").ok()?;
-        return Some(date.and_time(time).and_utc().timestamp_millis());
-    }
-    // A weekday in brackets says nothing the date does not.
-    let plain: String = match (text.find('('), text.find(')')) {
-        (Some(a), Some(b)) if a < b => format!("{} {}", &text[..a], &text[b + 1..]),
-        _ => text.to_string(),
-    };
-    let plain = plain.split_whitespace().collect::<Vec<_>>().join(" ");
-    const WITH_TIME: [&str; 5] = [
-        "%Y/%m/%d %H:%M",
-        "%Y/%m/%d %H:%M:%S",
-        "%Y-%m-%d %H:%M",
-        "%Y-%m-%d %H:%M:%S",
-        "%Y-%m-%dT%H:%M:%S",
-    ];
-    if let Some(t) = WITH_TIME
-        .iter()
-        .find_map(|f| NaiveDateTime::parse_from_str(&plain, f).ok())
-    {
-        return Some(t.and_utc().timestamp_millis());
-    }
-    ["%Y/%m/%d", "%Y-%m-%d"]
-        .iter()
-        .find_map(|f| NaiveDate::parse_from_str(&plain, f).ok())
-        .and_then(|d| d.and_hms_opt(0, 0, 0))
-        .map(|t| t.and_utc().timestamp_millis())
-}
-
-/// Every session's date, read: a session placed at an unknown time would misplace its turns
-/// in time, so an unreadable date stops the run before anything is captured.
-fn check_dates(data: &DataSet) -> anyhow::Result<()> {
-    for conv in &data.conversations {
-        for (i, s) in conv.sessions.iter().enumerate() {
-            anyhow::ensure!(
-                parse_date(&s.date).is_some(),
-                "conversation {} session {}: cannot read the date {:?}; write it as \
-                 \"2023-05-08T13:56:00Z\", \"2023-05-08 13:56\", \"2023/05/08 (Mon) 13:56\" \
-                 or \"1:56 pm on 8 May, 2023\"",
-                conv.id,
-                i + 1,
-                s.date
-            );
-        }
-    }
-    Ok(())
 }
 
 /// The id of the operation a turn is captured as in `project`.
@@ -781,9 +673,7 @@ async fn prompts(
 }
 
 pub async fn run(mut b: QualityBench) -> anyhow::Result<()> {
-    let raw = std::fs::read_to_string(&b.data)
-        .with_context(|| format!("reading {}", b.data.display()))?;
-    let mut data: DataSet = serde_json::from_str(&raw).context("the data set's shape")?;
+    let mut data = dataset::load(&b.data)?;
     if let Some(n) = b.conversations {
         data.conversations.truncate(n);
     }
@@ -1145,80 +1035,4 @@ fn print(report: &Value) {
         p["latency_ms"]["p50"],
         p["latency_ms"]["p95"],
     );
-}
-
-/// Runs only against the real Neo4j; the pure parts are tested here.
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dates_parse_as_the_data_set_writes_them() {
-        let t = parse_date("1:56 pm on 8 May, 2023").unwrap();
-        let d = chrono::DateTime::from_timestamp_millis(t).unwrap();
-        assert_eq!(d.to_rfc3339(), "2023-05-08T13:56:00+00:00");
-        assert!(parse_date("10:37 am on 27 June, 2023").is_some());
-        for other in [
-            "2023/05/08 (Mon) 13:56",
-            "2023-05-08T13:56:00Z",
-            "2023-05-08T15:56:00+02:00",
-            "2023-05-08 13:56",
-            "2023-05-08T13:56:00",
-        ] {
-            assert_eq!(parse_date(other), Some(t), "{other}");
-        }
-        assert_eq!(
-            parse_date("2023-05-08"),
-            Some(t - (13 * 60 + 56) * 60_000),
-            "a date alone is its midnight"
-        );
-        assert_eq!(parse_date("yesterday"), None);
-        assert_eq!(parse_date("2023-02-30 10:00"), None);
-    }
-
-    #[test]
-    fn an_unreadable_date_stops_the_run_naming_the_session() {
-        let data: DataSet = serde_json::from_value(json!({"conversations": [{
-            "id": "c1", "speakers": ["A", "B"], "questions": [],
-            "sessions": [{"date": "2023-05-08", "turns": []}, {"date": "soon", "turns": []}]
-        }]}))
-        .unwrap();
-        let err = check_dates(&data).unwrap_err().to_string();
-        assert!(
-            err.contains("conversation c1 session 2") && err.contains("\"soon\""),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn a_category_is_a_report_key_whatever_its_json_type() {
-        let q = |category: Value| -> Question {
-            serde_json::from_value(json!({"question": "q", "evidence": [], "category": category}))
-                .unwrap()
-        };
-        assert_eq!(q(json!(3)).category_key(), "3");
-        assert_eq!(q(json!("multi-hop")).category_key(), "multi-hop");
-        assert_eq!(q(Value::Null).category_key(), "none");
-        let plain: Question =
-            serde_json::from_value(json!({"question": "q", "evidence": ["D1:1"]})).unwrap();
-        assert_eq!(plain.category_key(), "none");
-    }
-
-    #[test]
-    fn the_shipped_extract_loads_and_its_evidence_names_turns() {
-        let raw = std::fs::read_to_string(DEFAULT_DATA).unwrap();
-        let data: DataSet = serde_json::from_str(&raw).unwrap();
-        assert_eq!(data.conversations.len(), 10);
-        for c in &data.conversations {
-            let ids: HashSet<&str> = c
-                .sessions
-                .iter()
-                .flat_map(|s| s.turns.iter().map(|t| t.id.as_str()))
-                .collect();
-            assert!(c.sessions.iter().all(|s| parse_date(&s.date).is_some()));
-            for q in &c.questions {
-                assert!(q.evidence.iter().all(|e| ids.contains(e.as_str())));
-            }
-        }
-    }
 }

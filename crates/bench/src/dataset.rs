@@ -1,0 +1,589 @@
+//! The data sets `cairn-bench recall-quality` asks: long multi-session conversations with
+//! questions whose evidence is annotated turn by turn. [`load`] reads them as they are
+//! published, or in the bench's own shape:
+//!
+//! - the bench's shape: `{conversations: [{id, speakers, sessions: [{date, turns: [{id,
+//!   speaker, text}]}], questions: [{question, evidence: [turn id], category?}]}]}`;
+//! - LoCoMo's `data/locomo10.json` (snap-research/LoCoMo): a list of `{sample_id,
+//!   conversation: {speaker_a, speaker_b, session_N, session_N_date_time}, qa}`. A turn that
+//!   shares an image keeps its caption (`… [shares an image: <blip_caption>]`); evidence
+//!   strings naming several turns ("D8:6; D9:17") are split, and ids naming no turn dropped;
+//! - LongMemEval's files (Wu et al., ICLR 2025): a list of instances, one instance, or a
+//!   folder of one-instance files. Each instance is one conversation: its
+//!   `haystack_sessions` dated by `haystack_dates`, turns `<session id>:<index>` spoken by
+//!   their `role` ("user" opens it), the turns marked `has_answer` the evidence of its one
+//!   question, `question_type` its category. Instances without such a turn (abstention) are
+//!   left out: they have no evidence to recall.
+//!
+//! Every session's date must read ([`parse_date`], [`check_dates`]) before anything is
+//! captured. Pure but for reading the files.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use anyhow::Context as _;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+/// The LoCoMo extract shipped with the sources (the repository's `tests/fixtures`).
+pub const DEFAULT_DATA: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../tests/fixtures/locomo/locomo10.json"
+);
+
+#[derive(Debug, Deserialize, PartialEq)]
+pub struct DataSet {
+    pub conversations: Vec<Conversation>,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+pub struct Conversation {
+    pub id: String,
+    pub speakers: Vec<String>,
+    pub sessions: Vec<DataSession>,
+    pub questions: Vec<Question>,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+pub struct DataSession {
+    /// As the data set writes it ("1:56 pm on 8 May, 2023").
+    pub date: String,
+    pub turns: Vec<Turn>,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+pub struct Turn {
+    pub id: String,
+    pub speaker: String,
+    pub text: String,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+pub struct Question {
+    pub question: String,
+    pub evidence: Vec<String>,
+    /// The data set's kind of question (LoCoMo: 1 multi-hop, 2 temporal, 3 open-domain,
+    /// 4 single-hop, 5 adversarial); the report breaks recall down by it.
+    #[serde(default)]
+    pub category: Option<Value>,
+}
+
+impl Question {
+    /// The category as a report key (`none` without one).
+    pub fn category_key(&self) -> String {
+        match &self.category {
+            None | Some(Value::Null) => "none".to_string(),
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+        }
+    }
+}
+
+/// A session's date as epoch milliseconds (UTC, when it names no offset), or `None`. Read as
+/// LoCoMo writes it ("1:56 pm on 8 May, 2023"), as LongMemEval does ("2023/05/20 (Sat)
+/// 02:21"), RFC 3339 ("2023-05-08T13:56:00Z"), or ISO without an offset ("2023-05-08 13:56",
+/// "2023-05-08T13:56:00", "2023-05-08").
+pub fn parse_date(text: &str) -> Option<i64> {
+    use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
+    let text = text.trim();
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(text) {
+        return Some(t.timestamp_millis());
+    }
+    if let Some((time, date)) = text.split_once(" on ") {
+        let date = NaiveDate::parse_from_str(date.trim(), "%d %B, %Y").ok()?;
+        let time = NaiveTime::parse_from_str(&time.trim().to_uppercase(), "%I:%M %p").ok()?;
+        return Some(date.and_time(time).and_utc().timestamp_millis());
+    }
+    // A weekday in brackets says nothing the date does not.
+    let plain: String = match (text.find('('), text.find(')')) {
+        (Some(a), Some(b)) if a < b => format!("{} {}", &text[..a], &text[b + 1..]),
+        _ => text.to_string(),
+    };
+    let plain = plain.split_whitespace().collect::<Vec<_>>().join(" ");
+    const WITH_TIME: [&str; 5] = [
+        "%Y/%m/%d %H:%M",
+        "%Y/%m/%d %H:%M:%S",
+        "%Y-%m-%d %H:%M",
+        "%Y-%m-%d %H:%M:%S",
+        "%Y-%m-%dT%H:%M:%S",
+    ];
+    if let Some(t) = WITH_TIME
+        .iter()
+        .find_map(|f| NaiveDateTime::parse_from_str(&plain, f).ok())
+    {
+        return Some(t.and_utc().timestamp_millis());
+    }
+    ["%Y/%m/%d", "%Y-%m-%d"]
+        .iter()
+        .find_map(|f| NaiveDate::parse_from_str(&plain, f).ok())
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|t| t.and_utc().timestamp_millis())
+}
+
+/// Every session's date, read: a session placed at an unknown time would misplace its turns
+/// in time, so an unreadable date stops the run before anything is captured.
+pub fn check_dates(data: &DataSet) -> anyhow::Result<()> {
+    for conv in &data.conversations {
+        for (i, s) in conv.sessions.iter().enumerate() {
+            anyhow::ensure!(
+                parse_date(&s.date).is_some(),
+                "conversation {} session {}: cannot read the date {:?}; write it as \
+                 \"2023-05-08T13:56:00Z\", \"2023-05-08 13:56\", \"2023/05/08 (Mon) 13:56\" \
+                 or \"1:56 pm on 8 May, 2023\"",
+                conv.id,
+                i + 1,
+                s.date
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Reads the data set at `path`: a file in any of the module's shapes, or a folder of
+/// LongMemEval's one-instance files (empty files skipped).
+pub fn load(path: &Path) -> anyhow::Result<DataSet> {
+    if path.is_dir() {
+        let mut files: Vec<_> = std::fs::read_dir(path)
+            .with_context(|| format!("reading the folder {}", path.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        files.sort();
+        let mut conversations = Vec::new();
+        for file in files {
+            if std::fs::metadata(&file).is_ok_and(|m| m.len() == 0) {
+                continue;
+            }
+            conversations.extend(read_file(&file)?.conversations);
+        }
+        let data = DataSet { conversations };
+        check_ids(&data)?;
+        return Ok(data);
+    }
+    let data = read_file(path)?;
+    check_ids(&data)?;
+    Ok(data)
+}
+
+/// Every conversation's id told apart: each becomes a project of its own, so one given twice
+/// (a question in two files of a folder) would mix two histories.
+pub fn check_ids(data: &DataSet) -> anyhow::Result<()> {
+    let mut seen = HashSet::new();
+    for c in &data.conversations {
+        anyhow::ensure!(
+            seen.insert(c.id.as_str()),
+            "conversation {} appears more than once; keep one copy of it (in a folder of \
+             LongMemEval files, one file per question: `scripts/longmemeval-data` picks them)",
+            c.id
+        );
+    }
+    Ok(())
+}
+
+fn read_file(path: &Path) -> anyhow::Result<DataSet> {
+    let raw =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let value: Value =
+        serde_json::from_str(&raw).with_context(|| format!("{} is not JSON", path.display()))?;
+    from_value(value).with_context(|| format!("reading the data set {}", path.display()))
+}
+
+/// The data set `value` holds, in whichever shape it is written.
+pub fn from_value(value: Value) -> anyhow::Result<DataSet> {
+    let first = match &value {
+        Value::Array(items) => items.first(),
+        other => Some(other),
+    };
+    let has = |key: &str| first.and_then(|f| f.get(key)).is_some();
+    if value.get("conversations").is_some() {
+        serde_json::from_value(value).context("the bench's shape")
+    } else if has("haystack_sessions") {
+        let instances: Vec<LmeInstance> = match value {
+            Value::Array(_) => serde_json::from_value(value),
+            one => serde_json::from_value(one).map(|i| vec![i]),
+        }
+        .context("LongMemEval's shape")?;
+        instances
+            .into_iter()
+            .map(longmemeval)
+            .collect::<Result<Vec<_>, _>>()
+            .map(|c| DataSet {
+                conversations: c.into_iter().flatten().collect(),
+            })
+    } else if has("conversation") && has("qa") {
+        let samples: Vec<LocomoSample> = serde_json::from_value(value).context("LoCoMo's shape")?;
+        samples
+            .into_iter()
+            .map(locomo)
+            .collect::<Result<Vec<_>, _>>()
+            .map(|conversations| DataSet { conversations })
+    } else {
+        anyhow::bail!(
+            "not a data set the bench reads: expected {{\"conversations\": [...]}} (the bench's \
+             shape), LoCoMo's locomo10.json (a list of {{sample_id, conversation, qa}}) or \
+             LongMemEval's instances ({{question_id, question, haystack_sessions, ...}})"
+        )
+    }
+}
+
+#[derive(Deserialize)]
+struct LocomoSample {
+    sample_id: String,
+    conversation: Map<String, Value>,
+    qa: Vec<LocomoQa>,
+}
+
+#[derive(Deserialize)]
+struct LocomoQa {
+    question: String,
+    #[serde(default)]
+    evidence: Vec<String>,
+    #[serde(default)]
+    category: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct LocomoTurn {
+    dia_id: String,
+    speaker: String,
+    text: String,
+    #[serde(default)]
+    blip_caption: Option<String>,
+}
+
+/// One LoCoMo sample as a conversation of the bench's shape.
+fn locomo(sample: LocomoSample) -> anyhow::Result<Conversation> {
+    let c = &sample.conversation;
+    let name = |key: &str| -> anyhow::Result<String> {
+        c.get(key)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .with_context(|| format!("sample {}: no {key}", sample.sample_id))
+    };
+    let speakers = vec![name("speaker_a")?, name("speaker_b")?];
+    // `session_<n>` holds the turns, `session_<n>_date_time` the date: in the order of n.
+    let mut numbered: Vec<(u32, &Value)> = c
+        .iter()
+        .filter_map(|(k, v)| Some((k.strip_prefix("session_")?.parse().ok()?, v)))
+        .collect();
+    numbered.sort_by_key(|(n, _)| *n);
+    let mut sessions = Vec::with_capacity(numbered.len());
+    for (n, turns) in numbered {
+        let turns: Vec<LocomoTurn> = serde_json::from_value(turns.clone())
+            .with_context(|| format!("sample {} session_{n}", sample.sample_id))?;
+        let turns = turns
+            .into_iter()
+            .map(|t| Turn {
+                text: match t.blip_caption.as_deref().map(str::trim) {
+                    Some(caption) if !caption.is_empty() => {
+                        format!("{} [shares an image: {caption}]", t.text)
+                    }
+                    _ => t.text,
+                },
+                id: t.dia_id,
+                speaker: t.speaker,
+            })
+            .collect();
+        sessions.push(DataSession {
+            date: name(&format!("session_{n}_date_time"))?,
+            turns,
+        });
+    }
+    let known: HashSet<String> = sessions
+        .iter()
+        .flat_map(|s| s.turns.iter().map(|t| t.id.clone()))
+        .collect();
+    let questions = sample
+        .qa
+        .into_iter()
+        .map(|q| Question {
+            question: q.question,
+            evidence: q
+                .evidence
+                .iter()
+                .flat_map(|e| e.split(|ch: char| ch == ';' || ch == ',' || ch.is_whitespace()))
+                .filter(|id| known.contains(*id))
+                .map(str::to_string)
+                .collect(),
+            category: q.category,
+        })
+        .collect();
+    Ok(Conversation {
+        id: sample.sample_id,
+        speakers,
+        sessions,
+        questions,
+    })
+}
+
+#[derive(Deserialize)]
+struct LmeInstance {
+    question_id: Value,
+    question: String,
+    #[serde(default)]
+    question_type: Option<Value>,
+    haystack_session_ids: Vec<Value>,
+    haystack_dates: Vec<String>,
+    haystack_sessions: Vec<Vec<LmeTurn>>,
+}
+
+#[derive(Deserialize)]
+struct LmeTurn {
+    role: String,
+    content: String,
+    #[serde(default)]
+    has_answer: Option<bool>,
+}
+
+/// A JSON string as itself, anything else as its JSON text.
+fn plain(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// One LongMemEval instance as a conversation of the bench's shape; `None` without evidence.
+fn longmemeval(item: LmeInstance) -> anyhow::Result<Option<Conversation>> {
+    let id = plain(&item.question_id);
+    anyhow::ensure!(
+        item.haystack_session_ids.len() == item.haystack_sessions.len()
+            && item.haystack_dates.len() == item.haystack_sessions.len(),
+        "instance {id}: {} sessions, {} session ids and {} dates",
+        item.haystack_sessions.len(),
+        item.haystack_session_ids.len(),
+        item.haystack_dates.len()
+    );
+    let mut evidence = Vec::new();
+    let sessions = item
+        .haystack_session_ids
+        .iter()
+        .zip(item.haystack_dates)
+        .zip(item.haystack_sessions)
+        .map(|((sid, date), turns)| {
+            let sid = plain(sid);
+            let turns = turns
+                .into_iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    let tid = format!("{sid}:{i}");
+                    if t.has_answer == Some(true) {
+                        evidence.push(tid.clone());
+                    }
+                    Turn {
+                        id: tid,
+                        speaker: t.role,
+                        text: t.content,
+                    }
+                })
+                .collect();
+            DataSession { date, turns }
+        })
+        .collect();
+    if evidence.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(Conversation {
+        id: format!("lme-{id}"),
+        speakers: vec!["user".into(), "assistant".into()],
+        sessions,
+        questions: vec![Question {
+            question: item.question,
+            evidence,
+            category: item.question_type,
+        }],
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use serde_json::json;
+
+    use super::*;
+
+    const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures");
+
+    #[test]
+    fn dates_parse_as_the_data_set_writes_them() {
+        let t = parse_date("1:56 pm on 8 May, 2023").unwrap();
+        let d = chrono::DateTime::from_timestamp_millis(t).unwrap();
+        assert_eq!(d.to_rfc3339(), "2023-05-08T13:56:00+00:00");
+        assert!(parse_date("10:37 am on 27 June, 2023").is_some());
+        for other in [
+            "2023/05/08 (Mon) 13:56",
+            "2023-05-08T13:56:00Z",
+            "2023-05-08T15:56:00+02:00",
+            "2023-05-08 13:56",
+            "2023-05-08T13:56:00",
+        ] {
+            assert_eq!(parse_date(other), Some(t), "{other}");
+        }
+        assert_eq!(
+            parse_date("2023-05-08"),
+            Some(t - (13 * 60 + 56) * 60_000),
+            "a date alone is its midnight"
+        );
+        assert_eq!(parse_date("yesterday"), None);
+        assert_eq!(parse_date("2023-02-30 10:00"), None);
+    }
+
+    #[test]
+    fn an_unreadable_date_stops_the_run_naming_the_session() {
+        let data: DataSet = serde_json::from_value(json!({"conversations": [{
+            "id": "c1", "speakers": ["A", "B"], "questions": [],
+            "sessions": [{"date": "2023-05-08", "turns": []}, {"date": "soon", "turns": []}]
+        }]}))
+        .unwrap();
+        let err = check_dates(&data).unwrap_err().to_string();
+        assert!(
+            err.contains("conversation c1 session 2") && err.contains("\"soon\""),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_category_is_a_report_key_whatever_its_json_type() {
+        let q = |category: Value| -> Question {
+            serde_json::from_value(json!({"question": "q", "evidence": [], "category": category}))
+                .unwrap()
+        };
+        assert_eq!(q(json!(3)).category_key(), "3");
+        assert_eq!(q(json!("multi-hop")).category_key(), "multi-hop");
+        assert_eq!(q(Value::Null).category_key(), "none");
+        let plain: Question =
+            serde_json::from_value(json!({"question": "q", "evidence": ["D1:1"]})).unwrap();
+        assert_eq!(plain.category_key(), "none");
+    }
+
+    #[test]
+    fn the_shipped_extract_loads_and_its_evidence_names_turns() {
+        let raw = std::fs::read_to_string(DEFAULT_DATA).unwrap();
+        let data: DataSet = serde_json::from_str(&raw).unwrap();
+        assert_eq!(data.conversations.len(), 10);
+        for c in &data.conversations {
+            let ids: HashSet<&str> = c
+                .sessions
+                .iter()
+                .flat_map(|s| s.turns.iter().map(|t| t.id.as_str()))
+                .collect();
+            assert!(c.sessions.iter().all(|s| parse_date(&s.date).is_some()));
+            for q in &c.questions {
+                assert!(q.evidence.iter().all(|e| ids.contains(e.as_str())));
+            }
+        }
+    }
+
+    #[test]
+    fn locomo_as_published_reads_as_the_shipped_extract() {
+        let raw = load(Path::new(&format!("{FIXTURES}/locomo/raw-excerpt.json"))).unwrap();
+        let shipped = load(Path::new(DEFAULT_DATA)).unwrap();
+        let shipped: HashMap<&str, &Conversation> = shipped
+            .conversations
+            .iter()
+            .map(|c| (c.id.as_str(), c))
+            .collect();
+        assert_eq!(raw.conversations.len(), 3);
+        for c in &raw.conversations {
+            let whole = shipped[c.id.as_str()];
+            assert_eq!(c.speakers, whole.speakers);
+            for s in &c.sessions {
+                // The excerpt keeps some sessions whole: each is the extract's session of its date.
+                let same = whole.sessions.iter().find(|w| w.date == s.date).unwrap();
+                assert_eq!(s, same, "{} {}", c.id, s.date);
+            }
+            for q in &c.questions {
+                let same = whole
+                    .questions
+                    .iter()
+                    .find(|w| w.question == q.question)
+                    .unwrap();
+                assert_eq!(q, same);
+            }
+        }
+        let evidence_of = |question: &str| {
+            raw.conversations
+                .iter()
+                .flat_map(|c| &c.questions)
+                .find(|q| q.question == question)
+                .map(|q| q.evidence.clone())
+                .unwrap()
+        };
+        // "D8:6; D9:17" is two turns; "D" names none.
+        assert_eq!(
+            evidence_of("What did Melanie paint recently?"),
+            ["D8:6", "D9:17"]
+        );
+        assert_eq!(
+            evidence_of("What is one of Joanna's favorite movies?"),
+            ["D1:18", "D1:20"]
+        );
+        let shared = &raw.conversations[0].sessions[0].turns[4];
+        assert!(shared.text.ends_with("[shares an image: a photo of a dog walking past a wall with a painting of a woman]"), "{}", shared.text);
+        check_dates(&raw).unwrap();
+    }
+
+    #[test]
+    fn a_longmemeval_instance_is_a_conversation_whose_answer_turns_are_its_evidence() {
+        let file = format!("{FIXTURES}/longmemeval/1_e982271f.json");
+        let data = load(Path::new(&file)).unwrap();
+        let [c] = data.conversations.as_slice() else {
+            panic!("one conversation, not {}", data.conversations.len())
+        };
+        assert_eq!(c.id, "lme-e982271f");
+        assert_eq!(c.speakers, ["user", "assistant"]);
+        assert_eq!(c.sessions.len(), 1);
+        let turns = &c.sessions[0].turns;
+        assert_eq!(turns.len(), 6);
+        assert_eq!(turns[0].speaker, "user");
+        assert_eq!(turns[3].speaker, "assistant");
+        assert!(
+            turns[3].text.contains("Revolution Hall"),
+            "{}",
+            turns[3].text
+        );
+        assert_eq!(c.questions[0].evidence, [turns[3].id.clone()]);
+        assert!(turns[3].id.ends_with(":3"));
+        assert_eq!(c.questions[0].category_key(), "single-session-assistant");
+        check_dates(&data).unwrap();
+
+        // The same instance in a list, and in a folder of one-instance files, reads the same.
+        let one: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        let listed = from_value(Value::Array(vec![one.clone()])).unwrap();
+        assert_eq!(listed.conversations, data.conversations);
+        let folder = load(Path::new(&format!("{FIXTURES}/longmemeval"))).unwrap();
+        assert_eq!(folder.conversations, data.conversations);
+
+        // Without an answer turn (an abstention question) it is left out.
+        let mut abstention = one;
+        for turn in abstention["haystack_sessions"][0].as_array_mut().unwrap() {
+            turn["has_answer"] = json!(false);
+        }
+        assert!(from_value(abstention).unwrap().conversations.is_empty());
+    }
+
+    #[test]
+    fn a_file_of_another_shape_says_which_shapes_are_read() {
+        let err = from_value(json!([{"dialogue": []}]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("LoCoMo") && err.contains("LongMemEval"),
+            "{err}"
+        );
+        let err = format!(
+            "{:#}",
+            from_value(json!({"conversations": [{"id": "c"}]})).unwrap_err()
+        );
+        assert!(err.contains("the bench's shape"), "{err}");
+    }
+
+    #[test]
+    fn a_conversation_id_given_twice_stops_the_run() {
+        let conv = json!({"id": "c1", "speakers": ["A", "B"], "sessions": [], "questions": []});
+        let data = from_value(json!({"conversations": [conv.clone(), conv]})).unwrap();
+        let err = check_ids(&data).unwrap_err().to_string();
+        assert!(err.contains("c1"), "{err}");
+    }
+}
