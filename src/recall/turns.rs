@@ -761,17 +761,36 @@ impl PartialEq for Bound {
 
 impl Eq for Bound {}
 
-/// A derived summary that repeats one of its session's turns word for word (a session of
-/// conversation is summarised by its last turn) gives way to the turn itself.
+/// A derived summary that repeats one of its session's turns gives way to the turn itself: a
+/// session of conversation is summed up by its last turn, word for word, or by its start when
+/// the turn is longer than a summary (cut, ending with `…`). Otherwise the two would stand as
+/// near twins, and diversity would keep the summary, weighed as a recap, over the whole turn.
 pub fn drop_repeated_summaries(hits: &mut Vec<TurnHit>) {
-    let said: HashSet<(String, String)> = hits
+    let mut said: HashMap<&str, Vec<String>> = HashMap::new();
+    for h in hits.iter().filter(|h| h.kind != "summary") {
+        said.entry(h.session_id.as_str())
+            .or_default()
+            .push(squashed(&h.text));
+    }
+    let repeats = |h: &TurnHit| {
+        let Some(turns) = said.get(h.session_id.as_str()) else {
+            return false;
+        };
+        let summary = squashed(&h.text);
+        let start = summary
+            .strip_suffix('…')
+            .map(str::trim_end)
+            .filter(|s| !s.is_empty());
+        turns
+            .iter()
+            .any(|t| *t == summary || start.is_some_and(|s| t.starts_with(s)))
+    };
+    let repeated: HashSet<String> = hits
         .iter()
-        .filter(|h| h.kind != "summary")
-        .map(|h| (h.session_id.clone(), squashed(&h.text)))
+        .filter(|h| h.kind == "summary" && repeats(h))
+        .map(|h| h.operation_id.clone())
         .collect();
-    hits.retain(|h| {
-        h.kind != "summary" || !said.contains(&(h.session_id.clone(), squashed(&h.text)))
-    });
+    hits.retain(|h| !repeated.contains(&h.operation_id));
 }
 
 /// Whitespace runs as one space.
@@ -1084,6 +1103,33 @@ mod tests {
         let ids: Vec<&str> = hits.iter().map(|h| h.operation_id.as_str()).collect();
         // Another session's summary with the same words stays: it is not that turn's twin.
         assert_eq!(ids, ["op-9", "summary:t"]);
+    }
+
+    #[test]
+    fn a_summary_cut_from_a_long_turn_gives_way_to_the_whole_turn() {
+        let long = "assistant: Here is how to organise the playlist. ".repeat(40);
+        let cut = format!("{}…", &long[..900]);
+        let turn = hit("op-12", 0.5, &long);
+        let mut summary = hit("summary:s", 0.7, &cut);
+        summary.kind = "summary".into();
+        // A summary that only opens like a turn, not cut from it, is a summary of its own.
+        let mut own = hit(
+            "summary:u",
+            0.6,
+            "assistant: Here is how to organise the playlist.",
+        );
+        own.kind = "summary".into();
+        own.session_id = "u".into();
+        let mut other = hit(
+            "op-13",
+            0.4,
+            "assistant: Here is how to organise the playlist. And more.",
+        );
+        other.session_id = "u".into();
+        let mut hits = vec![summary, turn, own, other];
+        drop_repeated_summaries(&mut hits);
+        let ids: Vec<&str> = hits.iter().map(|h| h.operation_id.as_str()).collect();
+        assert_eq!(ids, ["op-12", "summary:u", "op-13"]);
     }
 
     #[test]

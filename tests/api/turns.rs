@@ -1211,3 +1211,59 @@ async fn a_summary_stands_at_the_work_it_recaps_not_at_its_close() {
     assert_eq!(ops[0]["session_id"], recent.as_str(), "{answer}");
     app.stop().await;
 }
+
+#[tokio::test]
+async fn a_long_last_turn_is_found_whole_not_as_the_summary_cut_from_it() {
+    let app = TestApp::spawn().await;
+    let sid = app.session().await;
+    // A last assistant turn longer than a summary: closed without one, the session is summed
+    // up by the turn's first few hundred tokens.
+    let reply: String = (0..60)
+        .map(|i| format!("Step {i} of the marmalade bottling plan keeps the jars sterile. "))
+        .collect();
+    let reply = format!("{reply}Last: label every jar with the quince harvest date.");
+    let last = format!("{sid}-reply");
+    app.ops_sync(
+        &sid,
+        json!([
+            {"type": "message", "role": "user", "content": "how do I bottle the marmalade?"},
+            {"id": last, "type": "message", "role": "assistant", "content": reply}
+        ]),
+    )
+    .await;
+    let (status, body) = app
+        .post(&format!("/v1/sessions/{sid}/close"), &json!({}))
+        .await;
+    assert!(status == 201 || status == 202, "{status} {body}");
+    let summary = app
+        .get_when(&format!("/v1/sessions/{sid}"), |s| s["summary"].is_string())
+        .await["summary"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        summary.ends_with('…') && reply.starts_with(summary.trim_end_matches('…')),
+        "{summary}"
+    );
+    let query = "marmalade bottling plan sterile jars";
+    // The summary is searchable on its own ...
+    search_until(
+        &app,
+        json!({"project": app.project, "query": query, "types": ["summary"]}),
+        |ops| ops.iter().any(|o| o["session_id"] == sid.as_str()),
+    )
+    .await;
+    // ... but beside the turn it was cut from, the whole turn stands for both.
+    let answer = search_until(
+        &app,
+        json!({"project": app.project, "query": query, "limit": 10}),
+        |ops| ops.iter().any(|o| o["operation_id"] == last.as_str()),
+    )
+    .await;
+    let ops = answer["operations"].as_array().unwrap();
+    assert!(
+        ops.iter().all(|o| o["type"] != "summary"),
+        "the summary repeats the turn: {answer}"
+    );
+    app.stop().await;
+}

@@ -199,32 +199,47 @@ async fn capture(base: &str, data: &[Conversation], loaded: &[Loaded]) -> anyhow
 
 /// Waits until turn search finds each project's last turn by its own words (the turn index
 /// is updated after commit) and, with an embedder, nothing is left to embed. The last turn is
-/// looked for in its own session: among a long history's hundreds of turns, a generic one
-/// ("Thanks, that helps!") need not rank first for its own words.
+/// looked for among all of its own session's turns: among a long history's hundreds of
+/// turns, a generic one ("Thanks, that helps!") need not rank first for its own words, nor
+/// within its session a reply that repeats an earlier one. It is asked for by its
+/// first [`LAST_TURN_WORDS`] words: a long reply's hundreds of words, each one of the
+/// project's common words too, would rank the project's other long turns before the
+/// session's. Says every minute what it is waiting for.
 async fn turns_indexed(
     state: &AppState,
     data: &[Conversation],
     loaded: &[Loaded],
 ) -> anyhow::Result<()> {
     let deadline = Instant::now() + Duration::from_secs(3_600);
+    let mut said = Instant::now();
     for (conv, l) in data.iter().zip(loaded) {
-        let Some(last) = conv.sessions.last().and_then(|s| s.turns.last()) else {
+        let Some(last_session) = conv.sessions.last() else {
             continue;
         };
+        let Some(last) = last_session.turns.last() else {
+            continue;
+        };
+        // Every turn of the session, and its summary.
+        let whole = (last_session.turns.len() + 1).clamp(10, turns::MAX_HITS);
         let want = operation_id(&l.project, &last.id);
         let (session, _) = l
             .turns
             .get(&last.id)
             .with_context(|| format!("turn {} was not captured", last.id))?;
         let session = [session.clone()];
+        let asked = turn_content(last)
+            .split_whitespace()
+            .take(LAST_TURN_WORDS)
+            .collect::<Vec<_>>()
+            .join(" ");
         loop {
             let found = turns::search(
                 &state.store,
                 state.embedder.as_deref(),
                 &turns::TurnQuery {
                     project: &l.project,
-                    text: &turn_content(last),
-                    limit: 10,
+                    text: &asked,
+                    limit: whole,
                     types: None,
                     sessions: Some(&session),
                     exclude_session: None,
@@ -233,8 +248,18 @@ async fn turns_indexed(
             )
             .await?;
             let seen = found.hits.iter().any(|h| h.operation_id == want);
-            if seen && found.pending_embeddings.unwrap_or(0) == 0 {
+            let pending = found.pending_embeddings.unwrap_or(0);
+            if seen && pending == 0 {
                 break;
+            }
+            if said.elapsed() >= Duration::from_secs(60) {
+                eprintln!(
+                    "waiting for the turn index of {}: its last turn {}, {pending} operations \
+                     not embedded yet",
+                    l.project,
+                    if seen { "found" } else { "not found yet" }
+                );
+                said = Instant::now();
             }
             anyhow::ensure!(
                 Instant::now() < deadline,
@@ -246,6 +271,9 @@ async fn turns_indexed(
     }
     Ok(())
 }
+
+/// Words of a conversation's last turn turn search is asked for to see it indexed.
+const LAST_TURN_WORDS: usize = 40;
 
 /// Removes the sessions the prompt phase captured in `l`'s project.
 async fn forget_prompts(store: &cairn::graph::Store, l: &Loaded) -> anyhow::Result<()> {
