@@ -761,13 +761,20 @@ impl PartialEq for Bound {
 
 impl Eq for Bound {}
 
-/// A derived summary that repeats one of its session's turns gives way to the turn itself: a
-/// session of conversation is summed up by its last turn, word for word, or by its start when
-/// the turn is longer than a summary (cut, ending with `…`). Otherwise the two would stand as
-/// near twins, and diversity would keep the summary, weighed as a recap, over the whole turn.
+/// The shortest start of a turn a summary cut from it holds (a derived summary is cut at
+/// ~400 tokens, some 1,500 bytes of prose).
+const MIN_CUT_BYTES: usize = 400;
+
+/// A derived summary that repeats one of its session's replies gives way to the reply itself:
+/// a session of conversation is summed up by its last reply, word for word, or by its start
+/// when the reply is longer than a summary (cut, ending with `…`). Otherwise the two would
+/// stand as near twins, and diversity would keep the summary, weighed as a recap, over the
+/// whole reply. A summary with the todo list or next steps after the cut is not a copy, and
+/// stays.
 pub fn drop_repeated_summaries(hits: &mut Vec<TurnHit>) {
     let mut said: HashMap<&str, Vec<String>> = HashMap::new();
-    for h in hits.iter().filter(|h| h.kind != "summary") {
+    let derivable = |h: &TurnHit| h.kind == "message" && h.role.as_deref() != Some("user");
+    for h in hits.iter().filter(|h| derivable(h)) {
         said.entry(h.session_id.as_str())
             .or_default()
             .push(squashed(&h.text));
@@ -777,10 +784,11 @@ pub fn drop_repeated_summaries(hits: &mut Vec<TurnHit>) {
             return false;
         };
         let summary = squashed(&h.text);
+        // Only a cut as long as a summary is cut: "WIP…" is a summary of its own.
         let start = summary
             .strip_suffix('…')
             .map(str::trim_end)
-            .filter(|s| !s.is_empty());
+            .filter(|s| s.len() >= MIN_CUT_BYTES);
         turns
             .iter()
             .any(|t| *t == summary || start.is_some_and(|s| t.starts_with(s)))
@@ -1112,24 +1120,24 @@ mod tests {
         let turn = hit("op-12", 0.5, &long);
         let mut summary = hit("summary:s", 0.7, &cut);
         summary.kind = "summary".into();
-        // A summary that only opens like a turn, not cut from it, is a summary of its own.
-        let mut own = hit(
-            "summary:u",
-            0.6,
-            "assistant: Here is how to organise the playlist.",
-        );
-        own.kind = "summary".into();
-        own.session_id = "u".into();
+        // The same cut in another session is that session's own summary.
+        let mut elsewhere = hit("summary:t", 0.65, &cut);
+        elsewhere.kind = "summary".into();
+        elsewhere.session_id = "t".into();
+        // A short summary ending with `…` is not a cut of the turn it opens like.
+        let mut short = hit("summary:u", 0.6, "assistant: Here is how…");
+        short.kind = "summary".into();
+        short.session_id = "u".into();
         let mut other = hit(
             "op-13",
             0.4,
-            "assistant: Here is how to organise the playlist. And more.",
+            "assistant: Here is how to organise the playlist.",
         );
         other.session_id = "u".into();
-        let mut hits = vec![summary, turn, own, other];
+        let mut hits = vec![summary, turn, elsewhere, short, other];
         drop_repeated_summaries(&mut hits);
         let ids: Vec<&str> = hits.iter().map(|h| h.operation_id.as_str()).collect();
-        assert_eq!(ids, ["op-12", "summary:u", "op-13"]);
+        assert_eq!(ids, ["op-12", "summary:t", "summary:u", "op-13"]);
     }
 
     #[test]

@@ -11,14 +11,16 @@
 //! - LongMemEval's files (Wu et al., ICLR 2025): a list of instances, one instance, or a
 //!   folder of one-instance files. Each instance is one conversation: its
 //!   `haystack_sessions` dated by `haystack_dates`, turns `<session id>:<index>` spoken by
-//!   their `role` ("user" opens it), the turns marked `has_answer` the evidence of its one
+//!   their `role` ("user" opens it; a session given twice has its second copy as `<id>#2`),
+//!   the turns marked `has_answer` the evidence of its one
 //!   question, `question_type` its category. Instances without such a turn (abstention) are
 //!   left out: they have no evidence to recall.
 //!
-//! Every session's date must read ([`parse_date`], [`check_dates`]) before anything is
-//! captured. Pure but for reading the files.
+//! [`load`] refuses a conversation id, or a turn id within a conversation, given twice
+//! ([`check_ids`]); the bench checks that every session's date reads ([`parse_date`],
+//! [`check_dates`]) before anything is captured. Pure but for reading the files.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use anyhow::Context as _;
@@ -151,10 +153,12 @@ pub fn load(path: &Path) -> anyhow::Result<DataSet> {
         files.sort();
         let mut conversations = Vec::new();
         for file in files {
-            if std::fs::metadata(&file).is_ok_and(|m| m.len() == 0) {
+            let raw = std::fs::read_to_string(&file)
+                .with_context(|| format!("reading {}", file.display()))?;
+            if raw.trim().is_empty() {
                 continue;
             }
-            conversations.extend(read_file(&file)?.conversations);
+            conversations.extend(parse(&raw, &file)?.conversations);
         }
         let data = DataSet { conversations };
         check_ids(&data)?;
@@ -176,6 +180,16 @@ pub fn check_ids(data: &DataSet) -> anyhow::Result<()> {
              LongMemEval files, one file per question: `scripts/longmemeval-data` picks them)",
             c.id
         );
+        let mut turns = HashSet::new();
+        for t in c.sessions.iter().flat_map(|s| &s.turns) {
+            anyhow::ensure!(
+                turns.insert(t.id.as_str()),
+                "conversation {}: turn id {} appears more than once; each turn is captured as \
+                 an operation of that id",
+                c.id,
+                t.id
+            );
+        }
     }
     Ok(())
 }
@@ -183,8 +197,12 @@ pub fn check_ids(data: &DataSet) -> anyhow::Result<()> {
 fn read_file(path: &Path) -> anyhow::Result<DataSet> {
     let raw =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    parse(&raw, path)
+}
+
+fn parse(raw: &str, path: &Path) -> anyhow::Result<DataSet> {
     let value: Value =
-        serde_json::from_str(&raw).with_context(|| format!("{} is not JSON", path.display()))?;
+        serde_json::from_str(raw).with_context(|| format!("{} is not JSON", path.display()))?;
     from_value(value).with_context(|| format!("reading the data set {}", path.display()))
 }
 
@@ -195,6 +213,10 @@ pub fn from_value(value: Value) -> anyhow::Result<DataSet> {
         other => Some(other),
     };
     let has = |key: &str| first.and_then(|f| f.get(key)).is_some();
+    anyhow::ensure!(
+        first.is_some(),
+        "the list holds no conversation or instance"
+    );
     if value.get("conversations").is_some() {
         serde_json::from_value(value).context("the bench's shape")
     } else if has("haystack_sessions") {
@@ -355,6 +377,8 @@ fn longmemeval(item: LmeInstance) -> anyhow::Result<Option<Conversation>> {
         item.haystack_dates.len()
     );
     let mut evidence = Vec::new();
+    // A history may hold one session twice (on two dates): the second copy is `<id>#2`.
+    let mut copies: HashMap<String, usize> = HashMap::new();
     let sessions = item
         .haystack_session_ids
         .iter()
@@ -362,6 +386,12 @@ fn longmemeval(item: LmeInstance) -> anyhow::Result<Option<Conversation>> {
         .zip(item.haystack_sessions)
         .map(|((sid, date), turns)| {
             let sid = plain(sid);
+            let copy = copies.entry(sid.clone()).or_insert(0);
+            *copy += 1;
+            let sid = match *copy {
+                1 => sid,
+                n => format!("{sid}#{n}"),
+            };
             let turns = turns
                 .into_iter()
                 .enumerate()
@@ -585,5 +615,56 @@ mod tests {
         let data = from_value(json!({"conversations": [conv.clone(), conv]})).unwrap();
         let err = check_ids(&data).unwrap_err().to_string();
         assert!(err.contains("c1"), "{err}");
+    }
+
+    #[test]
+    fn a_session_given_twice_keeps_both_copies_apart_and_sessions_go_by_number() {
+        let turn = |text: &str| json!({"role": "user", "content": text, "has_answer": true});
+        let lme = from_value(json!({
+            "question_id": 7, "question": "q?",
+            "haystack_session_ids": ["a", "b", "a"],
+            "haystack_dates": ["2023/05/01 (Mon) 10:00", "2023/05/02 (Tue) 10:00", "2023/05/03 (Wed) 10:00"],
+            "haystack_sessions": [[turn("one")], [turn("two")], [turn("one")]]
+        }))
+        .unwrap();
+        let c = &lme.conversations[0];
+        assert_eq!(c.id, "lme-7");
+        let ids: Vec<&str> = c.sessions.iter().map(|s| s.turns[0].id.as_str()).collect();
+        assert_eq!(ids, ["a:0", "b:0", "a#2:0"]);
+        assert_eq!(c.questions[0].evidence, ["a:0", "b:0", "a#2:0"]);
+        check_ids(&lme).unwrap();
+
+        let session = |id: &str| json!([{"dia_id": id, "speaker": "A", "text": id}]);
+        let locomo = from_value(json!([{
+            "sample_id": "c", "qa": [],
+            "conversation": {
+                "speaker_a": "A", "speaker_b": "B",
+                "session_10": session("D10:1"), "session_10_date_time": "2023-05-10",
+                "session_2": session("D2:1"), "session_2_date_time": "2023-05-02",
+                "session_1": session("D1:1"), "session_1_date_time": "2023-05-01"
+            }
+        }]))
+        .unwrap();
+        let order: Vec<&str> = locomo.conversations[0]
+            .sessions
+            .iter()
+            .map(|s| s.turns[0].id.as_str())
+            .collect();
+        assert_eq!(order, ["D1:1", "D2:1", "D10:1"]);
+    }
+
+    #[test]
+    fn a_turn_id_given_twice_in_a_conversation_stops_the_run() {
+        let t = json!({"id": "D1:1", "speaker": "A", "text": "hi"});
+        let data = from_value(json!({"conversations": [{
+            "id": "c2", "speakers": ["A", "B"], "questions": [],
+            "sessions": [{"date": "2023-05-08", "turns": [t.clone()]},
+                         {"date": "2023-05-09", "turns": [t]}]
+        }]}))
+        .unwrap();
+        let err = check_ids(&data).unwrap_err().to_string();
+        assert!(err.contains("c2") && err.contains("D1:1"), "{err}");
+        let err = from_value(json!([])).unwrap_err().to_string();
+        assert!(err.contains("no conversation"), "{err}");
     }
 }

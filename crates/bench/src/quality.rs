@@ -702,6 +702,13 @@ async fn prompts(
 
 pub async fn run(mut b: QualityBench) -> anyhow::Result<()> {
     let mut data = dataset::load(&b.data)?;
+    anyhow::ensure!(
+        data.conversations
+            .iter()
+            .any(|c| c.questions.iter().any(|q| !q.evidence.is_empty())),
+        "{} holds no question with evidence to recall",
+        b.data.display()
+    );
     if let Some(n) = b.conversations {
         data.conversations.truncate(n);
     }
