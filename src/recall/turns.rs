@@ -772,8 +772,22 @@ const MIN_CUT_BYTES: usize = 400;
 /// whole reply. A summary with the todo list or next steps after the cut is not a copy, and
 /// stays.
 pub fn drop_repeated_summaries(hits: &mut Vec<TurnHit>) {
+    // Only the sessions with a summary among the hits are compared: most searches have none,
+    // and squashing hundreds of candidates' texts for nothing would cost every request.
+    let summed: HashSet<&str> = hits
+        .iter()
+        .filter(|h| h.kind == "summary")
+        .map(|h| h.session_id.as_str())
+        .collect();
+    if summed.is_empty() {
+        return;
+    }
     let mut said: HashMap<&str, Vec<String>> = HashMap::new();
-    let derivable = |h: &TurnHit| h.kind == "message" && h.role.as_deref() != Some("user");
+    let derivable = |h: &TurnHit| {
+        h.kind == "message"
+            && h.role.as_deref() != Some("user")
+            && summed.contains(h.session_id.as_str())
+    };
     for h in hits.iter().filter(|h| derivable(h)) {
         said.entry(h.session_id.as_str())
             .or_default()
