@@ -4,10 +4,16 @@
 //! with an 8k budget, the sliding window, and turn search (`POST /v1/search`, hybrid; also
 //! with a day named, "… yesterday"). Prints p50/p95/max per route, and the CPU time a request
 //! costs this process (cairn and the client) and the local Neo4j ([`cpu`]).
+//!
+//! A Neo4j just started answers the same statements several times slower than it will once
+//! its JVM has compiled them: the first few thousand requests after a start measured a task
+//! context's p95 at 54–76 ms, the same build 26–28 ms after. So every route is asked in turn
+//! for `--warm-up-secs` first (progress shown), and what is timed is the service as it runs.
+//! Each task context and turn search asks another query than the one before, so no answer
+//! is the repeat of the last.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use anyhow::Context as _;
 use clap::Args;
 use serde_json::json;
 
@@ -19,9 +25,13 @@ use super::{ms, quantile};
 pub struct RecallBench {
     #[command(flatten)]
     pub seed: SeedArgs,
-    /// Timed requests per route (after 10 warm-up requests).
+    /// Timed requests per route (after 10 warm-up requests of the route).
     #[arg(long, default_value_t = 200)]
     pub iterations: usize,
+    /// Seconds spent asking every route in turn before any is timed, so Neo4j's JVM has
+    /// compiled what the routes run (0: only each route's 10 warm-up requests).
+    #[arg(long, default_value_t = 120)]
+    pub warm_up_secs: u64,
     /// Context budget in tokens.
     #[arg(long, default_value_t = 8_000)]
     pub budget: usize,
@@ -74,107 +84,163 @@ pub const TURN_QUERIES: &[&str] = &[
     "please look at the cache and the index",
 ];
 
+/// Tasks of the task contexts, in turn (so no answer is the repeat of the last).
+pub const TASKS: &[&str] = &[
+    "fix the parser cache",
+    "why did the lexer token change",
+    "make the schema index tests pass",
+    "the router handler ignores the budget",
+    "spool writer config and its metrics",
+    "auth window of a session",
+];
+
+/// A route the bench times: how its `i`-th request is made.
+struct Route<'a> {
+    name: &'static str,
+    make: Box<dyn Fn(usize) -> reqwest::RequestBuilder + 'a>,
+    /// A turn search: every answer must say it was hybrid.
+    search: bool,
+}
+
+/// Sends the `i`-th request of `route`; how long its answer took.
+async fn ask(route: &Route<'_>, i: usize, key: &str) -> anyhow::Result<Duration> {
+    let r = (route.make)(i).bearer_auth(key);
+    let t = Instant::now();
+    let resp = r.send().await?;
+    let status = resp.status();
+    let body = resp.bytes().await?;
+    let took = t.elapsed();
+    let text = || String::from_utf8_lossy(&body).into_owned();
+    anyhow::ensure!(
+        status.is_success(),
+        "{} answered {status}: {}",
+        route.name,
+        text()
+    );
+    if route.search {
+        let answer: serde_json::Value = serde_json::from_slice(&body)?;
+        anyhow::ensure!(
+            answer["mode"] == "hybrid",
+            "{} was not hybrid: {}",
+            route.name,
+            answer["mode"]
+        );
+    }
+    Ok(took)
+}
+
+/// Asks every route in turn for `secs` seconds, saying every 30 s how long a round of them
+/// took last: it falls as the JVM compiles, then holds.
+async fn warm_up(routes: &[Route<'_>], key: &str, secs: u64) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let mut said = started;
+    let mut round = 0;
+    while started.elapsed().as_secs() < secs {
+        let t = Instant::now();
+        for route in routes {
+            ask(route, round, key).await?;
+        }
+        round += 1;
+        if said.elapsed().as_secs() >= 30 {
+            said = Instant::now();
+            println!(
+                "warming up: {}s of {secs}s, {round} rounds of every route, the last in {:.1} ms",
+                started.elapsed().as_secs(),
+                ms(t.elapsed())
+            );
+        }
+    }
+    Ok(())
+}
+
 pub async fn run(b: RecallBench) -> anyhow::Result<()> {
     let Some(served) = seeded::serve(&b.seed).await? else {
         return Ok(());
     };
     let (project, big, key) = (&served.project, &served.big_session, &served.key);
     let http = reqwest::Client::new();
-    let base = served.base.clone();
-    let routes: Vec<(&str, reqwest::RequestBuilder)> = vec![
-        (
-            "reconstruction (1000-op session)",
-            http.get(format!(
-                "{base}/v1/sessions/{big}/reconstruction?max_operations=1000"
-            )),
-        ),
-        (
-            "context (session, 8k budget)",
-            http.post(format!("{base}/v1/context")).json(
-                &json!({"project": project, "session_id": big, "budget_tokens": b.budget}),
-            ),
-        ),
-        (
-            "context (task, 8k budget)",
-            http.post(format!("{base}/v1/context")).json(
-                &json!({"project": project, "task": "fix the parser cache", "budget_tokens": b.budget}),
-            ),
-        ),
-        (
-            "window",
-            http.get(format!(
-                "{base}/v1/sessions/{big}/window?token_limit={}",
-                b.window_tokens
-            )),
-        ),
+    let base = served.base.as_str();
+    let budget = b.budget;
+    let window = b.window_tokens;
+    let (http, project, big) = (&http, project.as_str(), big.as_str());
+    let mut routes = vec![
+        Route {
+            name: "reconstruction (1000-op session)",
+            make: Box::new(move |_| {
+                http.get(format!(
+                    "{base}/v1/sessions/{big}/reconstruction?max_operations=1000"
+                ))
+            }),
+            search: false,
+        },
+        Route {
+            name: "context (session, 8k budget)",
+            make: Box::new(move |_| {
+                http.post(format!("{base}/v1/context"))
+                    .json(&json!({"project": project, "session_id": big, "budget_tokens": budget}))
+            }),
+            search: false,
+        },
+        Route {
+            name: "context (task, 8k budget)",
+            make: Box::new(move |i| {
+                let task = TASKS[i % TASKS.len()];
+                http.post(format!("{base}/v1/context"))
+                    .json(&json!({"project": project, "task": task, "budget_tokens": budget}))
+            }),
+            search: false,
+        },
+        Route {
+            name: "window",
+            make: Box::new(move |_| {
+                http.get(format!(
+                    "{base}/v1/sessions/{big}/window?token_limit={window}"
+                ))
+            }),
+            search: false,
+        },
     ];
+    // The last also names a day, so the sessions active then are searched as well.
+    for (name, types, when) in [
+        ("turn search (hybrid, 10)", None, ""),
+        ("turn search (hybrid, messages)", Some(["message"]), ""),
+        ("turn search (hybrid, a day named)", None, " yesterday"),
+    ] {
+        routes.push(Route {
+            name,
+            make: Box::new(move |i| {
+                let query = format!("{}{when}", TURN_QUERIES[i % TURN_QUERIES.len()]);
+                http.post(format!("{base}/v1/search"))
+                    .json(&json!({"project": project, "query": query, "limit": 10, "types": types}))
+            }),
+            search: true,
+        });
+    }
     println!(
         "project {project}: {} sessions, {} operations; {} timed requests per route",
         b.seed.sessions, b.seed.operations, b.iterations
     );
+    warm_up(&routes, key, b.warm_up_secs).await?;
     let meter = Meter::new(&b.neo4j_pid_file);
     println!(
         "{:<36} {:>9} {:>9} {:>9} {:>11} {:>11}",
         "route", "p50 ms", "p95 ms", "max ms", "cpu cairn", "cpu neo4j"
     );
-    for (name, req) in routes {
-        let mut times = Vec::with_capacity(b.iterations);
-        let mut since = None;
-        for i in 0..b.iterations + 10 {
-            if i == 10 {
-                since = Some(meter.read());
-            }
-            let r = req.try_clone().context("request")?.bearer_auth(key);
-            let t = Instant::now();
-            let resp = r.send().await?;
-            let status = resp.status();
-            let body = resp.bytes().await?;
-            let took = t.elapsed();
-            anyhow::ensure!(
-                status.is_success(),
-                "{name} answered {status}: {}",
-                String::from_utf8_lossy(&body)
-            );
-            if i >= 10 {
-                times.push(took);
-            }
+    for route in &routes {
+        for i in 0..10 {
+            ask(route, i, key).await?;
         }
-        print_row(name, &mut times, cpu_since(&meter, since, b.iterations));
-    }
-    // The last also names a day, so the sessions active then are searched as well.
-    for (name, types, when) in [
-        ("turn search (hybrid, 10)", None, ""),
-        ("turn search (hybrid, messages)", Some(vec!["message"]), ""),
-        ("turn search (hybrid, a day named)", None, " yesterday"),
-    ] {
+        let since = Some(meter.read());
         let mut times = Vec::with_capacity(b.iterations);
-        let mut modes = std::collections::BTreeSet::new();
-        let mut since = None;
-        for i in 0..b.iterations + 10 {
-            if i == 10 {
-                since = Some(meter.read());
-            }
-            let query = format!("{}{when}", TURN_QUERIES[i % TURN_QUERIES.len()]);
-            let r = http
-                .post(format!("{base}/v1/search"))
-                .json(&json!({"project": project, "query": query, "limit": 10, "types": types}))
-                .bearer_auth(key);
-            let t = Instant::now();
-            let resp = r.send().await?;
-            let status = resp.status();
-            let body: serde_json::Value = resp.json().await?;
-            let took = t.elapsed();
-            anyhow::ensure!(status.is_success(), "{name} answered {status}: {body}");
-            modes.insert(body["mode"].as_str().unwrap_or_default().to_string());
-            if i >= 10 {
-                times.push(took);
-            }
+        for i in 10..b.iterations + 10 {
+            times.push(ask(route, i, key).await?);
         }
-        anyhow::ensure!(
-            modes.len() == 1 && modes.contains("hybrid"),
-            "turn search was not hybrid: {modes:?}"
+        print_row(
+            route.name,
+            &mut times,
+            cpu_since(&meter, since, b.iterations),
         );
-        print_row(name, &mut times, cpu_since(&meter, since, b.iterations));
     }
+    drop(routes);
     served.stop(b.seed.purge).await
 }
