@@ -24,7 +24,7 @@ use crate::recall::{
     window::{self, Window, MAX_TOKEN_LIMIT},
     SessionHead,
 };
-use crate::request::{self, ContextAsk, SessionId};
+use crate::request::{self, asked_at, ContextAsk, SessionId};
 use crate::state::AppState;
 
 pub struct RecallApi(pub Arc<AppState>);
@@ -71,6 +71,12 @@ pub struct ContextBody {
     #[oai(validator(pattern = r"^\s*(o200k_base|cl100k_base)?\s*$"))]
     pub encoding: Option<String>,
     pub allocation: Option<AllocationInput>,
+    /// When the question is asked, RFC 3339 (at most 64 characters, e.g.
+    /// `2023-05-30T23:40:00Z`): the times it names ("last week", "two months ago", "in June")
+    /// and recency count back from then, so a question recorded with its date is answered as
+    /// it was asked. Absent: now. Anything else is `invalid_timestamp`.
+    #[oai(validator(max_length = 64))]
+    pub asked_at: Option<String>,
 }
 
 impl AllocationInput {
@@ -203,7 +209,7 @@ impl RecallApi {
         body: JsonBody<ContextBody>,
     ) -> Handled<Json<Context>, (Guarded, Body, Missing)> {
         let b = body.0;
-        let ask = ContextAsk::parse(
+        let mut ask = ContextAsk::parse(
             &auth,
             Some(&b.project),
             b.session_id.as_deref(),
@@ -212,6 +218,7 @@ impl RecallApi {
             b.encoding.as_deref(),
             self.0.settings.tokenizer,
         )?;
+        ask.asked_at = asked_at(b.asked_at.as_deref())?;
         let allocation = b.allocation.unwrap_or_default().resolve()?;
         Ok(Json(ask.run(&self.0, allocation).await?))
     }

@@ -14,7 +14,7 @@ use crate::error::ApiResult;
 use crate::recall::handover::{self, Handover};
 use crate::recall::search::{Hit, Mode, Weights};
 use crate::recall::turns::{MatchedBy, TurnHit};
-use crate::request::{HandoverAsk, SearchAsk, TurnSearchAsk};
+use crate::request::{asked_at, HandoverAsk, SearchAsk, TurnSearchAsk};
 use crate::state::AppState;
 
 pub struct SearchApi(pub Arc<AppState>);
@@ -32,6 +32,12 @@ pub struct SearchRequest {
     /// Sessions to return: 1 to 50, default 10.
     #[oai(validator(minimum(value = "1"), maximum(value = "50")))]
     pub limit: Option<u32>,
+    /// When the question is asked, RFC 3339 (at most 64 characters, e.g.
+    /// `2023-05-30T23:40:00Z`): the times it names ("last week", "two months ago", "in June")
+    /// and recency count back from then, so a question recorded with its date is answered as
+    /// it was asked. Absent: now. Anything else is `invalid_timestamp`.
+    #[oai(validator(max_length = 64))]
+    pub asked_at: Option<String>,
 }
 
 #[derive(Object)]
@@ -62,6 +68,12 @@ pub struct TurnSearchRequest {
     /// `search`, `todo`, `memory`, `summary`. Absent: every kind.
     #[oai(validator(max_items = 16))]
     pub types: Option<Vec<TurnKindParam>>,
+    /// When the question is asked, RFC 3339 (at most 64 characters, e.g.
+    /// `2023-05-30T23:40:00Z`): the times it names ("last week", "two months ago", "in June")
+    /// and recency count back from then, so a question recorded with its date is answered as
+    /// it was asked. Absent: now. Anything else is `invalid_timestamp`.
+    #[oai(validator(max_length = 64))]
+    pub asked_at: Option<String>,
 }
 
 /// One turn found.
@@ -149,7 +161,8 @@ impl SearchApi {
         body: JsonBody<SearchRequest>,
     ) -> Handled<Json<SearchResponse>, (Guarded, Body)> {
         let b = &body.0;
-        let ask = SearchAsk::parse(&auth, Some(&b.project), &b.query, b.limit.map(i64::from))?;
+        let mut ask = SearchAsk::parse(&auth, Some(&b.project), &b.query, b.limit.map(i64::from))?;
+        ask.asked_at = asked_at(b.asked_at.as_deref())?;
         let found = ask.run(&self.0).await?;
         Ok(Json(SearchResponse {
             mode: found.mode,
@@ -173,13 +186,14 @@ impl SearchApi {
             .types
             .as_ref()
             .map(|t| t.iter().map(|k| k.0.clone()).collect());
-        let ask = TurnSearchAsk::parse(
+        let mut ask = TurnSearchAsk::parse(
             &auth,
             Some(&b.project),
             &b.query,
             b.limit.map(i64::from),
             types,
         )?;
+        ask.asked_at = asked_at(b.asked_at.as_deref())?;
         Ok(Json(turn_search(&self.0, &ask).await?))
     }
 

@@ -1,6 +1,7 @@
 //! The time a query asks about: "on 13 March, 2023", "March 13th 2023", "2023-03-13", "in May
-//! 2023", and counted back from now "yesterday", "3 days ago", "last week", "last month", "on
-//! Monday", "on 3 March" (the latest such day). Recall ranks what happened then higher, and
+//! 2023", and counted back from now "yesterday", "3 days ago", "two months ago", "last week",
+//! "last month", "the past two weeks", "last weekend", "on Monday", "on 3 March", "in June"
+//! (the latest such day or month). Recall ranks what happened then higher, and
 //! searches the query's other words, since the words of a dated day say when, not what (the
 //! words of a time counted back stay: a turn says "yesterday" or "Monday" too). Days are UTC
 //! days widened by half a day on each side, so an asker in any time zone still lands on the
@@ -62,7 +63,8 @@ pub struct Read {
 
 const MONTH: &str = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?";
 const ORDINAL: &str = r"(?:st|nd|rd|th)?";
-const COUNT: &str = r"(\d{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten)";
+const COUNT: &str =
+    r"(\d{1,3}|an?|a\s+couple\s+of|couple\s+of|one|two|three|four|five|six|seven|eight|nine|ten)";
 
 fn pattern(p: &str) -> Regex {
     Regex::new(&format!("(?i){p}")).expect("a valid pattern")
@@ -85,10 +87,17 @@ static ISO_DAY: LazyLock<Regex> = LazyLock::new(|| pattern(r"\b(\d{4})-(\d{1,2})
 /// "May 2023", "May, 2023".
 static MONTH_YEAR: LazyLock<Regex> =
     LazyLock::new(|| pattern(&format!(r"\b{MONTH},?\s+(\d{{4}})\b")));
-/// "today", "yesterday", "3 days ago", "two weeks ago", "last week", "this week", "last month".
+/// "today", "yesterday", "3 days ago", "two weeks ago", "a month ago", "last week", "this
+/// week", "last month", "the past two weeks", "last weekend".
 static RELATIVE: LazyLock<Regex> = LazyLock::new(|| {
     pattern(&format!(
-        r"\b(?:(today)|(yesterday)|{COUNT}\s+(days?|weeks?)\s+ago|(last|this|past)\s+(week|month))\b"
+        r"\b(?:(today)|(yesterday)|{COUNT}\s+(days?|weeks?|months?)\s+ago|(last|this|past)\s+(week|month|weekend)|(?:last|past)\s+{COUNT}\s+(days|weeks|months))\b"
+    ))
+});
+/// A month without a year after "in" or "during": "in June", "during March".
+static IN_MONTH: LazyLock<Regex> = LazyLock::new(|| {
+    pattern(&format!(
+        r"\b(?:in|during)\s+(?:early\s+|late\s+|mid-?\s*)?{MONTH}(?:\s+and\s+{MONTH})?\b"
     ))
 });
 
@@ -149,16 +158,44 @@ fn counted_back(text: &str, today: NaiveDate) -> Option<(NaiveDate, NaiveDate)> 
     }
     // Groups: day and month of "13 March", then month and day of "March 13". One followed by
     // a year was read as a dated day already, or is no day at all ("13 March 1900").
-    let c = DAY_MONTH
+    let day_month = DAY_MONTH
+        .captures_iter(text)
+        .find(|c| !YEAR_NEXT.is_match(&text[c.get(0).map_or(0, |m| m.end())..]));
+    if let Some(c) = day_month {
+        let (day, month) = match (c.get(1), c.get(4)) {
+            (Some(day), _) => (day, c.get(2)?),
+            (None, Some(day)) => (day, c.get(3)?),
+            _ => return None,
+        };
+        let (day, month) = (day.as_str().parse().ok()?, month_number(month.as_str())?);
+        return last_day_of_month(month, day, today).map(|d| (d, d));
+    }
+    // "In June", "in January and March": the latest such months, up to today.
+    let c = IN_MONTH
         .captures_iter(text)
         .find(|c| !YEAR_NEXT.is_match(&text[c.get(0).map_or(0, |m| m.end())..]))?;
-    let (day, month) = match (c.get(1), c.get(4)) {
-        (Some(day), _) => (day, c.get(2)?),
-        (None, Some(day)) => (day, c.get(3)?),
-        _ => return None,
+    let first = last_month_named(month_number(c.get(1)?.as_str())?, today)?;
+    let last = match c.get(2) {
+        Some(m) => last_month_named(month_number(m.as_str())?, today)?,
+        None => first,
     };
-    let (day, month) = (day.as_str().parse().ok()?, month_number(month.as_str())?);
-    last_day_of_month(month, day, today).map(|d| (d, d))
+    let (first, last) = if first.0 <= last.0 {
+        (first, last)
+    } else {
+        (last, first)
+    };
+    Some((first.0, last.1))
+}
+
+/// The first and last day of the latest month `month` that began on or before `today`
+/// (this year's, else last year's).
+fn last_month_named(month: u32, today: NaiveDate) -> Option<(NaiveDate, NaiveDate)> {
+    let year = if month <= today.month() {
+        today.year()
+    } else {
+        today.year() - 1
+    };
+    month_span(u32::try_from(year).ok()?, month)
 }
 
 fn month_number(name: &str) -> Option<u32> {
@@ -180,8 +217,10 @@ fn count(word: &str) -> Option<u64> {
     let words = [
         "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
     ];
+    let word = word.split_whitespace().collect::<Vec<_>>().join(" ");
     match word.to_ascii_lowercase().as_str() {
         "a" | "an" => Some(1),
+        "a couple of" | "couple of" => Some(2),
         w => w
             .parse()
             .ok()
@@ -216,7 +255,8 @@ fn relative(c: &Captures<'_>, today: NaiveDate) -> Option<(NaiveDate, NaiveDate)
     }
     if let (Some(n), Some(unit)) = (c.get(3), c.get(4)) {
         let n = count(n.as_str())?.min(3_650);
-        if unit.as_str().to_ascii_lowercase().starts_with("week") {
+        let unit = unit.as_str().to_ascii_lowercase();
+        if unit.starts_with("week") {
             // "Two weeks ago" is about a week, give or take half of one.
             let mid = back(7 * n)?;
             return Some((
@@ -224,14 +264,41 @@ fn relative(c: &Captures<'_>, today: NaiveDate) -> Option<(NaiveDate, NaiveDate)
                 mid.checked_add_days(Days::new(3))?,
             ));
         }
+        if unit.starts_with("month") {
+            // "Two months ago" is about a month, give or take half of one.
+            let mid = today.checked_sub_months(Months::new(u32::try_from(n).ok()?))?;
+            return Some((
+                mid.checked_sub_days(Days::new(15))?,
+                mid.checked_add_days(Days::new(15))?,
+            ));
+        }
         let d = back(n)?;
         return Some((d, d));
+    }
+    // "The past two weeks", "the last 3 days": from that long ago until today.
+    if let (Some(n), Some(unit)) = (c.get(7), c.get(8)) {
+        let n = u32::try_from(count(n.as_str())?.min(3_650)).ok()?;
+        let first = match unit.as_str().to_ascii_lowercase().as_str() {
+            "months" => today.checked_sub_months(Months::new(n))?,
+            "weeks" => back(7 * u64::from(n))?,
+            _ => back(u64::from(n))?,
+        };
+        return Some((first, today));
     }
     let (which, unit) = (
         c.get(5)?.as_str().to_ascii_lowercase(),
         c.get(6)?.as_str().to_ascii_lowercase(),
     );
     match (which.as_str(), unit.as_str()) {
+        // The Saturday and Sunday before today ("this weekend" on a Sunday: the one it ends).
+        (which, "weekend") => {
+            let sunday = last_weekday("sunday", today)?;
+            let sunday = match today.weekday() {
+                chrono::Weekday::Sun if which == "this" => today,
+                _ => sunday,
+            };
+            Some((sunday.pred_opt()?, sunday))
+        }
         ("last", "month") => {
             let this = today.with_day(1)?;
             let first = this.checked_sub_months(Months::new(1))?;
@@ -430,6 +497,43 @@ mod tests {
         let r = read("what did we ship on Monday", NOW).unwrap();
         assert_eq!(
             r.rest, "what did we ship on Monday",
+            "its words stay searched"
+        );
+    }
+
+    #[test]
+    fn months_ago_the_past_weeks_weekends_and_months_without_a_year() {
+        // 2026-11-25 is a Wednesday.
+        let spans = |q: &str| read(q, NOW).unwrap_or_else(|| panic!("{q}: a time")).asked;
+        let weekend = spans("What type of cocktail recipe did I try last weekend?");
+        assert_eq!(weekend.from_ms, at(2026, 11, 21, 0) - SLACK_MS);
+        assert_eq!(weekend.to_ms, at(2026, 11, 23, 0) + SLACK_MS);
+        let month = spans("What charity event did I participate in a month ago?");
+        assert!(month.holds(at(2026, 10, 12, 9)) && month.holds(at(2026, 11, 8, 9)));
+        assert!(!month.holds(at(2026, 11, 12, 9)) && !month.holds(at(2026, 10, 8, 9)));
+        let two = spans("What did I do with Rachel on the Wednesday two months ago?");
+        assert!(two.holds(at(2026, 9, 25, 9)) && !two.holds(at(2026, 10, 20, 9)));
+        let past = spans("How many times did I bake something in the past two weeks?");
+        assert_eq!(past.from_ms, at(2026, 11, 11, 0) - SLACK_MS);
+        assert_eq!(past.to_ms, at(2026, 11, 26, 0) + SLACK_MS);
+        let past = spans("the last 3 months of releases");
+        assert_eq!(past.from_ms, at(2026, 8, 25, 0) - SLACK_MS);
+        assert_eq!(spans("a couple of days ago"), day(2026, 11, 23));
+        let june = spans("What was the date on which I attended the first BBQ event in June?");
+        assert_eq!(june.from_ms, at(2026, 6, 1, 0) - SLACK_MS);
+        assert_eq!(june.to_ms, at(2026, 7, 1, 0) + SLACK_MS);
+        let december = spans("How many museums did I visit in December?");
+        assert_eq!(
+            december.from_ms,
+            at(2025, 12, 1, 0) - SLACK_MS,
+            "last year's"
+        );
+        let both = spans("the two novels I finished in January and March");
+        assert_eq!(both.from_ms, at(2026, 1, 1, 0) - SLACK_MS);
+        assert_eq!(both.to_ms, at(2026, 4, 1, 0) + SLACK_MS);
+        let r = read("the first BBQ event in June", NOW).unwrap();
+        assert_eq!(
+            r.rest, "the first BBQ event in June",
             "its words stay searched"
         );
     }

@@ -88,6 +88,7 @@ pub async fn recall(
         sessions: None,
         exclude_session: (!session.is_empty()).then_some(session),
         count_pending: false,
+        asked_at: None,
     };
     let (found, vector, beliefs) = tokio::join!(
         Box::pin(turns::search_with(store, embedder, weights, &query)),

@@ -94,63 +94,49 @@ pub async fn search(
     limit: usize,
     exclude: &[String],
 ) -> StoreResult<Found> {
-    search_in(
-        store,
-        embedder,
-        Lists::Both,
-        weights,
+    let ask = Ask {
+        lists: Lists::Both,
         project,
         text,
         limit,
         exclude,
-        None,
-    )
-    .await
+        asked_at: None,
+    };
+    search_in(store, embedder, weights, &ask, None).await
 }
 
 /// [`search`] on the chosen ranked lists only, ranking sessions by `turns` when the caller has
 /// searched the turns for the same text already (else turn search runs here, beside the
 /// sessions' own lists).
-#[allow(clippy::too_many_arguments)]
 pub async fn search_in(
     store: &Store,
     embedder: Option<&Embedder>,
-    lists: Lists,
     weights: Weights,
-    project: &str,
-    text: &str,
-    limit: usize,
-    exclude: &[String],
+    ask: &Ask<'_>,
     turns: Option<&[turns::TurnHit]>,
 ) -> StoreResult<Found> {
-    let ask = Ask {
-        lists,
-        project,
-        text,
-        limit,
-        exclude,
-    };
     let (own, found) = match turns {
-        Some(hits) => (own_lists(store, embedder, &ask).await?, hits.to_vec()),
+        Some(hits) => (own_lists(store, embedder, ask).await?, hits.to_vec()),
         None => {
             let turn_query = turns::TurnQuery {
-                project,
-                text,
+                project: ask.project,
+                text: ask.text,
                 limit: TURN_HITS,
                 types: None,
                 sessions: None,
                 exclude_session: None,
                 count_pending: false,
+                asked_at: ask.asked_at,
             };
             // A session holding the turns that answer is found even when its own document
             // (the task and summary) says little about them.
             let (own, found) = tokio::join!(
-                Box::pin(own_lists(store, embedder, &ask)),
+                Box::pin(own_lists(store, embedder, ask)),
                 // On the heap: the turn search future is large for a request's stack.
                 Box::pin(turns::search_in(
                     store,
                     embedder,
-                    lists,
+                    ask.lists,
                     weights,
                     &turn_query
                 )),
@@ -158,7 +144,7 @@ pub async fn search_in(
             (own?, found?.hits)
         }
     };
-    rank_sessions(store, weights, &ask, own, &found).await
+    rank_sessions(store, weights, ask, own, &found).await
 }
 
 /// What a session search asks.
@@ -170,6 +156,9 @@ pub struct Ask<'a> {
     pub limit: usize,
     /// Sessions left out.
     pub exclude: &'a [String],
+    /// When the query is asked, in epoch milliseconds: the times it names and recency count
+    /// back from then. `None`: now.
+    pub asked_at: Option<i64>,
 }
 
 impl Ask<'_> {
@@ -202,7 +191,7 @@ pub async fn own_lists(
     let k = ask.k();
     let embedder = embedder.filter(|_| ask.lists.vector());
     // The words that name a time say when, not what (`domain::when`).
-    let read = when::read(ask.text, now_ms());
+    let read = when::read(ask.text, ask.asked_at.unwrap_or_else(now_ms));
     let worded = read.as_ref().map_or(ask.text, |r| r.rest.as_str());
     let (bm25, embedded) = tokio::join!(
         async {
@@ -290,7 +279,7 @@ pub async fn rank_sessions(
     let ids: Vec<&str> = fused.iter().map(|(id, _)| id.as_str()).collect();
     let rows = graph::search::hit_sessions(store, project, &ids).await?;
     let similarity: HashMap<&str, f64> = fused.iter().map(|(id, s)| (id.as_str(), *s)).collect();
-    let now = now_ms();
+    let now = ask.asked_at.unwrap_or_else(now_ms);
     let mut hits: Vec<Hit> = rows
         .into_iter()
         .map(|r| {

@@ -109,6 +109,16 @@ pub struct TurnQuery<'a> {
     /// Also count the project's operations still awaiting a vector (a search answer reports
     /// them; a context has no use for the count).
     pub count_pending: bool,
+    /// When the query is asked, in epoch milliseconds: the times it names ("last week") and
+    /// recency count back from then. `None`: now.
+    pub asked_at: Option<i64>,
+}
+
+impl TurnQuery<'_> {
+    /// The moment the query counts back from.
+    pub fn now(&self) -> i64 {
+        self.asked_at.unwrap_or_else(now_ms)
+    }
 }
 
 /// Which ranked list found a hit.
@@ -218,7 +228,7 @@ pub async fn search_in(
     };
     // A time the query names ranks what happened then higher; its words are left out of the
     // words searched (they say when, not what), the meaning is read from the whole query.
-    let read = when::read(q.text, now_ms());
+    let read = when::read(q.text, q.now());
     let asked = read.as_ref().map(|r| r.asked);
     let worded = read.as_ref().map_or(q.text, |r| r.rest.as_str());
     let lucene = rank::lucene_words_on("search_text", worded).filter(|_| lists.fulltext());
@@ -570,7 +580,7 @@ async fn rank(
     let fused = rank::fuse_scores(&lists, &places, &in_time, pool);
     drop(places);
     drop(in_time);
-    let now = now_ms();
+    let now = q.now();
     let words = bm25::words(q.text);
     // How each candidate's vector can be compared: by the signature its row brought, or
     // (stored before signatures were) by looking the vector up.

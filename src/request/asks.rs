@@ -13,6 +13,7 @@ use crate::domain::{paths, validate};
 use crate::error::{ApiError, ApiResult, Code};
 use crate::graph::beliefs::{self, BeliefView};
 use crate::graph::decisions::{self, DecisionFilter, DecisionView};
+use crate::graph::now_ms;
 use crate::recall::context;
 use crate::recall::search::{self, Weights};
 use crate::recall::turns::{self, TurnQuery};
@@ -28,6 +29,18 @@ pub struct ContextAsk {
     pub task: Option<Task>,
     pub budget: TokenBudget,
     pub encoding: Encoding,
+    /// When the task is asked ([`asked_at`]); `None`: now.
+    pub asked_at: Option<i64>,
+}
+
+/// When a query is asked, as a door received it (`asked_at`, RFC 3339): the times the query
+/// names ("last week", "in June") and recency count back from then, so a question recorded
+/// with its date is answered as it was asked. Absent: now.
+pub fn asked_at(value: Option<&str>) -> ApiResult<Option<i64>> {
+    match value.map(str::trim).filter(|v| !v.is_empty()) {
+        None => Ok(None),
+        Some(v) => validate::instant("asked_at", Some(v), now_ms()).map(Some),
+    }
 }
 
 impl ContextAsk {
@@ -56,6 +69,7 @@ impl ContextAsk {
             task,
             budget: TokenBudget::parse("budget_tokens", budget_tokens)?,
             encoding: encoding("encoding", encoding_name, server_encoding)?,
+            asked_at: None,
         })
     }
 
@@ -76,6 +90,7 @@ impl ContextAsk {
             half_life_ms: state.settings.belief_half_life_ms(),
             finder: state.finder(),
             logs: &state.logs,
+            asked_at: self.asked_at,
         };
         context::assemble(&state.store, &req).await
     }
@@ -87,6 +102,8 @@ pub struct SearchAsk {
     pub project: ProjectId,
     pub query: Query,
     pub limit: usize,
+    /// When the query is asked ([`asked_at`]); `None`: now.
+    pub asked_at: Option<i64>,
 }
 
 impl SearchAsk {
@@ -101,6 +118,7 @@ impl SearchAsk {
             project,
             query: Query::parse("query", query)?,
             limit: Limit::SESSIONS.parse("limit", limit)?,
+            asked_at: None,
         })
     }
 
@@ -125,15 +143,19 @@ impl SearchAsk {
         turns: Option<&[turns::TurnHit]>,
     ) -> ApiResult<search::Found> {
         let started = std::time::Instant::now();
+        let ask = search::Ask {
+            lists: search::Lists::Both,
+            project: &self.project,
+            text: self.query.as_str(),
+            limit: self.limit,
+            exclude: &[],
+            asked_at: self.asked_at,
+        };
         let found = Box::pin(search::search_in(
             &state.store,
             state.embedder.as_deref(),
-            search::Lists::Both,
             Weights::from(&state.settings.search),
-            &self.project,
-            self.query.as_str(),
-            self.limit,
-            &[],
+            &ask,
             turns,
         ))
         .await?;
@@ -150,6 +172,8 @@ pub struct TurnSearchAsk {
     pub query: Query,
     pub limit: usize,
     pub types: Option<Vec<String>>,
+    /// When the query is asked ([`asked_at`]); `None`: now.
+    pub asked_at: Option<i64>,
 }
 
 impl TurnSearchAsk {
@@ -194,6 +218,7 @@ impl TurnSearchAsk {
             query,
             limit,
             types,
+            asked_at: None,
         })
     }
 
@@ -211,6 +236,7 @@ impl TurnSearchAsk {
                 sessions: None,
                 exclude_session: None,
                 count_pending: true,
+                asked_at: self.asked_at,
             },
         )
         .await?;

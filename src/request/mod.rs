@@ -25,8 +25,8 @@ mod reconstruction;
 mod text;
 
 pub use asks::{
-    BeliefsAsk, ContextAsk, DecisionsAsk, HandoverAsk, KnowledgeAsk, KnowledgeFormat, SearchAsk,
-    TurnSearchAsk,
+    asked_at, BeliefsAsk, ContextAsk, DecisionsAsk, HandoverAsk, KnowledgeAsk, KnowledgeFormat,
+    SearchAsk, TurnSearchAsk,
 };
 pub use budget::TokenBudget;
 pub use ids::{ProjectId, RecordId, SessionId};

@@ -1087,9 +1087,9 @@ async fn first_session_of(app: &TestApp, query: &str, first: &str) -> Value {
     .await
 }
 
-#[tokio::test]
-async fn a_time_the_query_names_ranks_what_happened_then_first() {
-    let app = TestApp::spawn().await;
+/// Two sessions alike in words, choosing a cache backend: on 3 March 2025 (Redis) and on 10
+/// June 2025 (memcached); their ids, March's first.
+async fn two_cache_choices(app: &TestApp) -> (String, String) {
     let day = |y, m, d| {
         chrono::NaiveDate::from_ymd_opt(y, m, d)
             .unwrap()
@@ -1097,19 +1097,21 @@ async fn a_time_the_query_names_ranks_what_happened_then_first() {
             .unwrap()
             .and_utc()
     };
-    // Alike in words; the June one is newer, so it ranks first when no time is named.
-    let march = said_at(
-        &app,
-        "we chose Redis for the cache backend",
-        day(2025, 3, 3),
-    )
-    .await;
+    let march = said_at(app, "we chose Redis for the cache backend", day(2025, 3, 3)).await;
     let june = said_at(
-        &app,
+        app,
         "we chose memcached for the cache backend",
         day(2025, 6, 10),
     )
     .await;
+    (march, june)
+}
+
+#[tokio::test]
+async fn a_time_the_query_names_ranks_what_happened_then_first() {
+    let app = TestApp::spawn().await;
+    // The June one is newer, so it ranks first when no time is named.
+    let (march, june) = two_cache_choices(&app).await;
     let answer = first_session_of(&app, "which cache backend did we choose", &june).await;
     assert_eq!(
         answer["operations"][0]["session_id"],
@@ -1265,5 +1267,66 @@ async fn a_long_last_turn_is_found_whole_not_as_the_summary_cut_from_it() {
         ops.iter().all(|o| o["type"] != "summary"),
         "the summary repeats the turn: {answer}"
     );
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_question_asked_at_a_past_moment_counts_its_times_back_from_then() {
+    let app = TestApp::spawn().await;
+    let (march, june) = two_cache_choices(&app).await;
+    let query = "which cache backend did we choose three months ago?";
+    // Asked now, three months ago holds neither: the newer ranks first.
+    first_session_of(&app, query, &june).await;
+    // Asked on 3 June 2025, three months ago is early March.
+    let asked = json!({"project": app.project, "query": query, "limit": 5,
+                       "asked_at": "2025-06-03T12:00:00Z"});
+    let answer = search_until(&app, asked.clone(), |ops| ops.len() == 2).await;
+    assert_eq!(
+        answer["operations"][0]["session_id"],
+        march.as_str(),
+        "{answer}"
+    );
+    let (status, found) = app.post("/v1/sessions/search", &asked).await;
+    assert_eq!(status, 200, "{found}");
+    assert_eq!(
+        found["sessions"][0]["session_id"],
+        march.as_str(),
+        "{found}"
+    );
+    // A task's context draws on the sessions of then first.
+    for (asked_at, first) in [
+        (Value::Null, &june),
+        (json!("2025-06-03T12:00:00+00:00"), &march),
+    ] {
+        let (status, ctx) = app
+            .post(
+                "/v1/context",
+                &json!({"project": app.project, "task": query, "budget_tokens": 500,
+                        "asked_at": asked_at}),
+            )
+            .await;
+        assert_eq!(status, 200, "{ctx}");
+        assert_eq!(ctx["sessions"][0], first.as_str(), "{asked_at}: {ctx}");
+    }
+    // Anything but RFC 3339 is refused, naming the field, on every door that takes it.
+    for (path, body) in [
+        (
+            "/v1/search",
+            json!({"project": app.project, "query": query, "asked_at": "last June"}),
+        ),
+        (
+            "/v1/sessions/search",
+            json!({"project": app.project, "query": query, "asked_at": "2025-06-03"}),
+        ),
+        (
+            "/v1/context",
+            json!({"project": app.project, "task": query, "budget_tokens": 200, "asked_at": "yesterday"}),
+        ),
+    ] {
+        let (status, err) = app.post(path, &body).await;
+        assert_eq!(status, 400, "{path}: {err}");
+        assert_eq!(err["error"]["code"], "invalid_timestamp", "{path}: {err}");
+        assert_eq!(err["error"]["field"], "asked_at", "{path}: {err}");
+    }
     app.stop().await;
 }

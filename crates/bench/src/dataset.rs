@@ -68,6 +68,11 @@ pub struct Question {
     /// 4 single-hop, 5 adversarial); the report breaks recall down by it.
     #[serde(default)]
     pub category: Option<Value>,
+    /// When the question was asked (LongMemEval's `question_date`; in any form
+    /// [`parse_date`] reads): the times it names ("four weeks ago", "last Saturday") count
+    /// back from then. Absent: it is asked now.
+    #[serde(default)]
+    pub date: Option<String>,
 }
 
 impl Question {
@@ -136,6 +141,16 @@ pub fn check_dates(data: &DataSet) -> anyhow::Result<()> {
                 i + 1,
                 s.date
             );
+        }
+        for q in &conv.questions {
+            if let Some(date) = &q.date {
+                anyhow::ensure!(
+                    parse_date(date).is_some(),
+                    "conversation {}: cannot read the date {date:?} of the question {:?}",
+                    conv.id,
+                    q.question
+                );
+            }
         }
     }
     Ok(())
@@ -328,6 +343,7 @@ fn locomo(sample: LocomoSample) -> anyhow::Result<Conversation> {
                 .map(str::to_string)
                 .collect(),
             category: q.category,
+            date: None,
         })
         .collect();
     Ok(Conversation {
@@ -344,6 +360,8 @@ struct LmeInstance {
     question: String,
     #[serde(default)]
     question_type: Option<Value>,
+    #[serde(default)]
+    question_date: Option<String>,
     haystack_session_ids: Vec<Value>,
     haystack_dates: Vec<String>,
     haystack_sessions: Vec<Vec<LmeTurn>>,
@@ -421,6 +439,7 @@ fn longmemeval(item: LmeInstance) -> anyhow::Result<Option<Conversation>> {
             question: item.question,
             evidence,
             category: item.question_type,
+            date: item.question_date,
         }],
     }))
 }
@@ -576,6 +595,10 @@ mod tests {
         assert_eq!(c.questions[0].evidence, [turns[3].id.clone()]);
         assert!(turns[3].id.ends_with(":3"));
         assert_eq!(c.questions[0].category_key(), "single-session-assistant");
+        assert_eq!(
+            c.questions[0].date.as_deref(),
+            Some("2023/05/29 (Mon) 23:58")
+        );
         check_dates(&data).unwrap();
 
         // The same instance in a list, and in a folder of one-instance files, reads the same.

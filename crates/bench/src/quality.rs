@@ -37,6 +37,7 @@ use serde_json::{json, Value};
 use cairn::app::Application;
 use cairn::config::Settings;
 use cairn::domain::budget::Allocation;
+use cairn::domain::limits::MAX_CONTENT_CHARS;
 use cairn::domain::when;
 use cairn::recall::context::{self, Finder};
 use cairn::recall::search::{self, Lists, Weights};
@@ -101,9 +102,13 @@ fn operation_id(project: &str, turn: &str) -> String {
     format!("{project}-{turn}")
 }
 
-/// The text a turn is stored with: who said it, then what was said.
+/// The text a turn is stored with: who said it, then what was said — cut to the longest
+/// content capture takes ([`MAX_CONTENT_CHARS`]; a few of LongMemEval's turns are longer).
 fn turn_content(t: &Turn) -> String {
     format!("{}: {}", t.speaker, t.text)
+        .chars()
+        .take(MAX_CONTENT_CHARS)
+        .collect()
 }
 
 /// Whitespace runs as one space: the context joins and trims lines its own way.
@@ -244,6 +249,7 @@ async fn turns_indexed(
                     sessions: Some(&session),
                     exclude_session: None,
                     count_pending: true,
+                    asked_at: None,
                 },
             )
             .await?;
@@ -433,6 +439,7 @@ async fn ask(
     question: &Question,
 ) -> anyhow::Result<Answer> {
     let stored = state.settings.tokenizer;
+    let asked_at = question.date.as_deref().and_then(parse_date);
     let finder = Finder {
         embedder: state.embedder.as_deref(),
         lists,
@@ -462,6 +469,7 @@ async fn ask(
             half_life_ms: state.settings.belief_half_life_ms(),
             finder,
             logs: &state.logs,
+            asked_at,
         };
         let t = Instant::now();
         let ctx = context::assemble(&state.store, &req)
@@ -485,12 +493,15 @@ async fn ask(
     let hits = search::search_in(
         &state.store,
         state.embedder.as_deref(),
-        lists,
         finder.weights,
-        &loaded.project,
-        &question.question,
-        TOP_SESSIONS,
-        &[],
+        &search::Ask {
+            lists,
+            project: &loaded.project,
+            text: &question.question,
+            limit: TOP_SESSIONS,
+            exclude: &[],
+            asked_at,
+        },
         None,
     )
     .await?
@@ -513,6 +524,7 @@ async fn ask(
             sessions: None,
             exclude_session: None,
             count_pending: false,
+            asked_at,
         },
     )
     .await?
@@ -565,6 +577,7 @@ async fn dump_line(
             sessions: None,
             exclude_session: None,
             count_pending: false,
+            asked_at: q.date.as_deref().and_then(parse_date),
         },
     )
     .await?;
@@ -572,12 +585,15 @@ async fn dump_line(
     let sessions = search::search_in(
         &state.store,
         state.embedder.as_deref(),
-        lists,
         Weights::from(&state.settings.search),
-        &l.project,
-        &q.question,
-        search::MAX_LIMIT,
-        &[],
+        &search::Ask {
+            lists,
+            project: &l.project,
+            text: &q.question,
+            limit: search::MAX_LIMIT,
+            exclude: &[],
+            asked_at: q.date.as_deref().and_then(parse_date),
+        },
         None,
     )
     .await?
@@ -606,6 +622,45 @@ async fn dump_line(
     .to_string())
 }
 
+/// `cairn hook --url base --project project --spool-dir spool <command…>`, parsed.
+fn hook_args(
+    base: &str,
+    project: &str,
+    spool: &str,
+    command: &[&str],
+) -> anyhow::Result<cairn::cli::hook::HookArgs> {
+    let mut argv = vec![
+        "cairn",
+        "hook",
+        "--url",
+        base,
+        "--project",
+        project,
+        "--spool-dir",
+        spool,
+    ];
+    argv.extend_from_slice(command);
+    let cli = cairn::cli::Cli::try_parse_from(argv).context("hook arguments")?;
+    match cli.command {
+        cairn::cli::Command::Hook(hook) => Ok(hook),
+        _ => anyhow::bail!("not a hook command"),
+    }
+}
+
+/// Sends what the hook spooled in `spool` to cairn (`cairn hook flush`).
+async fn flush_spool(base: &str, project: &str, spool: &str) -> anyhow::Result<()> {
+    let mut out = Vec::new();
+    let code =
+        cairn::cli::hook::invoke(hook_args(base, project, spool, &["flush"])?, b"", &mut out)
+            .await?;
+    anyhow::ensure!(
+        code == 0,
+        "the hook's spool could not be sent: {}",
+        String::from_utf8_lossy(&out)
+    );
+    Ok(())
+}
+
 /// Asks every question as a user's prompt through the command hook (`cairn hook claude-code`
 /// with its default deadlines), each from a session of its own: how many were answered within
 /// the UserPromptSubmit deadline, how many recalled something, how much of the evidence the
@@ -625,23 +680,12 @@ async fn prompts(
     let mut deadline = Duration::ZERO;
     for (conv, l) in data.iter().zip(loaded) {
         for (i, q) in questions_of(conv, l, per_conversation).enumerate() {
-            let argv = [
-                "cairn",
-                "hook",
-                "--url",
+            let hook = hook_args(
                 base,
-                "--project",
                 &l.project,
-                "--spool-dir",
                 &spool_arg,
-                "claude-code",
-                "--flush",
-                "off",
-            ];
-            let cli = cairn::cli::Cli::try_parse_from(argv).context("hook arguments")?;
-            let cairn::cli::Command::Hook(hook) = cli.command else {
-                anyhow::bail!("not a hook command");
-            };
+                &["claude-code", "--flush", "off"],
+            )?;
             if let cairn::cli::hook::HookCommand::ClaudeCode {
                 prompt_deadline_ms, ..
             } = &hook.command
@@ -666,6 +710,11 @@ async fn prompts(
             });
             if spooled == 0 && elapsed <= deadline {
                 in_time += 1;
+            } else {
+                // Sent now, untimed, as the flush Claude Code's hook starts after answering
+                // would: else every later prompt would queue behind this one, and count as
+                // late too.
+                flush_spool(base, &l.project, &spool_arg).await?;
             }
             let text = reply["hookSpecificOutput"]["additionalContext"]
                 .as_str()

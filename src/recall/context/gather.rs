@@ -61,6 +61,7 @@ fn session_ask<'a>(req: &Request<'a>) -> search::Ask<'a> {
         text: req.task.unwrap_or(""),
         limit: MAX_SESSIONS,
         exclude: &[],
+        asked_at: req.asked_at,
     }
 }
 
@@ -322,6 +323,7 @@ async fn find_turns(
             sessions: None,
             exclude_session: None,
             count_pending: false,
+            asked_at: req.asked_at,
         },
     )
     .await?;

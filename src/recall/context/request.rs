@@ -28,6 +28,9 @@ pub struct Request<'a> {
     /// Cached session logs: used instead of reading a session's history, and filled with
     /// the small sessions a context reads whole.
     pub logs: &'a Logs,
+    /// When the task is asked, in epoch milliseconds: the times it names and recency count
+    /// back from then. `None`: now.
+    pub asked_at: Option<i64>,
 }
 
 impl Request<'_> {
