@@ -219,15 +219,27 @@ pub const NEIGHBOUR_WEIGHT: f64 = 0.4;
 pub const NEAR_WEIGHT: f64 = 0.2;
 /// How much of the best score in its session a candidate gains.
 pub const SESSION_WEIGHT: f64 = 0.2;
-/// How many times its fused score a candidate from the time the query asks about counts
-/// ([`crate::domain::when`]). On LoCoMo's 244 questions (of 1,981) naming a time, evidence
-/// recall at 1,000 tokens went 0.688 → 0.849 with the rest of the time handling
-/// (docs/performance.md).
+/// How many times its fused score a candidate from the time the query asks about counts at
+/// most ([`crate::domain::when`]); [`in_time_factor`] lessens it as the time holds more of
+/// the candidates. On LoCoMo's 244 questions (of 1,981) naming a time, evidence recall at
+/// 1,000 tokens went 0.688 → 0.849 with the rest of the time handling (docs/performance.md).
 pub const IN_TIME: f64 = 2.5;
+
+/// How many times its fused score a candidate from the time asked about counts, when
+/// `in_time` of the `candidates` are from then: [`IN_TIME`] when few are, falling to 1 as all
+/// are. A time says which turns answer only as far as it narrows them: a day among a
+/// project's months does (LoCoMo's sessions are weeks apart); a month that holds most of the
+/// sessions found, or a day every session shares, does not, and boosting all of them only
+/// ranks the turns just outside it lower (LongMemEval's histories, forty sessions over a few
+/// weeks, some all of one day).
+pub fn in_time_factor(in_time: usize, candidates: usize) -> f64 {
+    let share = in_time as f64 / candidates.max(1) as f64;
+    1.0 + (IN_TIME - 1.0) * (1.0 - share.clamp(0.0, 1.0))
+}
 
 /// Score fusion of lists whose scores are already on 0..=1 (BM25 over its best, [`spread`]
 /// vectors): the mean over the lists (0 where a list lacks the candidate), those under
-/// [`MIN_SIMILARITY`] dropped, those `in_time` counted [`IN_TIME`] times (then all scaled
+/// [`MIN_SIMILARITY`] dropped, those `in_time` counted [`in_time_factor`] times (then all scaled
 /// back onto 0..=1), then [`with_neighbours`] over what `places` locates, the `pool` best
 /// kept. On LoCoMo's questions the mean holds more of the evidence in its top 20 than
 /// reciprocal-rank fusion (0.50 against 0.45; docs/performance.md).
@@ -246,12 +258,16 @@ pub fn fuse_scores(
     }
     sum.retain(|_, s| *s >= MIN_SIMILARITY);
     if !in_time.is_empty() {
-        // What happened when the query asks about counts IN_TIME times, then all are scaled
-        // back onto 0..=1.
+        // What happened when the query asks about counts more, then all are scaled back onto
+        // 0..=1.
+        let factor = in_time_factor(
+            sum.keys().filter(|id| in_time.contains(*id)).count(),
+            sum.len(),
+        );
         let mut best: f64 = 0.0;
         for (id, s) in sum.iter_mut() {
             if in_time.contains(id) {
-                *s *= IN_TIME;
+                *s *= factor;
             }
             best = best.max(*s);
         }
@@ -328,6 +344,18 @@ pub fn with_neighbours<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_time_counts_less_the_more_of_the_candidates_it_holds() {
+        assert!((in_time_factor(0, 300) - IN_TIME).abs() < 1e-9);
+        assert!(in_time_factor(20, 300) > 2.3, "a day among months");
+        assert!(in_time_factor(150, 300) < in_time_factor(20, 300));
+        assert!(
+            (in_time_factor(300, 300) - 1.0).abs() < 1e-9,
+            "every candidate: no lift"
+        );
+        assert!((in_time_factor(5, 0) - 1.0).abs() < 1e-9);
+    }
 
     #[test]
     fn a_query_narrowed_to_a_project_is_its_clause_and_its_words() {

@@ -17,9 +17,10 @@
 //! ([`rank::lucene_words_on`]).
 //!
 //! A time the query names ([`when`]) is searched by what happened then, not by its words: the
-//! words of a dated day leave the words searched, candidates from then count
-//! [`rank::IN_TIME`] times, and the nearest operations of the project's sessions active then
-//! join the vector list.
+//! words of a dated day leave the words searched, candidates from then count up to
+//! [`rank::IN_TIME`] times (less the more of them are from then, [`rank::in_time_factor`]),
+//! and the nearest operations of the project's sessions active then join the vector list.
+//! "Then" counts back from when the query is asked ([`TurnQuery::asked_at`], else now).
 
 use std::collections::{BinaryHeap, HashMap, HashSet};
 
