@@ -34,8 +34,9 @@ pub struct SearchRequest {
     pub limit: Option<u32>,
     /// When the question is asked, RFC 3339 (at most 64 characters, e.g.
     /// `2023-05-30T23:40:00Z`): the times it names ("last week", "two months ago", "in June")
-    /// and recency count back from then, so a question recorded with its date is answered as
-    /// it was asked. Absent: now. Anything else is `invalid_timestamp`.
+    /// and recency count back from then (what happened more than a day after it gets no lift
+    /// of recency), so a question recorded with its date is answered as it was asked. Absent:
+    /// now. Anything else, blank included, is `invalid_timestamp`.
     #[oai(validator(max_length = 64))]
     pub asked_at: Option<String>,
 }
@@ -70,8 +71,9 @@ pub struct TurnSearchRequest {
     pub types: Option<Vec<TurnKindParam>>,
     /// When the question is asked, RFC 3339 (at most 64 characters, e.g.
     /// `2023-05-30T23:40:00Z`): the times it names ("last week", "two months ago", "in June")
-    /// and recency count back from then, so a question recorded with its date is answered as
-    /// it was asked. Absent: now. Anything else is `invalid_timestamp`.
+    /// and recency count back from then (what happened more than a day after it gets no lift
+    /// of recency), so a question recorded with its date is answered as it was asked. Absent:
+    /// now. Anything else, blank included, is `invalid_timestamp`.
     #[oai(validator(max_length = 64))]
     pub asked_at: Option<String>,
 }

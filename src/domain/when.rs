@@ -62,6 +62,8 @@ pub struct Read {
 }
 
 const MONTH: &str = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?";
+const FULL_MONTH: &str =
+    r"(january|february|march|april|may|june|july|august|september|october|november|december)";
 const ORDINAL: &str = r"(?:st|nd|rd|th)?";
 const COUNT: &str =
     r"(\d{1,3}|an?|a\s+couple\s+of|couple\s+of|one|two|three|four|five|six|seven|eight|nine|ten)";
@@ -94,10 +96,11 @@ static RELATIVE: LazyLock<Regex> = LazyLock::new(|| {
         r"\b(?:(today)|(yesterday)|{COUNT}\s+(days?|weeks?|months?)\s+ago|(last|this|past)\s+(week|month|weekend)|(?:last|past)\s+{COUNT}\s+(days|weeks|months))\b"
     ))
 });
-/// A month without a year after "in" or "during": "in June", "during March".
+/// A month without a year after "in" or "during", by its whole name: "in June", "during
+/// March" ("in dec", "in oct" say how a number is written).
 static IN_MONTH: LazyLock<Regex> = LazyLock::new(|| {
     pattern(&format!(
-        r"\b(?:in|during)\s+(?:early\s+|late\s+|mid-?\s*)?{MONTH}(?:\s+and\s+{MONTH})?\b"
+        r"\b(?:in|during)\s+(?:early\s+|late\s+|mid-?\s*)?{FULL_MONTH}(?:\s+and\s+{FULL_MONTH})?\b"
     ))
 });
 
@@ -150,12 +153,6 @@ fn counted_back(text: &str, today: NaiveDate) -> Option<(NaiveDate, NaiveDate)> 
     if let Some(span) = RELATIVE.captures(text).and_then(|c| relative(&c, today)) {
         return Some(span);
     }
-    if let Some(d) = WEEKDAY
-        .captures(text)
-        .and_then(|c| last_weekday(&c[1], today))
-    {
-        return Some((d, d));
-    }
     // Groups: day and month of "13 March", then month and day of "March 13". One followed by
     // a year was read as a dated day already, or is no day at all ("13 March 1900").
     let day_month = DAY_MONTH
@@ -170,21 +167,25 @@ fn counted_back(text: &str, today: NaiveDate) -> Option<(NaiveDate, NaiveDate)> 
         let (day, month) = (day.as_str().parse().ok()?, month_number(month.as_str())?);
         return last_day_of_month(month, day, today).map(|d| (d, d));
     }
-    // "In June", "in January and March": the latest such months, up to today.
-    let c = IN_MONTH
+    // "In June", "in January and March": the latest such months, up to today; before a
+    // weekday, which it bounds ("the first Saturday in June").
+    let in_month = IN_MONTH
         .captures_iter(text)
-        .find(|c| !YEAR_NEXT.is_match(&text[c.get(0).map_or(0, |m| m.end())..]))?;
-    let first = last_month_named(month_number(c.get(1)?.as_str())?, today)?;
-    let last = match c.get(2) {
-        Some(m) => last_month_named(month_number(m.as_str())?, today)?,
-        None => first,
-    };
-    let (first, last) = if first.0 <= last.0 {
-        (first, last)
-    } else {
-        (last, first)
-    };
-    Some((first.0, last.1))
+        .find(|c| !YEAR_NEXT.is_match(&text[c.get(0).map_or(0, |m| m.end())..]));
+    if let Some(c) = in_month {
+        let named = |i: usize| c.get(i).and_then(|m| month_number(m.as_str()));
+        let last = last_month_named(named(2).or(named(1))?, today)?;
+        // The first month named: the latest such one that began by the last one.
+        let first = match named(2) {
+            Some(_) => last_month_named(named(1)?, last.0)?,
+            None => last,
+        };
+        return Some((first.0, last.1));
+    }
+    WEEKDAY
+        .captures(text)
+        .and_then(|c| last_weekday(&c[1], today))
+        .map(|d| (d, d))
 }
 
 /// The first and last day of the latest month `month` that began on or before `today`
@@ -290,15 +291,15 @@ fn relative(c: &Captures<'_>, today: NaiveDate) -> Option<(NaiveDate, NaiveDate)
         c.get(6)?.as_str().to_ascii_lowercase(),
     );
     match (which.as_str(), unit.as_str()) {
-        // The Saturday and Sunday before today ("this weekend" on a Sunday: the one it ends).
-        (which, "weekend") => {
-            let sunday = last_weekday("sunday", today)?;
-            let sunday = match today.weekday() {
-                chrono::Weekday::Sun if which == "this" => today,
-                _ => sunday,
-            };
-            Some((sunday.pred_opt()?, sunday))
-        }
+        // The Saturday and Sunday before today; "this weekend" on a weekend: the one it is in.
+        (which, "weekend") => match today.weekday() {
+            chrono::Weekday::Sat if which == "this" => Some((today, today)),
+            chrono::Weekday::Sun if which == "this" => Some((today.pred_opt()?, today)),
+            _ => {
+                let sunday = last_weekday("sunday", today)?;
+                Some((sunday.pred_opt()?, sunday))
+            }
+        },
         ("last", "month") => {
             let this = today.with_day(1)?;
             let first = this.checked_sub_months(Months::new(1))?;
@@ -536,6 +537,20 @@ mod tests {
             r.rest, "the first BBQ event in June",
             "its words stay searched"
         );
+        // The later month is the latest such; the earlier, the latest before it.
+        let autumn = spans("the releases in November and December");
+        assert_eq!(autumn.from_ms, at(2025, 11, 1, 0) - SLACK_MS);
+        assert_eq!(autumn.to_ms, at(2026, 1, 1, 0) + SLACK_MS);
+        let first = spans("the first Saturday in June");
+        assert!(
+            first.holds(at(2026, 6, 6, 9)),
+            "the month bounds the weekday"
+        );
+        let saturday = NOW + 3 * DAY_MS; // 2026-11-28, a Saturday.
+        let this = read("what did we try this weekend", saturday)
+            .unwrap()
+            .asked;
+        assert_eq!(this, day(2026, 11, 28));
     }
 
     #[test]
@@ -583,6 +598,7 @@ mod tests {
             "released on 13 March 1900",
             "the todays list",
             "how did we fix the lost update",
+            "print the offset in dec and in oct",
         ] {
             let r = read(q, NOW);
             assert!(r.is_none(), "{q}: {r:?}");

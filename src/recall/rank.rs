@@ -140,6 +140,18 @@ pub fn recency(days: f64) -> f64 {
     1.0 / (1.0 + days.max(0.0) / 30.0)
 }
 
+/// The recency of what happened at `at_ms` for a query asked at `now_ms` (epoch
+/// milliseconds): [`recency`] of the days between, and none for what happened more than a
+/// day after the query was asked (a question asked at a past moment, `asked_at`, gives no
+/// lift to what came after it; a day covers clocks that disagree).
+pub fn recency_at(now_ms: i64, at_ms: i64) -> f64 {
+    const DAY_MS: i64 = 86_400_000;
+    if at_ms > now_ms.saturating_add(DAY_MS) {
+        return 0.0;
+    }
+    recency((now_ms - at_ms).max(0) as f64 / DAY_MS as f64)
+}
+
 /// Reciprocal-rank fusion of ranked lists (best first): keeps the `pool` best by
 /// Σ 1/(60 + rank), each with its similarity (mean normalised score over the lists).
 pub fn fuse(lists: &[Vec<(String, f64)>], exclude: &[String], pool: usize) -> Vec<(String, f64)> {
@@ -344,6 +356,16 @@ pub fn with_neighbours<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_came_after_the_question_gains_no_recency() {
+        let now = 1_795_600_800_000_i64;
+        let day = 86_400_000_i64;
+        assert!((recency_at(now, now) - 1.0).abs() < 1e-9);
+        assert!((recency_at(now, now - 30 * day) - 0.5).abs() < 1e-9);
+        assert!((recency_at(now, now + day / 2) - 1.0).abs() < 1e-9, "clocks disagree");
+        assert_eq!(recency_at(now, now + 2 * day), 0.0);
+    }
 
     #[test]
     fn a_time_counts_less_the_more_of_the_candidates_it_holds() {

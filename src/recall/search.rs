@@ -14,7 +14,7 @@ use crate::domain::when;
 use crate::embed::Embedder;
 use crate::graph::search::Scored;
 use crate::graph::{self, now_ms, Store, StoreResult};
-use crate::recall::rank::{fuse, lucene_query, recency};
+use crate::recall::rank::{fuse, lucene_query, recency_at};
 pub use crate::recall::rank::{Lists, Mode, Weights, MAX_QUERY_CHARS};
 use crate::recall::scope::ScopeSession;
 use crate::recall::turns;
@@ -284,9 +284,10 @@ pub async fn rank_sessions(
         .into_iter()
         .map(|r| {
             let sim = similarity.get(r.id.as_str()).copied().unwrap_or(0.0);
-            let days = (now - r.last_activity_at.unwrap_or(now)).max(0) as f64 / DAY_MS;
+            let last = r.last_activity_at.unwrap_or(now);
+            let days = (now - last).max(0) as f64 / DAY_MS;
             let score = weights.similarity * sim
-                + weights.recency * recency(days)
+                + weights.recency * recency_at(now, last)
                 + weights.importance * r.importance.clamp(0.0, 1.0);
             let session = ScopeSession {
                 id: r.id.clone(),

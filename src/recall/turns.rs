@@ -93,7 +93,6 @@ const MMR_LAMBDA: f64 = 0.75;
 /// Likeness (cosine of vectors, else shared words) from which two turns count as saying the
 /// same thing: below it, related turns are not held against each other.
 const NEAR_DUPLICATE: f64 = 0.8;
-const DAY_MS: f64 = 86_400_000.0;
 
 /// What to look for.
 #[derive(Clone, Copy, Debug)]
@@ -596,9 +595,8 @@ async fn rank(
                 None => None,
             };
             let kind = r.kind.unwrap_or_else(|| "operation".into());
-            let days = (now - r.at).max(0) as f64 / DAY_MS;
             let score = weights.similarity * sim
-                + weights.recency * rank::recency(days)
+                + weights.recency * rank::recency_at(now, r.at)
                 + weights.importance * importance(&kind, r.role.as_deref());
             let matched_by = match (in_bm25.contains(&id), in_vector.contains(&id)) {
                 (true, true) => MatchedBy::Both,

@@ -37,8 +37,10 @@ pub struct ContextAsk {
 /// names ("last week", "in June") and recency count back from then, so a question recorded
 /// with its date is answered as it was asked. Absent: now.
 pub fn asked_at(value: Option<&str>) -> ApiResult<Option<i64>> {
-    match value.map(str::trim).filter(|v| !v.is_empty()) {
+    match value {
         None => Ok(None),
+        // Blank is not a time: `instant` would read it as now.
+        Some(v) if v.trim().is_empty() => validate::instant("asked_at", Some("-"), 0).map(Some),
         Some(v) => validate::instant("asked_at", Some(v), now_ms()).map(Some),
     }
 }

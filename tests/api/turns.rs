@@ -1322,6 +1322,10 @@ async fn a_question_asked_at_a_past_moment_counts_its_times_back_from_then() {
             "/v1/context",
             json!({"project": app.project, "task": query, "budget_tokens": 200, "asked_at": "yesterday"}),
         ),
+        (
+            "/v1/search",
+            json!({"project": app.project, "query": query, "asked_at": "  "}),
+        ),
     ] {
         let (status, err) = app.post(path, &body).await;
         assert_eq!(status, 400, "{path}: {err}");

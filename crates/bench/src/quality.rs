@@ -714,7 +714,9 @@ async fn prompts(
                 // Sent now, untimed, as the flush Claude Code's hook starts after answering
                 // would: else every later prompt would queue behind this one, and count as
                 // late too.
-                flush_spool(base, &l.project, &spool_arg).await?;
+                if let Err(err) = flush_spool(base, &l.project, &spool_arg).await {
+                    tracing::warn!(error = %err, "the hook's spool was not sent; later prompts queue behind it");
+                }
             }
             let text = reply["hookSpecificOutput"]["additionalContext"]
                 .as_str()
@@ -864,7 +866,8 @@ async fn measure(
                 let answer = ask(state, lists, l, q).await?;
                 tally.add(&answer);
                 categories.entry(q.category_key()).or_default().add(&answer);
-                if when::read(&q.question, cairn::graph::now_ms()).is_some() {
+                let asked = q.date.as_deref().and_then(parse_date);
+                if when::read(&q.question, asked.unwrap_or_else(cairn::graph::now_ms)).is_some() {
                     timed.add(&answer);
                 }
                 if let Some(out) = dump.as_mut() {
