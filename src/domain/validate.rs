@@ -124,19 +124,24 @@ pub fn effect<'f>(field: impl Into<Field<'f>>, value: Option<&str>) -> ApiResult
 
 /// RFC 3339 timestamp → epoch ms; absent → `now`.
 pub fn instant<'f>(field: impl Into<Field<'f>>, value: Option<&str>, now: i64) -> ApiResult<i64> {
-    let field = field.into();
     match value.map(str::trim) {
         None | Some("") => Ok(now),
-        Some(v) => chrono::DateTime::parse_from_rfc3339(v)
-            .map(|t| t.timestamp_millis())
-            .map_err(|_| {
-                ApiError::invalid(
-                    Code::InvalidTimestamp,
-                    field,
-                    "timestamps are RFC 3339, e.g. 2026-01-31T12:00:00Z",
-                )
-            }),
+        Some(v) => timestamp(field, v),
     }
+}
+
+/// RFC 3339 timestamp → epoch ms; blank is no timestamp either.
+pub fn timestamp<'f>(field: impl Into<Field<'f>>, value: &str) -> ApiResult<i64> {
+    let field = field.into();
+    chrono::DateTime::parse_from_rfc3339(value.trim())
+        .map(|t| t.timestamp_millis())
+        .map_err(|_| {
+            ApiError::invalid(
+                Code::InvalidTimestamp,
+                field,
+                "timestamps are RFC 3339, e.g. 2026-01-31T12:00:00Z",
+            )
+        })
 }
 
 /// One file path as sent, before normalisation: trimmed, non-empty, bounded, and free of

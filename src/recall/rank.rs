@@ -363,7 +363,10 @@ mod tests {
         let day = 86_400_000_i64;
         assert!((recency_at(now, now) - 1.0).abs() < 1e-9);
         assert!((recency_at(now, now - 30 * day) - 0.5).abs() < 1e-9);
-        assert!((recency_at(now, now + day / 2) - 1.0).abs() < 1e-9, "clocks disagree");
+        assert!(
+            (recency_at(now, now + day / 2) - 1.0).abs() < 1e-9,
+            "clocks disagree"
+        );
         assert_eq!(recency_at(now, now + 2 * day), 0.0);
     }
 

@@ -13,7 +13,6 @@ use crate::domain::{paths, validate};
 use crate::error::{ApiError, ApiResult, Code};
 use crate::graph::beliefs::{self, BeliefView};
 use crate::graph::decisions::{self, DecisionFilter, DecisionView};
-use crate::graph::now_ms;
 use crate::recall::context;
 use crate::recall::search::{self, Weights};
 use crate::recall::turns::{self, TurnQuery};
@@ -37,12 +36,9 @@ pub struct ContextAsk {
 /// names ("last week", "in June") and recency count back from then, so a question recorded
 /// with its date is answered as it was asked. Absent: now.
 pub fn asked_at(value: Option<&str>) -> ApiResult<Option<i64>> {
-    match value {
-        None => Ok(None),
-        // Blank is not a time: `instant` would read it as now.
-        Some(v) if v.trim().is_empty() => validate::instant("asked_at", Some("-"), 0).map(Some),
-        Some(v) => validate::instant("asked_at", Some(v), now_ms()).map(Some),
-    }
+    value
+        .map(|v| validate::timestamp("asked_at", v))
+        .transpose()
 }
 
 impl ContextAsk {

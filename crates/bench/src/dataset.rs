@@ -76,6 +76,11 @@ pub struct Question {
 }
 
 impl Question {
+    /// When the question was asked, in epoch milliseconds (`None`: no readable date).
+    pub fn asked_at(&self) -> Option<i64> {
+        self.date.as_deref().and_then(parse_date)
+    }
+
     /// The category as a report key (`none` without one).
     pub fn category_key(&self) -> String {
         match &self.category {

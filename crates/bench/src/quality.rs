@@ -439,7 +439,7 @@ async fn ask(
     question: &Question,
 ) -> anyhow::Result<Answer> {
     let stored = state.settings.tokenizer;
-    let asked_at = question.date.as_deref().and_then(parse_date);
+    let asked_at = question.asked_at();
     let finder = Finder {
         embedder: state.embedder.as_deref(),
         lists,
@@ -577,7 +577,7 @@ async fn dump_line(
             sessions: None,
             exclude_session: None,
             count_pending: false,
-            asked_at: q.date.as_deref().and_then(parse_date),
+            asked_at: q.asked_at(),
         },
     )
     .await?;
@@ -592,7 +592,7 @@ async fn dump_line(
             text: &q.question,
             limit: search::MAX_LIMIT,
             exclude: &[],
-            asked_at: q.date.as_deref().and_then(parse_date),
+            asked_at: q.asked_at(),
         },
         None,
     )
@@ -866,8 +866,8 @@ async fn measure(
                 let answer = ask(state, lists, l, q).await?;
                 tally.add(&answer);
                 categories.entry(q.category_key()).or_default().add(&answer);
-                let asked = q.date.as_deref().and_then(parse_date);
-                if when::read(&q.question, asked.unwrap_or_else(cairn::graph::now_ms)).is_some() {
+                let asked = q.asked_at().unwrap_or_else(cairn::graph::now_ms);
+                if when::read(&q.question, asked).is_some() {
                     timed.add(&answer);
                 }
                 if let Some(out) = dump.as_mut() {
