@@ -1,5 +1,6 @@
 //! The `cairn` command line: one subcommand per file, each with `run`.
 
+pub mod bench;
 pub mod ci;
 pub mod client;
 pub mod context;
@@ -49,6 +50,8 @@ pub enum Command {
     Keys(keys::KeysArgs),
     /// Write cairn's hook and MCP entries into the project's Claude Code settings.
     Setup(setup::SetupArgs),
+    /// The benchmarks: runs `cairn-bench` with these arguments (`cairn bench --help`).
+    Bench(bench::BenchArgs),
 }
 
 /// Runs the parsed command; returns the process exit code.
@@ -75,6 +78,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Ci(args) => ci::run(args).await,
         Command::Search(args) => search::run(args, &mut std::io::stdout().lock()).await,
         Command::Keys(args) => keys::run(args).await,
+        Command::Bench(args) => bench::run(args),
         Command::Setup(args) => {
             let mut out = Vec::new();
             let code = setup::run(args, &mut out).await;

@@ -3,6 +3,7 @@
 
 mod auth;
 mod beliefs;
+mod bench_cli;
 mod bench_ingest;
 mod bench_ui;
 mod decisions;
