@@ -153,12 +153,8 @@ fn counted_back(text: &str, today: NaiveDate) -> Option<(NaiveDate, NaiveDate)> 
     if let Some(span) = RELATIVE.captures(text).and_then(|c| relative(&c, today)) {
         return Some(span);
     }
-    // Groups: day and month of "13 March", then month and day of "March 13". One followed by
-    // a year was read as a dated day already, or is no day at all ("13 March 1900").
-    let day_month = DAY_MONTH
-        .captures_iter(text)
-        .find(|c| !YEAR_NEXT.is_match(&text[c.get(0).map_or(0, |m| m.end())..]));
-    if let Some(c) = day_month {
+    // Groups: day and month of "13 March", then month and day of "March 13".
+    if let Some(c) = first_without_year(&DAY_MONTH, text) {
         let (day, month) = match (c.get(1), c.get(4)) {
             (Some(day), _) => (day, c.get(2)?),
             (None, Some(day)) => (day, c.get(3)?),
@@ -169,10 +165,7 @@ fn counted_back(text: &str, today: NaiveDate) -> Option<(NaiveDate, NaiveDate)> 
     }
     // "In June", "in January and March": the latest such months, up to today; before a
     // weekday, which it bounds ("the first Saturday in June").
-    let in_month = IN_MONTH
-        .captures_iter(text)
-        .find(|c| !YEAR_NEXT.is_match(&text[c.get(0).map_or(0, |m| m.end())..]));
-    if let Some(c) = in_month {
+    if let Some(c) = first_without_year(&IN_MONTH, text) {
         let named = |i: usize| c.get(i).and_then(|m| month_number(m.as_str()));
         let last = last_month_named(named(2).or(named(1))?, today)?;
         // The first month named: the latest such one that began by the last one.
@@ -186,6 +179,13 @@ fn counted_back(text: &str, today: NaiveDate) -> Option<(NaiveDate, NaiveDate)> 
         .captures(text)
         .and_then(|c| last_weekday(&c[1], today))
         .map(|d| (d, d))
+}
+
+/// The first match of `re` in `text` that no year follows: one that a year follows was read
+/// as a dated day or month already, or names none at all ("13 March 1900").
+fn first_without_year<'t>(re: &Regex, text: &'t str) -> Option<Captures<'t>> {
+    re.captures_iter(text)
+        .find(|c| !YEAR_NEXT.is_match(&text[c.get(0).map_or(0, |m| m.end())..]))
 }
 
 /// The first and last day of the latest month `month` that began on or before `today`

@@ -162,6 +162,11 @@ pub struct Ask<'a> {
 }
 
 impl Ask<'_> {
+    /// The moment the query counts back from.
+    pub fn now(&self) -> i64 {
+        self.asked_at.unwrap_or_else(now_ms)
+    }
+
     fn limit(&self) -> usize {
         self.limit.clamp(1, MAX_LIMIT)
     }
@@ -191,7 +196,7 @@ pub async fn own_lists(
     let k = ask.k();
     let embedder = embedder.filter(|_| ask.lists.vector());
     // The words that name a time say when, not what (`domain::when`).
-    let read = when::read(ask.text, ask.asked_at.unwrap_or_else(now_ms));
+    let read = when::read(ask.text, ask.now());
     let worded = read.as_ref().map_or(ask.text, |r| r.rest.as_str());
     let (bm25, embedded) = tokio::join!(
         async {
@@ -279,7 +284,7 @@ pub async fn rank_sessions(
     let ids: Vec<&str> = fused.iter().map(|(id, _)| id.as_str()).collect();
     let rows = graph::search::hit_sessions(store, project, &ids).await?;
     let similarity: HashMap<&str, f64> = fused.iter().map(|(id, s)| (id.as_str(), *s)).collect();
-    let now = ask.asked_at.unwrap_or_else(now_ms);
+    let now = ask.now();
     let mut hits: Vec<Hit> = rows
         .into_iter()
         .map(|r| {
