@@ -657,6 +657,63 @@ async fn context_for_a_task_holds_the_relevant_turns_of_old_sessions() {
     assert!(!text.contains("fourteen days"), "{text}");
 }
 
+/// A task context whose lines count longer on one line than their stored counts (markdown
+/// replies: a blank line before bold text tokenises shorter than the spaces it becomes)
+/// leaves out its least relevant lines, not its end, where the newest session's best hit is.
+#[tokio::test]
+async fn a_task_context_of_markdown_replies_keeps_its_best_hit_whole() {
+    let app = TestApp::spawn().await;
+    let old = app.session().await;
+    let notes: Vec<Value> = (0..24)
+        .map(|i| {
+            json!({"id": format!("{old}-n{i:02}"), "type": "message", "role": "assistant",
+                   "content": format!("Refresh tokens, note {i}:\n\n**Rotation**\n\n**Storage**\n\n**Scope**\n\n**Audit**\n\n**Revocation**\n\n**Clock skew**"),
+                   "at": format!("2024-01-10T09:{i:02}:00Z")})
+        })
+        .collect();
+    app.ops_sync(&old, json!(notes)).await;
+    let newer = app.session().await;
+    let best = "Refresh tokens expire after fourteen days and rotate on every use.";
+    app.ops_sync(
+        &newer,
+        json!([{"id": format!("{newer}-best"), "type": "message", "role": "assistant",
+                "content": best, "at": "2024-03-05T15:00:00Z"}]),
+    )
+    .await;
+    eventually(
+        60,
+        "turn search finds the notes and the best hit",
+        || async {
+            let (_, found) = app
+                .post(
+                    "/v1/search",
+                    &json!({"project": app.project, "query": "refresh tokens", "limit": 30}),
+                )
+                .await;
+            found["operations"].as_array().map_or(0, Vec::len) == 25
+        },
+    )
+    .await;
+
+    let r = context(
+        &app,
+        json!({"project": app.project, "task": "when do refresh tokens expire?",
+               "budget_tokens": 600}),
+    )
+    .await;
+    let text = r["text"].as_str().unwrap();
+    assert!(text.contains(best), "the best hit, whole: {r}");
+    assert!(
+        !r["warnings"].to_string().contains("cut at the end"),
+        "fitted, not cut: {r}"
+    );
+    let shown = text.matches("Refresh tokens, note").count();
+    assert!(
+        (1..24).contains(&shown),
+        "some notes, not all, fill the rest: {shown} in {text}"
+    );
+}
+
 #[tokio::test]
 async fn a_task_context_lists_the_files_its_relevant_operations_touched() {
     let app = TestApp::spawn().await;

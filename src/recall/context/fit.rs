@@ -3,8 +3,11 @@
 //! take more than half, so tiny budgets hold content); what is left is split between the
 //! sections by [`budget::distribute`] (history, files, and metadata's third each for
 //! decisions, beliefs and memories, none granted more than it asks). Each section takes what
-//! fits its share; the text is joined and counted once, so `tokens_used` is exact, and cut at
-//! the end in the rare case the joined text counts longer than its lines did. Pure.
+//! fits its share; the text is joined and counted, so `tokens_used` is exact. When the joined
+//! text counts longer than its lines did (a long line's stored count is of the text before it
+//! was put on one line), the history is fitted again into a share smaller by the excess, which
+//! leaves out its least relevant lines; the text is cut at the end only if that is not enough.
+//! Pure.
 
 use poem_openapi::Object;
 use serde::Serialize;
@@ -42,6 +45,24 @@ pub fn encoding_name(e: Encoding) -> &'static str {
     }
 }
 
+/// Times the history is fitted again into a smaller share when the joined text counts longer
+/// than the budget.
+const MAX_REFITS: usize = 4;
+
+/// The text of `fitted`'s sections in order, under `title` and their headings when framed:
+/// oldest first for history, files and decisions; rank order for the rest (as fitted).
+fn joined<'a>(title: Option<&'a str>, fitted: impl Iterator<Item = &'a Fitted>) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    out.extend(title);
+    for f in fitted.filter(|f| !f.lines.is_empty()) {
+        if title.is_some() {
+            out.push(f.kind.heading());
+        }
+        out.extend(f.lines.iter().map(String::as_str));
+    }
+    out.join("\n")
+}
+
 /// The context of `inputs` within `plan`: its history and the `listed` sections' candidates
 /// (files, decisions, beliefs, memories) fitted to their shares.
 pub(super) fn fit(req: &Request<'_>, plan: Plan, inputs: &Inputs, listed: &[Listed]) -> Context {
@@ -76,30 +97,40 @@ pub(super) fn fit(req: &Request<'_>, plan: Plan, inputs: &Inputs, listed: &[List
         .collect();
     let shares = budget::distribute(content, &weights, &demands);
 
-    let mut warnings = Vec::new();
-    let mut fitted: Vec<Fitted> = vec![history.fit(shares[0], enc, &mut warnings)];
-    fitted.extend(listed.iter().zip(&shares[1..]).map(|(l, &s)| l.fit(s)));
-    for f in &fitted[1..] {
+    // The other sections are fitted once; the history again, smaller, while the joined text
+    // counts longer than its lines did (a line's stored count is of its text before it was
+    // put on one line): what gives way is the history's least relevant lines (the oldest, in
+    // a session's window), not whatever the text ends with.
+    let others: Vec<Fitted> = listed
+        .iter()
+        .zip(&shares[1..])
+        .map(|(l, &s)| l.fit(s))
+        .collect();
+    let mut share = shares[0];
+    let mut refits = 0;
+    let (history, mut text, mut used, mut warnings) = loop {
+        let mut warnings = Vec::new();
+        let fitted = history.fit(share, enc, &mut warnings);
+        let text = joined(
+            framed.then_some(title.as_str()),
+            std::iter::once(&fitted).chain(&others),
+        );
+        let used = tokens::count(enc, &text);
+        let over = used.saturating_sub(req.budget);
+        if over == 0 || refits == MAX_REFITS || fitted.tokens == 0 {
+            break (fitted, text, used, warnings);
+        }
+        share = fitted.tokens.saturating_sub(over);
+        refits += 1;
+    };
+    for f in &others {
         if f.omitted > 0 {
             warnings.push(format!("{} {} not listed", f.omitted, f.kind.name()));
         }
     }
-
-    // Presentation: oldest first for history, files and decisions; rank order for the rest.
-    let mut out: Vec<&str> = Vec::new();
-    if framed {
-        out.push(&title);
-    }
-    for f in fitted.iter().filter(|f| !f.lines.is_empty()) {
-        if framed {
-            out.push(f.kind.heading());
-        }
-        out.extend(f.lines.iter().map(String::as_str));
-    }
-    let mut text = out.join("\n");
-    let mut used = tokens::count(enc, &text);
     if used > req.budget {
-        // The estimate was short (a join tokenised longer than its parts): cut the text.
+        // Still long after the refits (a section other than history, or a history line
+        // longer than its count): cut the text.
         text = tokens::truncate(enc, &text, req.budget);
         used = tokens::count(enc, &text);
         warnings.push("the text was cut at the end to fit the budget".to_string());
@@ -110,7 +141,10 @@ pub(super) fn fit(req: &Request<'_>, plan: Plan, inputs: &Inputs, listed: &[List
         budget_tokens: req.budget as u64,
         encoding: encoding_name(enc).to_string(),
         sessions: inputs.ids().into_iter().map(str::to_string).collect(),
-        sections: fitted.iter().map(Fitted::section).collect(),
+        sections: std::iter::once(&history)
+            .chain(&others)
+            .map(Fitted::section)
+            .collect(),
         warnings,
     }
 }
