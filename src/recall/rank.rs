@@ -3,7 +3,9 @@
 //!
 //! - recency = 1 / (1 + days/30);
 //! - similarity = the mean, over the lists in play, of a hit's normalised score in each
-//!   (BM25 / best BM25 of the query; cosine), 0 where a list missed it.
+//!   (BM25 / best BM25 of the query; cosine), 0 where a list missed it — in turn search, a
+//!   candidate the vector list cannot hold (not embedded yet, a memory) is scored by the
+//!   others ([`Vectorless`]).
 //!
 //! Query text never reaches Lucene raw: it is cut into terms, each escaped ([`escape_lucene`]).
 
@@ -249,8 +251,17 @@ pub fn in_time_factor(in_time: usize, candidates: usize) -> f64 {
     1.0 + (IN_TIME - 1.0) * (1.0 - share.clamp(0.0, 1.0))
 }
 
+/// The candidates of a fusion that its last list, the nearest neighbours by vector, cannot
+/// hold: operations the configured model has not embedded yet (capture runs ahead of the
+/// indexer; after a switch of models every operation waits its turn) and memories, which have
+/// no vector. Counting the list they cannot be in as a 0 would halve their score beside the
+/// turns embedded already, and rank a project's newest work last while the index catches up;
+/// they are scored by the lists that could hold them instead.
+pub type Vectorless<'a> = HashSet<&'a str>;
+
 /// Score fusion of lists whose scores are already on 0..=1 (BM25 over its best, [`spread`]
-/// vectors): the mean over the lists (0 where a list lacks the candidate), those under
+/// vectors): the mean over the lists that could hold the candidate (0 where such a list lacks
+/// it; the last list cannot hold those in `vectorless`, [`Vectorless`]), those under
 /// [`MIN_SIMILARITY`] dropped, those `in_time` counted [`in_time_factor`] times (then all scaled
 /// back onto 0..=1), then [`with_neighbours`] over what `places` locates, the `pool` best
 /// kept. On LoCoMo's questions the mean holds more of the evidence in its top 20 than
@@ -259,13 +270,20 @@ pub fn fuse_scores(
     lists: &[Vec<(String, f64)>],
     places: &Places<'_>,
     in_time: &HashSet<&str>,
+    vectorless: &Vectorless<'_>,
     pool: usize,
 ) -> Vec<(String, f64)> {
-    let n = lists.len().max(1) as f64;
+    let n = lists.len().max(1);
     let mut sum: HashMap<&str, f64> = HashMap::new();
     for list in lists {
         for (id, s) in list {
-            *sum.entry(id.as_str()).or_insert(0.0) += s.clamp(0.0, 1.0) / n;
+            let id = id.as_str();
+            let lists_holding = if n > 1 && vectorless.contains(id) {
+                n - 1
+            } else {
+                n
+            };
+            *sum.entry(id).or_insert(0.0) += s.clamp(0.0, 1.0) / lists_holding as f64;
         }
     }
     sum.retain(|_, s| *s >= MIN_SIMILARITY);
@@ -423,7 +441,13 @@ mod tests {
             ("c".to_string(), 0.6),
             ("d".to_string(), 0.05),
         ];
-        let fused = fuse_scores(&[bm25, vectors], &Places::new(), &HashSet::new(), 10);
+        let fused = fuse_scores(
+            &[bm25, vectors],
+            &Places::new(),
+            &HashSet::new(),
+            &HashSet::new(),
+            10,
+        );
         let ids: Vec<&str> = fused.iter().map(|(i, _)| i.as_str()).collect();
         // b 0.75, a 0.5, c 0.3; d (0.025) is under the floor.
         assert_eq!(ids, ["b", "a", "c"]);
@@ -433,9 +457,41 @@ mod tests {
             &[vec![("a".to_string(), 1.0)]],
             &Places::new(),
             &HashSet::new(),
+            &HashSet::new(),
             1,
         );
         assert!((one[0].1 - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_candidate_the_vector_list_cannot_hold_is_scored_by_the_others() {
+        let bm25 = vec![("waiting".to_string(), 1.0), ("embedded".to_string(), 0.6)];
+        let vectors = vec![("embedded".to_string(), 0.9)];
+        let fused = |vectorless: &Vectorless| {
+            fuse_scores(
+                &[bm25.clone(), vectors.clone()],
+                &Places::new(),
+                &HashSet::new(),
+                vectorless,
+                10,
+            )
+        };
+        // Counted as 0 in the vector list, the best match by words falls behind (0.5 < 0.75).
+        let as_zero = fused(&HashSet::new());
+        assert_eq!(as_zero[0].0, "embedded");
+        // Not embedded yet: its words alone score it (1.0), the others as before.
+        let fair = fused(&["waiting"].into_iter().collect());
+        assert_eq!(fair[0].0, "waiting");
+        assert!((fair[0].1 - 1.0).abs() < 1e-9 && (fair[1].1 - 0.75).abs() < 1e-9);
+        // With one list there is nothing to leave out.
+        let one = fuse_scores(
+            std::slice::from_ref(&bm25),
+            &Places::new(),
+            &HashSet::new(),
+            &["embedded"].into_iter().collect(),
+            10,
+        );
+        assert!((one[1].1 - 0.6).abs() < 1e-9);
     }
 
     #[test]
@@ -454,7 +510,13 @@ mod tests {
         ]
         .into_iter()
         .collect();
-        let fused = fuse_scores(std::slice::from_ref(&list), &places, &HashSet::new(), 10);
+        let fused = fuse_scores(
+            std::slice::from_ref(&list),
+            &places,
+            &HashSet::new(),
+            &HashSet::new(),
+            10,
+        );
         let ids: Vec<&str> = fused.iter().map(|(i, _)| i.as_str()).collect();
         assert_eq!(ids, ["question", "reply", "elsewhere", "other-session"]);
         let reply = fused.iter().find(|(i, _)| i == "reply").unwrap().1;
@@ -468,7 +530,13 @@ mod tests {
         let other = fused.iter().find(|(i, _)| i == "other-session").unwrap().1;
         assert!((other - (0.34 + SESSION_WEIGHT * 0.34) / best).abs() < 1e-9);
         // Without places, the order is the lists' own.
-        let fused = fuse_scores(&[list], &Places::new(), &HashSet::new(), 10);
+        let fused = fuse_scores(
+            &[list],
+            &Places::new(),
+            &HashSet::new(),
+            &HashSet::new(),
+            10,
+        );
         assert_eq!(fused[1].0, "elsewhere");
         assert_eq!(fused[3].0, "reply");
     }
@@ -489,7 +557,7 @@ mod tests {
         ]
         .into_iter()
         .collect();
-        let fused = fuse_scores(&[list], &places, &HashSet::new(), 10);
+        let fused = fuse_scores(&[list], &places, &HashSet::new(), &HashSet::new(), 10);
         let ids: Vec<&str> = fused.iter().map(|(i, _)| i.as_str()).collect();
         assert_eq!(ids, ["asked", "beside", "two-on", "three-on"]);
         let score = |id: &str| fused.iter().find(|(i, _)| i == id).unwrap().1;
@@ -518,7 +586,7 @@ mod tests {
         ]
         .into_iter()
         .collect();
-        let fused = fuse_scores(&[list], &places, &HashSet::new(), 10);
+        let fused = fuse_scores(&[list], &places, &HashSet::new(), &HashSet::new(), 10);
         let score = |id: &str| fused.iter().find(|(i, _)| i == id).unwrap().1;
         let gain = NEIGHBOUR_WEIGHT * 1.0 + SESSION_WEIGHT * 1.0;
         let best = 1.0 + NEIGHBOUR_WEIGHT * 0.3 + SESSION_WEIGHT * 1.0;

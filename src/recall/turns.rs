@@ -13,7 +13,8 @@
 //! (cosine between the first 100's vectors — their signatures, which the lists' rows bring,
 //! [`signature`]; a vector stored without one is read — word overlap further down or where a
 //! turn has none), so near-identical turns do not crowd the top. Operations not embedded
-//! yet are still found by BM25. Query text reaches Lucene escaped
+//! yet (and memories, which have no vector) are still found by BM25, and scored by it alone
+//! ([`rank::Vectorless`]). Query text reaches Lucene escaped
 //! ([`rank::lucene_words_on`]).
 //!
 //! A time the query names ([`when`]) is searched by what happened then, not by its words: the
@@ -577,9 +578,20 @@ async fn rank(
             .collect(),
         None => HashSet::new(),
     };
-    let fused = rank::fuse_scores(&lists, &places, &in_time, pool);
+    // A session summary is a recap of turns that have vectors: it stays weighed by both lists,
+    // below the turns it repeats.
+    let vectorless: rank::Vectorless = if lists.len() > 1 {
+        rows.values()
+            .filter(|r| !r.vectored && r.kind.as_deref() != Some("summary"))
+            .map(|r| r.id.as_str())
+            .collect()
+    } else {
+        HashSet::new()
+    };
+    let fused = rank::fuse_scores(&lists, &places, &in_time, &vectorless, pool);
     drop(places);
     drop(in_time);
+    drop(vectorless);
     let now = q.now();
     let words = bm25::words(q.text);
     // How each candidate's vector can be compared: by the signature its row brought, or

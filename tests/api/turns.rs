@@ -649,20 +649,24 @@ async fn texts_cut_at_an_older_bound_are_made_whole_and_embedded_again() {
     assert!(snippet.contains("zeppelin hangar keys"), "{snippet}");
 }
 
-/// Everything with an embeddings endpoint in one test (the indexer is global): vectors are
-/// made in the background with their model recorded, meaning finds what words miss, and
-/// vectors of another model are never compared but re-embedded.
-#[tokio::test]
-async fn vectors_find_by_meaning_and_never_mix_models() {
+/// An embeddings endpoint faked at the HTTP boundary that, while the flag is set, refuses
+/// every request holding `marker` (a query without it is still embedded), and a cairn using it.
+async fn refusing_embeddings(
+    marker: &'static str,
+) -> (
+    MockServer,
+    Arc<AtomicBool>,
+    TestApp,
+    tokio::sync::MutexGuard<'static, ()>,
+) {
     let server = MockServer::start().await;
-    // While set, texts of this conversation cannot be embedded (queries still can).
     let refuse = Arc::new(AtomicBool::new(false));
     let refusing = refuse.clone();
     Mock::given(matchers::method("POST"))
         .and(matchers::path("/v1/embeddings"))
         .respond_with(move |req: &Request| {
             let body = String::from_utf8_lossy(&req.body).to_string();
-            if refusing.load(Ordering::SeqCst) && body.contains("passwords") {
+            if refusing.load(Ordering::SeqCst) && body.contains(marker) {
                 ResponseTemplate::new(500).set_body_json(json!({"error": {"message": "down",
                     "type": "server_error", "param": null, "code": null}}))
             } else {
@@ -671,7 +675,17 @@ async fn vectors_find_by_meaning_and_never_mix_models() {
         })
         .mount(&server)
         .await;
-    let (app, _turn) = app_with_embeddings(&server).await;
+    let (app, turn) = app_with_embeddings(&server).await;
+    (server, refuse, app, turn)
+}
+
+/// Everything with an embeddings endpoint in one test (the indexer is global): vectors are
+/// made in the background with their model recorded, meaning finds what words miss, and
+/// vectors of another model are never compared but re-embedded.
+#[tokio::test]
+async fn vectors_find_by_meaning_and_never_mix_models() {
+    // While set, texts of this conversation cannot be embedded (queries still can).
+    let (_server, refuse, app, _turn) = refusing_embeddings("passwords").await;
     let sid = app.session().await;
     let login = format!("{sid}-login");
     app.ops_sync(
@@ -808,6 +822,61 @@ async fn vectors_find_by_meaning_and_never_mix_models() {
     assert_eq!(matched(&answer, &login), Some("vector"), "{answer}");
     assert_eq!(embedded_by(&app, "remote:fake").await, 2);
     assert_eq!(embedded_by(&app, "old-model").await, 0);
+    app.stop().await;
+}
+
+/// A turn captured while the indexer is behind (or after a switch of models) has no vector of
+/// the configured model yet: it is ranked by its words, not at half the score of the turns
+/// embedded already, so a project's newest work is not found last while the index catches up.
+#[tokio::test]
+async fn a_turn_waiting_for_its_vector_ranks_by_its_words_meanwhile() {
+    // Texts of the new turn cannot be embedded (queries still can).
+    let (_server, refuse, app, _turn) = refusing_embeddings("parallel").await;
+    let older = app.session().await;
+    let partly = format!("{older}-partly");
+    app.ops_sync(
+        &older,
+        json!([
+            {"id": partly, "type": "message", "role": "user", "summary": "s",
+             "content": "the nightly backup restore is slow"},
+            {"type": "message", "role": "assistant", "summary": "s",
+             "content": "the restore reads one table at a time"},
+            {"type": "message", "role": "user", "summary": "s",
+             "content": "the login form rejects valid passwords"}
+        ]),
+    )
+    .await;
+    let query = "nightly backup restore snapshots";
+    let body = json!({"project": app.project, "query": query});
+    let answer = until_embedded(&app, &body, &partly).await;
+    assert_eq!(matched(&answer, &partly), Some("both"), "{answer}");
+
+    refuse.store(true, Ordering::SeqCst);
+    let newer = app.session().await;
+    let waiting = format!("{newer}-waiting");
+    app.ops_sync(
+        &newer,
+        json!([{"id": waiting, "type": "message", "role": "user", "summary": "s",
+                "content": "the nightly backup restore now reads snapshots in parallel"}]),
+    )
+    .await;
+    let answer = search_until(&app, body.clone(), |ops| {
+        ops.iter().any(|o| o["operation_id"] == waiting.as_str())
+    })
+    .await;
+    assert_eq!(answer["mode"], "hybrid", "{answer}");
+    assert_eq!(matched(&answer, &waiting), Some("fulltext"), "{answer}");
+    // It holds every word of the query, the embedded turn three of them.
+    let first = &answer["operations"][0];
+    assert_eq!(first["operation_id"], waiting.as_str(), "{answer}");
+    let score = |id: &str| {
+        answer["operations"]
+            .as_array()
+            .and_then(|ops| ops.iter().find(|o| o["operation_id"] == id))
+            .and_then(|o| o["score"].as_f64())
+            .unwrap_or_default()
+    };
+    assert!(score(&waiting) > score(&partly), "{answer}");
     app.stop().await;
 }
 
