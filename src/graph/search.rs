@@ -253,13 +253,21 @@ pub struct HitSession {
     pub started_at: i64,
     pub last_activity_at: Option<i64>,
     pub operation_count: i64,
+    /// It has a search document, so its words' list could hold it.
+    #[serde(default)]
+    pub worded: bool,
+    /// The model asked about made its vector, so the nearest-neighbour list could hold it.
+    #[serde(default)]
+    pub vectored: bool,
 }
 
-/// The project's sessions with these ids, as hits show them.
+/// The project's sessions with these ids, as hits show them, with whether `model` made their
+/// vectors.
 pub async fn hit_sessions(
     store: &Store,
     project: &str,
     ids: &[&str],
+    model: Option<&str>,
 ) -> StoreResult<Vec<HitSession>> {
     if ids.is_empty() {
         return Ok(Vec::new());
@@ -269,7 +277,8 @@ pub async fn hit_sessions(
         .fetch(
             statement(include_str!("../../cypher/search/hits.cypher"))
                 .param("ids", param(&ids)?)
-                .param("project", project),
+                .param("project", project)
+                .param("model", model),
         )
         .await
 }

@@ -6,7 +6,10 @@
 //!
 //! - recency = 1 / (1 + days/30) of the session's last activity;
 //! - importance = decisions and progress, capped at 1 (computed by the indexer);
-//! - similarity = the mean, over the lists in play, of the hit's normalised score in each.
+//! - similarity = the mean, over the lists in play that could hold the session, of its
+//!   normalised score in each: a session with no search document yet cannot be in the
+//!   words' list, one not embedded by the model yet not in the nearest neighbours'
+//!   ([`over_lists_holding`]).
 
 use std::collections::HashMap;
 
@@ -184,6 +187,8 @@ pub struct OwnLists {
     degraded: Option<String>,
     /// The time the query names, read once for both lists and the ranking.
     asked: Option<when::Asked>,
+    /// The model whose vectors the nearest-neighbour list compared, when it was asked.
+    model: Option<String>,
 }
 
 /// Reads the sessions' own lists for `ask` (the query is embedded once, before the vector list
@@ -229,15 +234,19 @@ pub async fn own_lists(
         }
         None => None,
     };
-    let nearest = match (&query_vector, embedder) {
-        (Some(v), Some(e)) => vector(store, ask.project, e.model(), v, k).await?,
-        _ => Vec::new(),
+    let (nearest, model) = match (&query_vector, embedder) {
+        (Some(v), Some(e)) => (
+            vector(store, ask.project, e.model(), v, k).await?,
+            Some(e.model().to_string()),
+        ),
+        _ => (Vec::new(), None),
     };
     Ok(OwnLists {
         bm25,
         nearest,
         degraded,
         asked: read.map(|r| r.asked),
+        model,
     })
 }
 
@@ -256,6 +265,7 @@ pub async fn rank_sessions(
         nearest,
         degraded,
         asked,
+        model,
     } = own;
     let by_turns = sessions_of(turns);
     let by_time = asked
@@ -282,13 +292,21 @@ pub async fn rank_sessions(
     }
     let fused = fuse(&ranked, exclude, (limit * 4).max(40));
     let ids: Vec<&str> = fused.iter().map(|(id, _)| id.as_str()).collect();
-    let rows = graph::search::hit_sessions(store, project, &ids).await?;
+    let model = model.as_deref().filter(|_| mode == Mode::Hybrid);
+    let rows = graph::search::hit_sessions(store, project, &ids, model).await?;
     let similarity: HashMap<&str, f64> = fused.iter().map(|(id, s)| (id.as_str(), *s)).collect();
     let now = ask.now();
+    let in_play = ranked.len();
     let mut hits: Vec<Hit> = rows
         .into_iter()
         .map(|r| {
-            let sim = similarity.get(r.id.as_str()).copied().unwrap_or(0.0);
+            let fused = similarity.get(r.id.as_str()).copied().unwrap_or(0.0);
+            let sim = over_lists_holding(
+                fused,
+                in_play,
+                lists.fulltext() && !r.worded,
+                model.is_some() && !r.vectored,
+            );
             let last = r.last_activity_at.unwrap_or(now);
             let days = (now - last).max(0) as f64 / DAY_MS;
             let score = weights.similarity * sim
@@ -329,6 +347,19 @@ pub async fn rank_sessions(
         hits,
         degraded,
     })
+}
+
+/// A fused similarity (the mean over `in_play` lists) as the mean over the lists that could
+/// hold the session: a session whose search document is not made yet cannot be in the words'
+/// list, one its model has not embedded yet (while the indexer catches up, or after a switch
+/// of models) not in the nearest neighbours' — counted there as a 0, a session just captured
+/// would rank below every embedded one that shares a word with the query.
+fn over_lists_holding(fused: f64, in_play: usize, wordless: bool, vectorless: bool) -> f64 {
+    let holding = in_play.saturating_sub(usize::from(wordless) + usize::from(vectorless));
+    if holding == 0 || holding == in_play {
+        return fused;
+    }
+    (fused * in_play as f64 / holding as f64).min(1.0)
 }
 
 fn round3(x: f64) -> f64 {
@@ -377,4 +408,22 @@ fn normalise_cosine(list: Vec<Scored>) -> Vec<(String, f64)> {
     list.into_iter()
         .map(|s| (s.id, (2.0 * s.score - 1.0).clamp(0.0, 1.0)))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::over_lists_holding;
+
+    #[test]
+    fn a_session_is_scored_by_the_lists_that_could_hold_it() {
+        // Four lists in play; words' 0.9 and a turn's 0.7 found it: 1.6 / 4.
+        assert!((over_lists_holding(0.4, 4, false, false) - 0.4).abs() < 1e-9);
+        // Not embedded yet: the mean of the three that could hold it.
+        assert!((over_lists_holding(0.4, 4, false, true) - 1.6 / 3.0).abs() < 1e-9);
+        // No document yet either: the turns' lists alone, never above 1.
+        assert!((over_lists_holding(0.4, 4, true, true) - 0.8).abs() < 1e-9);
+        assert_eq!(over_lists_holding(0.9, 3, true, true), 1.0);
+        // No list could hold it (nothing to compare with): as fused.
+        assert_eq!(over_lists_holding(0.3, 1, true, false), 0.3);
+    }
 }

@@ -9,7 +9,9 @@ use std::sync::{
 use serde_json::{json, Value};
 use wiremock::{matchers, Mock, MockServer, Request, ResponseTemplate};
 
-use crate::helpers::{app_with_embeddings, count, embeddings_answer, eventually, settle, TestApp};
+use crate::helpers::{
+    app_with_embeddings, count, embeddings_answer, eventually, refusing_embeddings, settle, TestApp,
+};
 
 /// A closed session with a task, a write and a summary.
 async fn worked(app: &TestApp, task: &str, summary: &str, file: &str) -> String {
@@ -348,6 +350,58 @@ async fn embeddings_fail_then_recover_and_hybrid_finds_by_meaning() {
     let (_, body) = search(&app, "sluggish database").await;
     assert_eq!(body["mode"], "hybrid");
     assert_eq!(ids(&body), vec![db.clone()], "{body}");
+    app.stop().await;
+}
+
+/// A session whose search document the model has not embedded yet (the indexer behind, or a
+/// switch of models) is ranked by the lists that could hold it, not as a 0 among the nearest
+/// neighbours: the session that holds every word of the query comes first meanwhile.
+#[tokio::test]
+async fn a_session_waiting_for_its_vector_ranks_by_its_words_meanwhile() {
+    let (_server, refuse, app, _turn) = refusing_embeddings("parallel").await;
+    let partly = worked(
+        &app,
+        "The nightly backup restore is slow",
+        "restore reads one table at a time",
+        "src/restore.rs",
+    )
+    .await;
+    let vectors = |model: &'static str| {
+        let project = app.project.clone();
+        async move {
+            count(
+                &format!(
+                    "MATCH (s:Session {{project: $project}}) WHERE s.embedding_model = '{model}' \
+                     AND NOT s.embed_pending RETURN count(s) AS n"
+                ),
+                &project,
+            )
+            .await
+        }
+    };
+    eventually(180, "the first session's document was embedded", || async {
+        vectors("remote:fake").await == 1
+    })
+    .await;
+    refuse.store(true, Ordering::SeqCst);
+    let waiting = worked(
+        &app,
+        "The nightly backup restore now reads snapshots in parallel",
+        "snapshots restored in parallel",
+        "src/snapshots.rs",
+    )
+    .await;
+    let query = "nightly backup restore snapshots";
+    let body = until_first(&app, query, &waiting).await;
+    assert_eq!(body["mode"], "hybrid", "{body}");
+    assert_eq!(ids(&body), vec![waiting.clone(), partly.clone()], "{body}");
+    // It is still waiting for its vector.
+    let embedded = count(
+        "MATCH (s:Session {project: $project}) WHERE s.embedding IS NOT NULL \
+         AND s.task CONTAINS 'parallel' RETURN count(s) AS n",
+        &app.project,
+    );
+    assert_eq!(embedded.await, 0, "{body}");
     app.stop().await;
 }
 

@@ -2,18 +2,15 @@
 //! summaries — BM25 always, vectors when an embedder is configured (faked at the HTTP
 //! boundary), filters, diversity, validation.
 
-use std::sync::{
-    atomic::{AtomicBool, Ordering},
-    Arc,
-};
+use std::sync::atomic::Ordering;
 
 use cairn::embed::signature;
 use cairn::recall::turn_index;
 use clap::Parser;
 use serde_json::{json, Value};
-use wiremock::{matchers, Mock, MockServer, Request, ResponseTemplate};
+use wiremock::{matchers, Mock, MockServer};
 
-use crate::helpers::{app_with_embeddings, embeddings_answer};
+use crate::helpers::{app_with_embeddings, embeddings_answer, refusing_embeddings};
 use crate::helpers::{count, settle, TestApp};
 
 pub async fn turn_search(app: &TestApp, body: Value) -> (u16, Value) {
@@ -649,36 +646,6 @@ async fn texts_cut_at_an_older_bound_are_made_whole_and_embedded_again() {
     assert!(snippet.contains("zeppelin hangar keys"), "{snippet}");
 }
 
-/// An embeddings endpoint faked at the HTTP boundary that, while the flag is set, refuses
-/// every request holding `marker` (a query without it is still embedded), and a cairn using it.
-async fn refusing_embeddings(
-    marker: &'static str,
-) -> (
-    MockServer,
-    Arc<AtomicBool>,
-    TestApp,
-    tokio::sync::MutexGuard<'static, ()>,
-) {
-    let server = MockServer::start().await;
-    let refuse = Arc::new(AtomicBool::new(false));
-    let refusing = refuse.clone();
-    Mock::given(matchers::method("POST"))
-        .and(matchers::path("/v1/embeddings"))
-        .respond_with(move |req: &Request| {
-            let body = String::from_utf8_lossy(&req.body).to_string();
-            if refusing.load(Ordering::SeqCst) && body.contains(marker) {
-                ResponseTemplate::new(500).set_body_json(json!({"error": {"message": "down",
-                    "type": "server_error", "param": null, "code": null}}))
-            } else {
-                embeddings_answer(req)
-            }
-        })
-        .mount(&server)
-        .await;
-    let (app, turn) = app_with_embeddings(&server).await;
-    (server, refuse, app, turn)
-}
-
 /// Everything with an embeddings endpoint in one test (the indexer is global): vectors are
 /// made in the background with their model recorded, meaning finds what words miss, and
 /// vectors of another model are never compared but re-embedded.
@@ -832,13 +799,19 @@ async fn vectors_find_by_meaning_and_never_mix_models() {
 async fn a_turn_waiting_for_its_vector_ranks_by_its_words_meanwhile() {
     // Texts of the new turn cannot be embedded (queries still can).
     let (_server, refuse, app, _turn) = refusing_embeddings("parallel").await;
+    // The embedded turn on its own in its session, so that no neighbour lifts it.
     let older = app.session().await;
     let partly = format!("{older}-partly");
     app.ops_sync(
         &older,
+        json!([{"id": partly, "type": "message", "role": "user", "summary": "s",
+                "content": "the nightly backup restore is slow"}]),
+    )
+    .await;
+    let other = app.session().await;
+    app.ops_sync(
+        &other,
         json!([
-            {"id": partly, "type": "message", "role": "user", "summary": "s",
-             "content": "the nightly backup restore is slow"},
             {"type": "message", "role": "assistant", "summary": "s",
              "content": "the restore reads one table at a time"},
             {"type": "message", "role": "user", "summary": "s",

@@ -1,8 +1,11 @@
 //! A fake OpenAI-compatible `/embeddings` endpoint (served by wiremock) whose vectors know a
-//! few synonyms, and test apps that use it.
+//! few synonyms, one that refuses some texts on demand, and test apps that use them.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use serde_json::{json, Value};
-use wiremock::{MockServer, Request, ResponseTemplate};
+use wiremock::{matchers, Mock, MockServer, Request, ResponseTemplate};
 
 use crate::app::TestApp;
 
@@ -77,4 +80,34 @@ pub async fn app_with_embeddings(
         .spawn()
         .await;
     (app, turn)
+}
+
+/// An embeddings endpoint faked at the HTTP boundary that, while the flag is set, refuses
+/// every request holding `marker` (a query without it is still embedded), and a cairn using it.
+pub async fn refusing_embeddings(
+    marker: &'static str,
+) -> (
+    MockServer,
+    Arc<AtomicBool>,
+    TestApp,
+    tokio::sync::MutexGuard<'static, ()>,
+) {
+    let server = MockServer::start().await;
+    let refuse = Arc::new(AtomicBool::new(false));
+    let refusing = refuse.clone();
+    Mock::given(matchers::method("POST"))
+        .and(matchers::path("/v1/embeddings"))
+        .respond_with(move |req: &Request| {
+            let body = String::from_utf8_lossy(&req.body).to_string();
+            if refusing.load(Ordering::SeqCst) && body.contains(marker) {
+                ResponseTemplate::new(500).set_body_json(json!({"error": {"message": "down",
+                    "type": "server_error", "param": null, "code": null}}))
+            } else {
+                embeddings_answer(req)
+            }
+        })
+        .mount(&server)
+        .await;
+    let (app, turn) = app_with_embeddings(&server).await;
+    (server, refuse, app, turn)
 }
