@@ -95,6 +95,65 @@ pub struct QualityBench {
     /// score) — for studying a ranking offline.
     #[arg(long, value_name = "FILE")]
     pub dump: Option<PathBuf>,
+    /// Ask as if the index were behind: the vectors of this share of each conversation's
+    /// sessions (spread evenly; their operations', passages' and documents' vectors) are
+    /// marked as another model's while the questions are asked — as after a switch of models,
+    /// or before the indexer reaches them — and unmarked after. 0 (the default): everything
+    /// embedded.
+    #[arg(long, default_value_t = 0.0, value_name = "SHARE", value_parser = share)]
+    pub waiting: f64,
+}
+
+/// A share, 0 to 1.
+fn share(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
+        _ => Err(format!("`{s}` is not a share from 0 to 1")),
+    }
+}
+
+/// The model `--waiting` says made the vectors it holds back.
+const WAITING_MODEL: &str = "bench:waiting";
+
+/// The sessions of a conversation of `sessions` sessions in `project` that `--waiting share`
+/// holds back, spread evenly (a half: every second one).
+fn waiting_sessions(project: &str, sessions: usize, share: f64) -> Vec<String> {
+    (0..sessions)
+        .filter(|&i| ((i + 1) as f64 * share).floor() > (i as f64 * share).floor())
+        .map(|i| format!("{project}-s{}", i + 1))
+        .collect()
+}
+
+/// Relabels the vectors of the sessions `--waiting share` holds back from the model `from` to
+/// `to`; how many sessions, operations and passages moved.
+async fn relabel_waiting(
+    state: &AppState,
+    data: &[Conversation],
+    loaded: &[Loaded],
+    share: f64,
+    from: &str,
+    to: &str,
+) -> anyhow::Result<Value> {
+    let mut moved = [0i64; 3];
+    for (conv, l) in data.iter().zip(loaded) {
+        let sessions = waiting_sessions(&l.project, conv.sessions.len(), share);
+        let rows = state
+            .store
+            .rows(
+                cairn::graph::statement(include_str!("../cypher/bench_quality_waiting.cypher"))
+                    .param("project", l.project.as_str())
+                    .param("sessions", sessions)
+                    .param("from", from)
+                    .param("to", to),
+            )
+            .await?;
+        if let Some(r) = rows.first() {
+            for (m, k) in moved.iter_mut().zip(["sessions", "operations", "passages"]) {
+                *m += r.get::<i64>(k)?;
+            }
+        }
+    }
+    Ok(json!({"share": share, "sessions": moved[0], "operations": moved[1], "passages": moved[2]}))
 }
 
 /// The id of the operation a turn is captured as in `project`.
@@ -780,6 +839,20 @@ pub async fn run(mut b: QualityBench) -> anyhow::Result<()> {
     let stopper = app.stopper();
     let server = tokio::spawn(app.run_until_stopped());
     let outcome = measure(&state, &base, &run, &data, &b, reused).await;
+    if let (true, Some(e)) = (b.waiting > 0.0, state.embedder.as_deref()) {
+        let loaded = placed(&run, &data.conversations);
+        let back = relabel_waiting(
+            &state,
+            &data.conversations,
+            &loaded,
+            b.waiting,
+            WAITING_MODEL,
+            e.model(),
+        );
+        if let Err(err) = back.await {
+            eprintln!("the vectors --waiting held back were not given back ({err:#}); purge the run's projects");
+        }
+    }
     if b.keep || reused {
         eprintln!("projects kept: --reuse {run}");
     } else {
@@ -834,6 +907,20 @@ async fn measure(
     index_everything(state).await?;
     turns_indexed(state, &data.conversations, &loaded).await?;
     let indexed_s = started.elapsed().as_secs_f64();
+    let waiting = match (b.waiting > 0.0, state.embedder.as_deref()) {
+        (true, Some(e)) => Some(
+            relabel_waiting(
+                state,
+                &data.conversations,
+                &loaded,
+                b.waiting,
+                e.model(),
+                WAITING_MODEL,
+            )
+            .await?,
+        ),
+        _ => None,
+    };
 
     let mut report = serde_json::Map::new();
     let embedder = state.embedder.as_deref().map(|e| format!("{e:?}"));
@@ -921,6 +1008,7 @@ async fn measure(
             "budgets": BUDGETS,
             "capture_s": (captured_s * 10.0).round() / 10.0,
             "index_s": (indexed_s * 10.0).round() / 10.0,
+            "waiting": waiting,
         }),
     );
     Ok(Value::Object(report))
@@ -1122,4 +1210,19 @@ fn print(report: &Value) {
         p["latency_ms"]["p50"],
         p["latency_ms"]["p95"],
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{share, waiting_sessions};
+
+    #[test]
+    fn waiting_holds_back_a_share_of_the_sessions_spread_evenly() {
+        assert_eq!(waiting_sessions("p", 5, 0.5), ["p-s2", "p-s4"]);
+        assert_eq!(waiting_sessions("p", 4, 0.25), ["p-s4"]);
+        assert_eq!(waiting_sessions("p", 3, 1.0), ["p-s1", "p-s2", "p-s3"]);
+        assert!(waiting_sessions("p", 3, 0.0).is_empty());
+        assert_eq!(share("0.5"), Ok(0.5));
+        assert!(share("1.5").is_err() && share("half").is_err());
+    }
 }
