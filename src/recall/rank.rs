@@ -256,8 +256,22 @@ pub fn in_time_factor(in_time: usize, candidates: usize) -> f64 {
 /// indexer; after a switch of models every operation waits its turn) and memories, which have
 /// no vector. Counting the list they cannot be in as a 0 would halve their score beside the
 /// turns embedded already, and rank a project's newest work last while the index catches up;
-/// they are scored by the lists that could hold them instead.
+/// they are scored by the lists that could hold them instead ([`over_lists_holding`]).
 pub type Vectorless<'a> = HashSet<&'a str>;
+
+/// A fused score (the mean over `in_play` lists, 0 where a list lacks the candidate) as the
+/// mean over the lists that could hold it, when `cannot_hold` of them could not: a candidate
+/// not embedded by the model yet (while the indexer catches up, or after a switch of models),
+/// or a session whose search document is not made yet, counted as a 0 there would rank below
+/// everything already indexed that shares a word with the query. Never above 1; as fused when
+/// no list, or every one, could hold it.
+pub fn over_lists_holding(fused: f64, in_play: usize, cannot_hold: usize) -> f64 {
+    let holding = in_play.saturating_sub(cannot_hold);
+    if holding == 0 || holding == in_play {
+        return fused;
+    }
+    (fused * in_play as f64 / holding as f64).min(1.0)
+}
 
 /// Score fusion of lists whose scores are already on 0..=1 (BM25 over its best, [`spread`]
 /// vectors): the mean over the lists that could hold the candidate (0 where such a list lacks
@@ -277,13 +291,12 @@ pub fn fuse_scores(
     let mut sum: HashMap<&str, f64> = HashMap::new();
     for list in lists {
         for (id, s) in list {
-            let id = id.as_str();
-            let lists_holding = if n > 1 && vectorless.contains(id) {
-                n - 1
-            } else {
-                n
-            };
-            *sum.entry(id).or_insert(0.0) += s.clamp(0.0, 1.0) / lists_holding as f64;
+            *sum.entry(id.as_str()).or_insert(0.0) += s.clamp(0.0, 1.0) / n as f64;
+        }
+    }
+    for (id, s) in sum.iter_mut() {
+        if vectorless.contains(id) {
+            *s = over_lists_holding(*s, n, 1);
         }
     }
     sum.retain(|_, s| *s >= MIN_SIMILARITY);
@@ -492,6 +505,19 @@ mod tests {
             10,
         );
         assert!((one[1].1 - 0.6).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_session_is_scored_by_the_lists_that_could_hold_it() {
+        // Four lists in play; words' 0.9 and a turn's 0.7 found it: 1.6 / 4.
+        assert!((over_lists_holding(0.4, 4, 0) - 0.4).abs() < 1e-9);
+        // Not embedded yet: the mean of the three that could hold it.
+        assert!((over_lists_holding(0.4, 4, 1) - 1.6 / 3.0).abs() < 1e-9);
+        // No document yet either: the turns' lists alone, never above 1.
+        assert!((over_lists_holding(0.4, 4, 2) - 0.8).abs() < 1e-9);
+        assert_eq!(over_lists_holding(0.9, 3, 2), 1.0);
+        // No list could hold it (nothing to compare with): as fused.
+        assert_eq!(over_lists_holding(0.3, 1, 1), 0.3);
     }
 
     #[test]

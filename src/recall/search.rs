@@ -17,7 +17,7 @@ use crate::domain::when;
 use crate::embed::Embedder;
 use crate::graph::search::Scored;
 use crate::graph::{self, now_ms, Store, StoreResult};
-use crate::recall::rank::{fuse, lucene_query, recency_at};
+use crate::recall::rank::{fuse, lucene_query, over_lists_holding, recency_at};
 pub use crate::recall::rank::{Lists, Mode, Weights, MAX_QUERY_CHARS};
 use crate::recall::scope::ScopeSession;
 use crate::recall::turns;
@@ -301,12 +301,11 @@ pub async fn rank_sessions(
         .into_iter()
         .map(|r| {
             let fused = similarity.get(r.id.as_str()).copied().unwrap_or(0.0);
-            let sim = over_lists_holding(
-                fused,
-                in_play,
-                lists.fulltext() && !r.worded,
-                model.is_some() && !r.vectored,
-            );
+            // A session whose search document is not made yet cannot be in the words' list,
+            // one its model has not embedded yet not in the nearest neighbours'.
+            let cannot_hold = usize::from(lists.fulltext() && !r.worded)
+                + usize::from(model.is_some() && !r.vectored);
+            let sim = over_lists_holding(fused, in_play, cannot_hold);
             let last = r.last_activity_at.unwrap_or(now);
             let days = (now - last).max(0) as f64 / DAY_MS;
             let score = weights.similarity * sim
@@ -347,19 +346,6 @@ pub async fn rank_sessions(
         hits,
         degraded,
     })
-}
-
-/// A fused similarity (the mean over `in_play` lists) as the mean over the lists that could
-/// hold the session: a session whose search document is not made yet cannot be in the words'
-/// list, one its model has not embedded yet (while the indexer catches up, or after a switch
-/// of models) not in the nearest neighbours' — counted there as a 0, a session just captured
-/// would rank below every embedded one that shares a word with the query.
-fn over_lists_holding(fused: f64, in_play: usize, wordless: bool, vectorless: bool) -> f64 {
-    let holding = in_play.saturating_sub(usize::from(wordless) + usize::from(vectorless));
-    if holding == 0 || holding == in_play {
-        return fused;
-    }
-    (fused * in_play as f64 / holding as f64).min(1.0)
 }
 
 fn round3(x: f64) -> f64 {
@@ -408,22 +394,4 @@ fn normalise_cosine(list: Vec<Scored>) -> Vec<(String, f64)> {
     list.into_iter()
         .map(|s| (s.id, (2.0 * s.score - 1.0).clamp(0.0, 1.0)))
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::over_lists_holding;
-
-    #[test]
-    fn a_session_is_scored_by_the_lists_that_could_hold_it() {
-        // Four lists in play; words' 0.9 and a turn's 0.7 found it: 1.6 / 4.
-        assert!((over_lists_holding(0.4, 4, false, false) - 0.4).abs() < 1e-9);
-        // Not embedded yet: the mean of the three that could hold it.
-        assert!((over_lists_holding(0.4, 4, false, true) - 1.6 / 3.0).abs() < 1e-9);
-        // No document yet either: the turns' lists alone, never above 1.
-        assert!((over_lists_holding(0.4, 4, true, true) - 0.8).abs() < 1e-9);
-        assert_eq!(over_lists_holding(0.9, 3, true, true), 1.0);
-        // No list could hold it (nothing to compare with): as fused.
-        assert_eq!(over_lists_holding(0.3, 1, true, false), 0.3);
-    }
 }
