@@ -275,6 +275,17 @@ async fn turns_indexed(
     loaded: &[Loaded],
 ) -> anyhow::Result<()> {
     let deadline = Instant::now() + Duration::from_secs(3_600);
+    // A question asked while the embedded model still loads is searched by its words alone.
+    while let Some(e) = state.embedder.as_deref() {
+        if e.status() != cairn::embed::Status::Loading {
+            break;
+        }
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "the embedded model did not load within an hour"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let mut said = Instant::now();
     for (conv, l) in data.iter().zip(loaded) {
         let Some(last_session) = conv.sessions.last() else {
