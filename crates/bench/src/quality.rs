@@ -124,6 +124,13 @@ fn waiting_sessions(project: &str, sessions: usize, share: f64) -> Vec<String> {
         .collect()
 }
 
+/// The model whose vectors `--waiting` holds back: the configured one, when a share is asked
+/// for and vectors are made at all. The hold-back and the give-back both ask here.
+fn held_back_model(b: &QualityBench, state: &AppState) -> Option<String> {
+    let e = state.embedder.as_deref().filter(|_| b.waiting > 0.0)?;
+    Some(e.model().to_string())
+}
+
 /// Relabels the vectors of the sessions `--waiting share` holds back from the model `from` to
 /// `to`; how many sessions, operations and passages moved.
 async fn relabel_waiting(
@@ -850,7 +857,7 @@ pub async fn run(mut b: QualityBench) -> anyhow::Result<()> {
     let stopper = app.stopper();
     let server = tokio::spawn(app.run_until_stopped());
     let outcome = measure(&state, &base, &run, &data, &b, reused).await;
-    if let (true, Some(e)) = (b.waiting > 0.0, state.embedder.as_deref()) {
+    if let Some(model) = held_back_model(&b, &state) {
         let loaded = placed(&run, &data.conversations);
         let back = relabel_waiting(
             &state,
@@ -858,7 +865,7 @@ pub async fn run(mut b: QualityBench) -> anyhow::Result<()> {
             &loaded,
             b.waiting,
             WAITING_MODEL,
-            e.model(),
+            &model,
         );
         if let Err(err) = back.await {
             eprintln!("the vectors --waiting held back were not given back ({err:#}); purge the run's projects");
@@ -918,19 +925,19 @@ async fn measure(
     index_everything(state).await?;
     turns_indexed(state, &data.conversations, &loaded).await?;
     let indexed_s = started.elapsed().as_secs_f64();
-    let waiting = match (b.waiting > 0.0, state.embedder.as_deref()) {
-        (true, Some(e)) => Some(
+    let waiting = match held_back_model(b, state) {
+        Some(model) => Some(
             relabel_waiting(
                 state,
                 &data.conversations,
                 &loaded,
                 b.waiting,
-                e.model(),
+                &model,
                 WAITING_MODEL,
             )
             .await?,
         ),
-        _ => None,
+        None => None,
     };
 
     let mut report = serde_json::Map::new();
