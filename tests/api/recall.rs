@@ -36,6 +36,11 @@ async fn close(app: &TestApp, sid: &str, summary: &str, next: Value) {
     assert_eq!(s, 201, "{b}");
 }
 
+/// What `POST /v1/search` answers for `body`.
+async fn searched(app: &TestApp, body: Value) -> Value {
+    app.post("/v1/search", &body).await.1
+}
+
 async fn context(app: &TestApp, body: Value) -> Value {
     let (s, b) = app.post("/v1/context", &body).await;
     assert_eq!(s, 200, "{b}");
@@ -590,12 +595,11 @@ async fn context_for_a_task_holds_the_relevant_turns_of_old_sessions() {
     app.ops_sync(&newer, json!(ops)).await;
     // The turn index follows commits.
     eventually(60, "turn search finds both relevant turns", || async {
-        let (_, found) = app
-            .post(
-                "/v1/search",
-                &json!({"project": app.project, "query": "refresh tokens"}),
-            )
-            .await;
+        let found = searched(
+            &app,
+            json!({"project": app.project, "query": "refresh tokens"}),
+        )
+        .await;
         let ids = found["operations"].to_string();
         ids.contains(&format!("{old}-a")) && ids.contains(&format!("{newer}-m"))
     })
@@ -609,9 +613,10 @@ async fn context_for_a_task_holds_the_relevant_turns_of_old_sessions() {
         )
         .await;
         let text = r["text"].as_str().unwrap();
-        // The answer, with the question before it, under its session's date.
+        // The answer, with the question before it, under its session's day (no other session
+        // of the history began that day, so no time of day).
         let header = text
-            .find("### 2024-01-10 09:00")
+            .find("### 2024-01-10: testing")
             .unwrap_or_else(|| panic!("old session's header at {budget}: {text}"));
         let q = text
             .find("how long should refresh tokens live")
@@ -623,10 +628,10 @@ async fn context_for_a_task_holds_the_relevant_turns_of_old_sessions() {
             header < q && q < a,
             "chronological within its session: {text}"
         );
-        // The newer session's relevant turn comes after, under its own header: the day and
-        // hour the session began (its first operation, 14:00).
+        // The newer session's relevant turn comes after, under its own header: the day the
+        // session began.
         let newer_header = text
-            .find("### 2024-03-05 14:00")
+            .find("### 2024-03-05: testing")
             .unwrap_or_else(|| panic!("newer session's header at {budget}: {text}"));
         let m = text.find("keeps refresh tokens in the keychain").unwrap();
         assert!(
@@ -657,6 +662,66 @@ async fn context_for_a_task_holds_the_relevant_turns_of_old_sessions() {
     assert!(!text.contains("fourteen days"), "{text}");
 }
 
+/// Two sessions of one day are told apart in a task's history by the time each began; a
+/// session alone on its day is headed by the day.
+#[tokio::test]
+async fn sessions_of_one_day_are_headed_by_their_time() {
+    let app = TestApp::spawn().await;
+    let said = [
+        (
+            "2024-01-10T09:00:00Z",
+            "Refresh tokens expire after fourteen days.",
+        ),
+        (
+            "2024-03-05T09:30:00Z",
+            "Refresh tokens rotate on every use.",
+        ),
+        (
+            "2024-03-05T16:45:00Z",
+            "Refresh tokens are revoked when a user logs out.",
+        ),
+    ];
+    let mut sessions = Vec::new();
+    for (at, content) in said {
+        let sid = app.session().await;
+        app.ops_sync(
+            &sid,
+            json!([{"id": format!("{sid}-t"), "type": "message", "role": "assistant",
+                    "content": content, "at": at}]),
+        )
+        .await;
+        sessions.push(sid);
+    }
+    eventually(60, "turn search finds the three turns", || async {
+        let found = searched(
+            &app,
+            json!({"project": app.project, "query": "refresh tokens"}),
+        )
+        .await;
+        found["operations"].as_array().map_or(0, Vec::len) == 3
+    })
+    .await;
+
+    let r = context(
+        &app,
+        json!({"project": app.project, "task": "what happens to refresh tokens?",
+               "budget_tokens": 1000}),
+    )
+    .await;
+    let text = r["text"].as_str().unwrap();
+    let heads: Vec<&str> = text.lines().filter(|l| l.starts_with("### ")).collect();
+    assert_eq!(
+        heads,
+        [
+            "### 2024-01-10: testing",
+            "### 2024-03-05 09:30: testing",
+            "### 2024-03-05 16:45: testing"
+        ],
+        "{text}"
+    );
+    assert!(r["tokens_used"].as_u64().unwrap() <= 1000);
+}
+
 /// A task context whose lines count longer on one line than their stored counts (markdown
 /// replies: a blank line before bold text tokenises shorter than the spaces it becomes)
 /// leaves out its least relevant lines, not its end, where the newest session's best hit is.
@@ -684,12 +749,11 @@ async fn a_task_context_of_markdown_replies_keeps_its_best_hit_whole() {
         60,
         "turn search finds the notes and the best hit",
         || async {
-            let (_, found) = app
-                .post(
-                    "/v1/search",
-                    &json!({"project": app.project, "query": "refresh tokens", "limit": 30}),
-                )
-                .await;
+            let found = searched(
+                &app,
+                json!({"project": app.project, "query": "refresh tokens", "limit": 30}),
+            )
+            .await;
             found["operations"].as_array().map_or(0, Vec::len) == 25
         },
     )
@@ -737,12 +801,11 @@ async fn a_task_context_lists_the_files_its_relevant_operations_touched() {
     }
     app.ops_sync(&sid, json!(ops)).await;
     eventually(60, "turn search finds the cache work", || async {
-        let (_, found) = app
-            .post(
-                "/v1/search",
-                &json!({"project": app.project, "query": "parser cache eviction"}),
-            )
-            .await;
+        let found = searched(
+            &app,
+            json!({"project": app.project, "query": "parser cache eviction"}),
+        )
+        .await;
         found["operations"]
             .to_string()
             .contains(&format!("{sid}-w"))
@@ -801,12 +864,7 @@ async fn a_large_task_context_shows_each_relevant_operation_once_in_order() {
         .collect();
     app.ops_sync(&sid, json!(ops)).await;
     eventually(60, "turn search finds the last operation", || async {
-        let (_, found) = app
-            .post(
-                "/v1/search",
-                &json!({"project": app.project, "query": line(n - 1)}),
-            )
-            .await;
+        let found = searched(&app, json!({"project": app.project, "query": line(n - 1)})).await;
         found["operations"]
             .to_string()
             .contains(&format!("{sid}-{}", n - 1))

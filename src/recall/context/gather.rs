@@ -21,7 +21,7 @@ use crate::recall::scope::ScopeSession;
 use crate::recall::search;
 use crate::recall::{beliefs, bm25, memories, relevant, turns};
 
-use super::line::{line, relevant_header};
+use super::line::{day, line, relevant_header};
 use super::recent::{self, SessionLines};
 use super::request::Request;
 
@@ -398,8 +398,7 @@ fn relevant_history(
     let RelevantRead { order, rows, items } = read;
     let mut by_id: HashMap<String, ScopeSession> =
         rows.into_iter().map(|s| (s.id.clone(), s)).collect();
-    let mut headers = HashMap::new();
-    let mut sessions = Vec::new();
+    let mut headed = Vec::new();
     for id in &order {
         let Some(s) = by_id.remove(id) else { continue };
         let oldest = items
@@ -408,8 +407,17 @@ fn relevant_history(
             .map(|(_, i)| i.at)
             .min()
             .unwrap_or(s.started_at);
-        let when = s.started_at.min(oldest);
-        let l = line(req.encoding, relevant_header(&s, when));
+        headed.push((s.started_at.min(oldest), s));
+    }
+    let mut days: HashMap<String, usize> = HashMap::new();
+    for (when, _) in &headed {
+        *days.entry(day(*when)).or_default() += 1;
+    }
+    let mut headers = HashMap::new();
+    let mut sessions = Vec::new();
+    for (when, s) in headed {
+        let same_day = days.get(&day(when)).is_some_and(|&n| n > 1);
+        let l = line(req.encoding, relevant_header(&s, when, same_day));
         headers.insert(s.id.clone(), (when, l.text, l.cost));
         sessions.push(s);
     }

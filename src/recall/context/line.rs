@@ -69,6 +69,13 @@ fn date(at: i64) -> String {
         .unwrap_or_default()
 }
 
+/// The day of `at` (UTC), as `date` writes it.
+pub(super) fn day(at: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(at)
+        .map(|d| d.format("%Y-%m-%d").to_string())
+        .unwrap_or_default()
+}
+
 /// The header of a session in a session's history: when it started, its id and status, its
 /// task and its summary.
 pub(super) fn session_header(s: &ScopeSession) -> String {
@@ -84,10 +91,13 @@ pub(super) fn session_header(s: &ScopeSession) -> String {
 }
 
 /// The header of a session in a task's history: when it happened (its start, or its oldest
-/// shown operation when that is older, as in an imported session) and its task.
-pub(super) fn relevant_header(s: &ScopeSession, when: i64) -> String {
+/// shown operation when that is older, as in an imported session) and its task. The day
+/// alone, unless another session of the history began that day (`same_day`): then its time
+/// too, so the two can be told apart. A time of day costs about four tokens a header, a
+/// session's worth of lines in a small context.
+pub(super) fn relevant_header(s: &ScopeSession, when: i64, same_day: bool) -> String {
     // The id is in the answer's `sessions`; here it would cost more than the line it heads.
-    let mut h = format!("### {}", date(when));
+    let mut h = format!("### {}", if same_day { date(when) } else { day(when) });
     if let Some(t) = s.task.as_deref().filter(|t| !t.trim().is_empty()) {
         h.push_str(&format!(": {}", clip(t, 120)));
     }
