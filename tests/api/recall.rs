@@ -681,7 +681,6 @@ async fn sessions_of_one_day_are_headed_by_their_time() {
             "Refresh tokens are revoked when a user logs out.",
         ),
     ];
-    let mut sessions = Vec::new();
     for (at, content) in said {
         let sid = app.session().await;
         app.ops_sync(
@@ -690,7 +689,6 @@ async fn sessions_of_one_day_are_headed_by_their_time() {
                     "content": content, "at": at}]),
         )
         .await;
-        sessions.push(sid);
     }
     eventually(60, "turn search finds the three turns", || async {
         let found = searched(

@@ -407,17 +407,18 @@ fn relevant_history(
             .map(|(_, i)| i.at)
             .min()
             .unwrap_or(s.started_at);
-        headed.push((s.started_at.min(oldest), s));
+        let when = s.started_at.min(oldest);
+        headed.push((when, day(when), s));
     }
     let mut days: HashMap<String, usize> = HashMap::new();
-    for (when, _) in &headed {
-        *days.entry(day(*when)).or_default() += 1;
+    for (_, d, _) in &headed {
+        *days.entry(d.clone()).or_default() += 1;
     }
     let mut headers = HashMap::new();
     let mut sessions = Vec::new();
-    for (when, s) in headed {
-        let same_day = days.get(&day(when)).is_some_and(|&n| n > 1);
-        let l = line(req.encoding, relevant_header(&s, when, same_day));
+    for (when, d, s) in headed {
+        let same_day = days[&d] > 1;
+        let l = line(req.encoding, relevant_header(&s, when, &d, same_day));
         headers.insert(s.id.clone(), (when, l.text, l.cost));
         sessions.push(s);
     }

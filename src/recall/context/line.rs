@@ -63,17 +63,20 @@ pub(super) fn clip(s: &str, max_chars: usize) -> String {
     out
 }
 
-fn date(at: i64) -> String {
+/// `at` (UTC) in `format`.
+fn stamp(at: i64, format: &str) -> String {
     chrono::DateTime::from_timestamp_millis(at)
-        .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
+        .map(|d| d.format(format).to_string())
         .unwrap_or_default()
+}
+
+fn date(at: i64) -> String {
+    stamp(at, "%Y-%m-%d %H:%M")
 }
 
 /// The day of `at` (UTC), as `date` writes it.
 pub(super) fn day(at: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(at)
-        .map(|d| d.format("%Y-%m-%d").to_string())
-        .unwrap_or_default()
+    stamp(at, "%Y-%m-%d")
 }
 
 /// The header of a session in a session's history: when it started, its id and status, its
@@ -92,12 +95,16 @@ pub(super) fn session_header(s: &ScopeSession) -> String {
 
 /// The header of a session in a task's history: when it happened (its start, or its oldest
 /// shown operation when that is older, as in an imported session) and its task. The day
-/// alone, unless another session of the history began that day (`same_day`): then its time
+/// (`day`, of `when`) alone, unless another session of the history began that day (`same_day`): then its time
 /// too, so the two can be told apart. A time of day costs about four tokens a header, a
 /// session's worth of lines in a small context.
-pub(super) fn relevant_header(s: &ScopeSession, when: i64, same_day: bool) -> String {
+pub(super) fn relevant_header(s: &ScopeSession, when: i64, day: &str, same_day: bool) -> String {
     // The id is in the answer's `sessions`; here it would cost more than the line it heads.
-    let mut h = format!("### {}", if same_day { date(when) } else { day(when) });
+    let mut h = if same_day {
+        format!("### {}", date(when))
+    } else {
+        format!("### {day}")
+    };
     if let Some(t) = s.task.as_deref().filter(|t| !t.trim().is_empty()) {
         h.push_str(&format!(": {}", clip(t, 120)));
     }
