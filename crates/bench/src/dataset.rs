@@ -14,7 +14,11 @@
 //!   their `role` ("user" opens it; a session given twice has its second copy as `<id>#2`),
 //!   the turns marked `has_answer` the evidence of its one
 //!   question, `question_type` its category. Instances without such a turn (abstention) are
-//!   left out: they have no evidence to recall.
+//!   left out: they have no evidence to recall;
+//! - REALTALK's chats (Lee et al., 2025; danny911kr/REALTALK `data/Chat_*.json`), a file or a
+//!   folder of them: one conversation a file, named by the file, laid out as LoCoMo's
+//!   (`session_N`, `session_N_date_time`, `qa`) with each message dated (`date_time`) and its
+//!   speakers in `name`. Evidence ranges ("D12:3-D12:5") count each of their turns.
 //!
 //! [`load`] refuses a conversation id, or a turn id within a conversation, given twice
 //! ([`check_ids`]); the bench checks that every session's date reads ([`parse_date`],
@@ -58,6 +62,10 @@ pub struct Turn {
     pub id: String,
     pub speaker: String,
     pub text: String,
+    /// When it was said, when the data set says (REALTALK dates each message); absent: half
+    /// a minute after the turn before it, from the session's date.
+    #[serde(default)]
+    pub at: Option<String>,
 }
 
 #[derive(Debug, Deserialize, PartialEq)]
@@ -93,7 +101,7 @@ impl Question {
 
 /// A session's date as epoch milliseconds (UTC, when it names no offset), or `None`. Read as
 /// LoCoMo writes it ("1:56 pm on 8 May, 2023"), as LongMemEval does ("2023/05/20 (Sat)
-/// 02:21"), RFC 3339 ("2023-05-08T13:56:00Z"), or ISO without an offset ("2023-05-08 13:56",
+/// 02:21"), as REALTALK does ("29.12.2023, 22:42:04"), RFC 3339 ("2023-05-08T13:56:00Z"), or ISO without an offset ("2023-05-08 13:56",
 /// "2023-05-08T13:56:00", "2023-05-08").
 pub fn parse_date(text: &str) -> Option<i64> {
     use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
@@ -112,12 +120,13 @@ pub fn parse_date(text: &str) -> Option<i64> {
         _ => text.to_string(),
     };
     let plain = plain.split_whitespace().collect::<Vec<_>>().join(" ");
-    const WITH_TIME: [&str; 5] = [
+    const WITH_TIME: [&str; 6] = [
         "%Y/%m/%d %H:%M",
         "%Y/%m/%d %H:%M:%S",
         "%Y-%m-%d %H:%M",
         "%Y-%m-%d %H:%M:%S",
         "%Y-%m-%dT%H:%M:%S",
+        "%d.%m.%Y, %H:%M:%S",
     ];
     if let Some(t) = WITH_TIME
         .iter()
@@ -146,6 +155,16 @@ pub fn check_dates(data: &DataSet) -> anyhow::Result<()> {
                 i + 1,
                 s.date
             );
+            for t in &s.turns {
+                if let Some(at) = &t.at {
+                    anyhow::ensure!(
+                        parse_date(at).is_some(),
+                        "conversation {} turn {}: cannot read the time {at:?}",
+                        conv.id,
+                        t.id
+                    );
+                }
+            }
         }
         for q in &conv.questions {
             if let Some(date) = &q.date {
@@ -162,7 +181,7 @@ pub fn check_dates(data: &DataSet) -> anyhow::Result<()> {
 }
 
 /// Reads the data set at `path`: a file in any of the module's shapes, or a folder of
-/// LongMemEval's one-instance files (empty files skipped).
+/// LongMemEval's one-instance files or REALTALK's one-chat files (empty files skipped).
 pub fn load(path: &Path) -> anyhow::Result<DataSet> {
     if path.is_dir() {
         let mut files: Vec<_> = std::fs::read_dir(path)
@@ -223,11 +242,14 @@ fn read_file(path: &Path) -> anyhow::Result<DataSet> {
 fn parse(raw: &str, path: &Path) -> anyhow::Result<DataSet> {
     let value: Value =
         serde_json::from_str(raw).with_context(|| format!("{} is not JSON", path.display()))?;
-    from_value(value).with_context(|| format!("reading the data set {}", path.display()))
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+    from_value(value, stem.as_deref().unwrap_or("conversation"))
+        .with_context(|| format!("reading the data set {}", path.display()))
 }
 
-/// The data set `value` holds, in whichever shape it is written.
-pub fn from_value(value: Value) -> anyhow::Result<DataSet> {
+/// The data set `value` holds, in whichever shape it is written; `name` (the file's stem) is
+/// the id of a conversation whose shape names none (REALTALK's).
+pub fn from_value(value: Value, name: &str) -> anyhow::Result<DataSet> {
     let first = match &value {
         Value::Array(items) => items.first(),
         other => Some(other),
@@ -259,11 +281,17 @@ pub fn from_value(value: Value) -> anyhow::Result<DataSet> {
             .map(locomo)
             .collect::<Result<Vec<_>, _>>()
             .map(|conversations| DataSet { conversations })
+    } else if has("qa") && has("session_1") {
+        let chat: RealtalkChat = serde_json::from_value(value).context("REALTALK's shape")?;
+        Ok(DataSet {
+            conversations: vec![realtalk(chat, name)?],
+        })
     } else {
         anyhow::bail!(
             "not a data set the bench reads: expected {{\"conversations\": [...]}} (the bench's \
-             shape), LoCoMo's locomo10.json (a list of {{sample_id, conversation, qa}}) or \
-             LongMemEval's instances ({{question_id, question, haystack_sessions, ...}})"
+             shape), LoCoMo's locomo10.json (a list of {{sample_id, conversation, qa}}), \
+             LongMemEval's instances ({{question_id, question, haystack_sessions, ...}}) or a \
+             REALTALK chat ({{name, session_1, session_1_date_time, ..., qa}})"
         )
     }
 }
@@ -303,12 +331,7 @@ fn locomo(sample: LocomoSample) -> anyhow::Result<Conversation> {
             .with_context(|| format!("sample {}: no {key}", sample.sample_id))
     };
     let speakers = vec![name("speaker_a")?, name("speaker_b")?];
-    // `session_<n>` holds the turns, `session_<n>_date_time` the date: in the order of n.
-    let mut numbered: Vec<(u32, &Value)> = c
-        .iter()
-        .filter_map(|(k, v)| Some((k.strip_prefix("session_")?.parse().ok()?, v)))
-        .collect();
-    numbered.sort_by_key(|(n, _)| *n);
+    let numbered = numbered_sessions(c);
     let mut sessions = Vec::with_capacity(numbered.len());
     for (n, turns) in numbered {
         let turns: Vec<LocomoTurn> = serde_json::from_value(turns.clone())
@@ -324,6 +347,7 @@ fn locomo(sample: LocomoSample) -> anyhow::Result<Conversation> {
                 },
                 id: t.dia_id,
                 speaker: t.speaker,
+                at: None,
             })
             .collect();
         sessions.push(DataSession {
@@ -331,32 +355,138 @@ fn locomo(sample: LocomoSample) -> anyhow::Result<Conversation> {
             turns,
         });
     }
+    Ok(with_questions(
+        sample.sample_id,
+        speakers,
+        sessions,
+        sample.qa,
+    ))
+}
+
+/// A conversation of LoCoMo's kind (LoCoMo's, REALTALK's): its questions' evidence read as
+/// the turn ids of `sessions` it names ([`turn_ids`]).
+fn with_questions(
+    id: String,
+    speakers: Vec<String>,
+    sessions: Vec<DataSession>,
+    qa: Vec<LocomoQa>,
+) -> Conversation {
     let known: HashSet<String> = sessions
         .iter()
         .flat_map(|s| s.turns.iter().map(|t| t.id.clone()))
         .collect();
-    let questions = sample
-        .qa
+    let questions = qa
         .into_iter()
         .map(|q| Question {
+            evidence: turn_ids(&q.evidence, &known),
             question: q.question,
-            evidence: q
-                .evidence
-                .iter()
-                .flat_map(|e| e.split(|ch: char| ch == ';' || ch == ',' || ch.is_whitespace()))
-                .filter(|id| known.contains(*id))
-                .map(str::to_string)
-                .collect(),
             category: q.category,
             date: None,
         })
         .collect();
-    Ok(Conversation {
-        id: sample.sample_id,
+    Conversation {
+        id,
         speakers,
         sessions,
         questions,
-    })
+    }
+}
+
+/// `session_<n>` holds a session's turns (`session_<n>_date_time` its date), in the order of n:
+/// LoCoMo's and REALTALK's layout.
+fn numbered_sessions(c: &Map<String, Value>) -> Vec<(u32, &Value)> {
+    let mut numbered: Vec<(u32, &Value)> = c
+        .iter()
+        .filter_map(|(k, v)| Some((k.strip_prefix("session_")?.parse().ok()?, v)))
+        .collect();
+    numbered.sort_by_key(|(n, _)| *n);
+    numbered
+}
+
+/// The turn ids a question's evidence names, each once, in the order written: ids as
+/// `D<session>:<turn>`, separated however the data set separates them ("D8:6; D9:17",
+/// "D5:3.", "D13:45:D20:19"), a range within one session ("D12:3-D12:5") as each of its
+/// turns. Ids naming no turn of `known` are dropped.
+fn turn_ids(written: &[String], known: &HashSet<String>) -> Vec<String> {
+    static ID: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"D(\d+):(\d+)(?:\s*-\s*D(\d+):(\d+))?").expect("a valid pattern")
+    });
+    let mut out: Vec<String> = Vec::new();
+    for caps in written.iter().flat_map(|e| ID.captures_iter(e)) {
+        let n = |i: usize| caps.get(i).and_then(|m| m.as_str().parse::<u32>().ok());
+        let (Some(session), Some(first)) = (n(1), n(2)) else {
+            continue;
+        };
+        let ids: Vec<String> = match (n(3), n(4)) {
+            (Some(s2), Some(last)) if s2 == session && first <= last => {
+                (first..=last).map(|t| format!("D{session}:{t}")).collect()
+            }
+            (Some(s2), Some(last)) => vec![format!("D{session}:{first}"), format!("D{s2}:{last}")],
+            _ => vec![format!("D{session}:{first}")],
+        };
+        for id in ids {
+            if known.contains(&id) && !out.contains(&id) {
+                out.push(id);
+            }
+        }
+    }
+    out
+}
+
+/// One REALTALK chat (Lee et al., 2025; danny911kr/REALTALK `data/Chat_*.json`).
+#[derive(Deserialize)]
+struct RealtalkChat {
+    name: Map<String, Value>,
+    qa: Vec<LocomoQa>,
+    #[serde(flatten)]
+    rest: Map<String, Value>,
+}
+
+#[derive(Deserialize)]
+struct RealtalkTurn {
+    dia_id: String,
+    speaker: String,
+    clean_text: String,
+    #[serde(default)]
+    date_time: Option<String>,
+}
+
+/// One REALTALK chat as a conversation of the bench's shape, named `name`: its sessions
+/// numbered as LoCoMo's, each message dated, its speakers `name.speaker_1` and `speaker_2`.
+fn realtalk(chat: RealtalkChat, name: &str) -> anyhow::Result<Conversation> {
+    let speakers: Vec<String> = ["speaker_1", "speaker_2"]
+        .iter()
+        .filter_map(|k| chat.name.get(*k).and_then(Value::as_str))
+        .map(str::to_string)
+        .collect();
+    let mut sessions = Vec::new();
+    for (n, turns) in numbered_sessions(&chat.rest) {
+        let turns: Vec<RealtalkTurn> =
+            serde_json::from_value(turns.clone()).with_context(|| format!("{name} session_{n}"))?;
+        let date = chat
+            .rest
+            .get(&format!("session_{n}_date_time"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .or_else(|| turns.first().and_then(|t| t.date_time.clone()))
+            .with_context(|| format!("{name}: session_{n} has no date"))?;
+        let turns = turns
+            .into_iter()
+            .map(|t| Turn {
+                id: t.dia_id,
+                speaker: t.speaker,
+                text: t.clean_text,
+                at: t.date_time,
+            })
+            .collect();
+        sessions.push(DataSession { date, turns });
+    }
+    Ok(with_questions(
+        name.to_string(),
+        speakers,
+        sessions,
+        chat.qa,
+    ))
 }
 
 #[derive(Deserialize)]
@@ -427,6 +557,7 @@ fn longmemeval(item: LmeInstance) -> anyhow::Result<Option<Conversation>> {
                         id: tid,
                         speaker: t.role,
                         text: t.content,
+                        at: None,
                     }
                 })
                 .collect();
@@ -459,6 +590,11 @@ mod tests {
 
     const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures");
 
+    /// A data set read from JSON written in place, as from a file named `chat.json`.
+    fn read_value(value: Value) -> anyhow::Result<DataSet> {
+        from_value(value, "chat")
+    }
+
     #[test]
     fn dates_parse_as_the_data_set_writes_them() {
         let t = parse_date("1:56 pm on 8 May, 2023").unwrap();
@@ -471,6 +607,7 @@ mod tests {
             "2023-05-08T15:56:00+02:00",
             "2023-05-08 13:56",
             "2023-05-08T13:56:00",
+            "08.05.2023, 13:56:00",
         ] {
             assert_eq!(parse_date(other), Some(t), "{other}");
         }
@@ -608,7 +745,7 @@ mod tests {
 
         // The same instance in a list, and in a folder of one-instance files, reads the same.
         let one: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-        let listed = from_value(Value::Array(vec![one.clone()])).unwrap();
+        let listed = read_value(Value::Array(vec![one.clone()])).unwrap();
         assert_eq!(listed.conversations, data.conversations);
         let folder = load(Path::new(&format!("{FIXTURES}/longmemeval"))).unwrap();
         assert_eq!(folder.conversations, data.conversations);
@@ -618,12 +755,12 @@ mod tests {
         for turn in abstention["haystack_sessions"][0].as_array_mut().unwrap() {
             turn["has_answer"] = json!(false);
         }
-        assert!(from_value(abstention).unwrap().conversations.is_empty());
+        assert!(read_value(abstention).unwrap().conversations.is_empty());
     }
 
     #[test]
     fn a_file_of_another_shape_says_which_shapes_are_read() {
-        let err = from_value(json!([{"dialogue": []}]))
+        let err = read_value(json!([{"dialogue": []}]))
             .unwrap_err()
             .to_string();
         assert!(
@@ -632,7 +769,7 @@ mod tests {
         );
         let err = format!(
             "{:#}",
-            from_value(json!({"conversations": [{"id": "c"}]})).unwrap_err()
+            read_value(json!({"conversations": [{"id": "c"}]})).unwrap_err()
         );
         assert!(err.contains("the bench's shape"), "{err}");
     }
@@ -640,7 +777,7 @@ mod tests {
     #[test]
     fn a_conversation_id_given_twice_stops_the_run() {
         let conv = json!({"id": "c1", "speakers": ["A", "B"], "sessions": [], "questions": []});
-        let data = from_value(json!({"conversations": [conv.clone(), conv]})).unwrap();
+        let data = read_value(json!({"conversations": [conv.clone(), conv]})).unwrap();
         let err = check_ids(&data).unwrap_err().to_string();
         assert!(err.contains("c1"), "{err}");
     }
@@ -648,7 +785,7 @@ mod tests {
     #[test]
     fn a_session_given_twice_keeps_both_copies_apart_and_sessions_go_by_number() {
         let turn = |text: &str| json!({"role": "user", "content": text, "has_answer": true});
-        let lme = from_value(json!({
+        let lme = read_value(json!({
             "question_id": 7, "question": "q?",
             "haystack_session_ids": ["a", "b", "a"],
             "haystack_dates": ["2023/05/01 (Mon) 10:00", "2023/05/02 (Tue) 10:00", "2023/05/03 (Wed) 10:00"],
@@ -663,7 +800,7 @@ mod tests {
         check_ids(&lme).unwrap();
 
         let session = |id: &str| json!([{"dia_id": id, "speaker": "A", "text": id}]);
-        let locomo = from_value(json!([{
+        let locomo = read_value(json!([{
             "sample_id": "c", "qa": [],
             "conversation": {
                 "speaker_a": "A", "speaker_b": "B",
@@ -682,9 +819,68 @@ mod tests {
     }
 
     #[test]
+    fn a_realtalk_chat_reads_with_its_messages_dated_and_its_evidence_ranges_spread() {
+        let msg = |id: &str, who: &str, at: &str| {
+            json!({"clean_text": format!("text of {id}"), "speaker": who, "date_time": at,
+                   "img_file": [], "img_url": [], "dia_id": id})
+        };
+        let data = read_value(json!({
+            "name": {"speaker_1": "Ana", "speaker_2": "bo"},
+            "session_2": [msg("D2:1", "bo", "02.01.2024, 09:00:00")],
+            "session_2_date_time": "02.01.2024, 09:00:00",
+            "events_session_2": {"agent_a": [], "agent_b": []},
+            "session_1": [msg("D1:1", "Ana", "29.12.2023, 22:42:04"),
+                          msg("D1:2", "bo", "30.12.2023, 00:32:20"),
+                          msg("D1:3", "Ana", "30.12.2023, 00:33:00")],
+            "session_1_date_time": "29.12.2023, 22:42:04",
+            "qa": [{"question": "Where?", "answer": "Here", "category": 1,
+                    "evidence": ["D1:1-D1:3; D2:1", "D2:1.", "D1:2:D2:1", "D7:1"]},
+                   {"question": "When?", "answer": "Then", "category": 2, "evidence": []}]
+        }))
+        .unwrap();
+        check_dates(&data).unwrap();
+        let c = &data.conversations[0];
+        assert_eq!(c.id, "chat", "named by its file");
+        assert_eq!(c.speakers, ["Ana", "bo"]);
+        let ids: Vec<&str> = c
+            .sessions
+            .iter()
+            .flat_map(|s| &s.turns)
+            .map(|t| t.id.as_str())
+            .collect();
+        assert_eq!(ids, ["D1:1", "D1:2", "D1:3", "D2:1"]);
+        assert_eq!(c.sessions[0].turns[1].text, "text of D1:2");
+        let at = c.sessions[0].turns[1]
+            .at
+            .as_deref()
+            .and_then(parse_date)
+            .unwrap();
+        let d = chrono::DateTime::from_timestamp_millis(at).unwrap();
+        assert_eq!(d.to_rfc3339(), "2023-12-30T00:32:20+00:00");
+        assert_eq!(c.questions[0].evidence, ["D1:1", "D1:2", "D1:3", "D2:1"]);
+        assert!(c.questions[1].evidence.is_empty());
+        assert_eq!(c.questions[0].category_key(), "1");
+    }
+
+    #[test]
+    fn an_unreadable_message_time_stops_the_run_naming_the_turn() {
+        let data = read_value(json!({"conversations": [{
+            "id": "c3", "speakers": ["A", "B"], "questions": [],
+            "sessions": [{"date": "2023-05-08", "turns": [
+                {"id": "D1:1", "speaker": "A", "text": "hi", "at": "teatime"}]}]
+        }]}))
+        .unwrap();
+        let err = check_dates(&data).unwrap_err().to_string();
+        assert!(
+            err.contains("c3 turn D1:1") && err.contains("teatime"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn a_turn_id_given_twice_in_a_conversation_stops_the_run() {
         let t = json!({"id": "D1:1", "speaker": "A", "text": "hi"});
-        let data = from_value(json!({"conversations": [{
+        let data = read_value(json!({"conversations": [{
             "id": "c2", "speakers": ["A", "B"], "questions": [],
             "sessions": [{"date": "2023-05-08", "turns": [t.clone()]},
                          {"date": "2023-05-09", "turns": [t]}]
@@ -692,7 +888,7 @@ mod tests {
         .unwrap();
         let err = check_ids(&data).unwrap_err().to_string();
         assert!(err.contains("c2") && err.contains("D1:1"), "{err}");
-        let err = from_value(json!([])).unwrap_err().to_string();
+        let err = read_value(json!([])).unwrap_err().to_string();
         assert!(err.contains("no conversation"), "{err}");
     }
 }

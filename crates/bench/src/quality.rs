@@ -203,9 +203,11 @@ fn session_operations(project: &str, session: &DataSession, speakers: &[String])
             } else {
                 "assistant"
             };
-            let at = chrono::DateTime::from_timestamp_millis(start + i as i64 * 30_000)
-                .unwrap_or_default()
-                .to_rfc3339();
+            let at = t.at.as_deref().and_then(parse_date);
+            let at =
+                chrono::DateTime::from_timestamp_millis(at.unwrap_or(start + i as i64 * 30_000))
+                    .unwrap_or_default()
+                    .to_rfc3339();
             json!({"id": operation_id(project, &t.id), "type": "message", "role": role,
                    "content": turn_content(t), "at": at})
         })
