@@ -101,8 +101,8 @@ impl Question {
 
 /// A session's date as epoch milliseconds (UTC, when it names no offset), or `None`. Read as
 /// LoCoMo writes it ("1:56 pm on 8 May, 2023"), as LongMemEval does ("2023/05/20 (Sat)
-/// 02:21"), as REALTALK does ("29.12.2023, 22:42:04"), RFC 3339 ("2023-05-08T13:56:00Z"), or ISO without an offset ("2023-05-08 13:56",
-/// "2023-05-08T13:56:00", "2023-05-08").
+/// 02:21"), as REALTALK does ("29.12.2023, 22:42:04"), RFC 3339 ("2023-05-08T13:56:00Z"), or
+/// ISO without an offset ("2023-05-08 13:56", "2023-05-08T13:56:00", "2023-05-08").
 pub fn parse_date(text: &str) -> Option<i64> {
     use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
     let text = text.trim();

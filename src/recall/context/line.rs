@@ -95,9 +95,9 @@ pub(super) fn session_header(s: &ScopeSession) -> String {
 
 /// The header of a session in a task's history: when it happened (its start, or its oldest
 /// shown operation when that is older, as in an imported session) and its task. The day
-/// (`day`, of `when`) alone, unless another session of the history began that day (`same_day`): then its time
-/// too, so the two can be told apart. A time of day costs about four tokens a header, a
-/// session's worth of lines in a small context.
+/// (`day`, of `when`) alone, unless another session of the history began that day
+/// (`same_day`): then its time too, so the two can be told apart. A time of day costs about
+/// four tokens a header, a session's worth of lines in a small context.
 pub(super) fn relevant_header(s: &ScopeSession, when: i64, day: &str, same_day: bool) -> String {
     // The id is in the answer's `sessions`; here it would cost more than the line it heads.
     let mut h = if same_day {
