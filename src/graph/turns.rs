@@ -25,7 +25,7 @@ pub const PASSAGES_SCHEME: &str = " +passages";
 
 /// Which vectors a nearest list compares: the operations' own, or their passages' (each
 /// operation once, scored by its best passage).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Vectors {
     Operations,
     Passages,

@@ -12,14 +12,16 @@
 //! and a word the project never holds would otherwise be counted again on every query. So is
 //! the size of the whole database, which tells how much of the shared full-text index a large
 //! project is ([`known_share`]). And how many passages a project's operations have
-//! ([`passages`]): none means the passage index is not asked at all.
+//! ([`passages`]): none means the passage index is not asked at all. And which projects the
+//! shared approximate vector index has lately answered with too few of their vectors
+//! ([`crowded`]): a small project among larger ones, compared one by one at once.
 
 use std::sync::LazyLock;
 use std::time::Duration;
 
 use moka::sync::Cache;
 
-use crate::graph::turns::{self as store_turns, TermQuery};
+use crate::graph::turns::{self as store_turns, TermQuery, Vectors};
 use crate::graph::{Store, StoreResult};
 use crate::recall::{bm25, rank};
 
@@ -34,9 +36,10 @@ const REMEMBER_COUNT_FROM: usize = 100;
 /// Projects, and (project, word) pairs, remembered at most.
 const REMEMBERED: u64 = 100_000;
 
-fn cache<K>() -> Cache<K, usize>
+fn cache<K, V>() -> Cache<K, V>
 where
     K: std::hash::Hash + Eq + Send + Sync + 'static,
+    V: Clone + Send + Sync + 'static,
 {
     Cache::builder()
         .max_capacity(REMEMBERED)
@@ -47,6 +50,9 @@ where
 static PASSAGES: LazyLock<Cache<String, usize>> = LazyLock::new(cache);
 static SIZES: LazyLock<Cache<String, usize>> = LazyLock::new(cache);
 static WORDS: LazyLock<Cache<(String, String), usize>> = LazyLock::new(cache);
+/// Projects (with the vectors compared, and whether the list was narrowed to some types)
+/// the approximate index answered with too few rows, so that they were compared one by one.
+static CROWDED: LazyLock<Cache<(String, Vectors, bool), ()>> = LazyLock::new(cache);
 /// The whole database's turns ([`store_turns::all_size`]), under the one key `()`.
 static ALL: LazyLock<Cache<(), usize>> = LazyLock::new(cache);
 
@@ -78,6 +84,18 @@ pub async fn project_size(store: &Store, project: &str) -> StoreResult<usize> {
         SIZES.insert(project.to_string(), n);
     }
     Ok(n)
+}
+
+/// Whether the approximate index answered a list of `project`'s `of` vectors (narrowed to
+/// some types: `typed`) with too few of them within [`TTL`], so that its vectors were
+/// compared one by one ([`mark_crowded`]): that answer would be set aside again.
+pub fn crowded(project: &str, of: Vectors, typed: bool) -> bool {
+    CROWDED.contains_key(&(project.to_string(), of, typed))
+}
+
+/// Remembers for [`TTL`] that the approximate index left `project`'s `of` list short.
+pub fn mark_crowded(project: &str, of: Vectors, typed: bool) {
+    CROWDED.insert((project.to_string(), of, typed), ());
 }
 
 /// How many passages `project`'s operations have, counted up to `cap`. A count is
@@ -140,4 +158,24 @@ pub async fn for_query(
         df.insert(word, n);
     }
     Ok(bm25::Stats { docs: docs?, df })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_crowded_list_is_remembered_for_its_project_vectors_and_typing_alone() {
+        let project = "turn-stats-crowded-test";
+        assert!(!crowded(project, Vectors::Passages, false));
+        mark_crowded(project, Vectors::Passages, false);
+        assert!(crowded(project, Vectors::Passages, false));
+        assert!(!crowded(project, Vectors::Operations, false));
+        assert!(!crowded(project, Vectors::Passages, true));
+        assert!(!crowded(
+            "turn-stats-crowded-other",
+            Vectors::Passages,
+            false
+        ));
+    }
 }

@@ -404,8 +404,10 @@ async fn vector_list(
 /// The `k` nearest operations of the project by `of`. The shared approximate index is asked
 /// first; when other projects or models crowd the project out of its answer, a project small
 /// enough to compare one by one is searched exactly, a larger one by asking the index for
-/// more when it kept less than half of what was asked. A project without passages does not
-/// ask the passage index at all.
+/// more when it kept less than half of what was asked. A small project the index answered
+/// too briefly within [`turn_stats::TTL`] is searched exactly at once
+/// ([`turn_stats::crowded`]). A project without passages does not ask the passage index at
+/// all.
 async fn nearest_of(
     store: &Store,
     filter: &Filter<'_>,
@@ -424,7 +426,8 @@ async fn nearest_of(
     if size == Some(0) {
         return Ok(Vec::new());
     }
-    if filter.sessions.is_some() {
+    let typed = filter.types.is_some();
+    if filter.sessions.is_some() || turn_stats::crowded(filter.project, of, typed) {
         return store_turns::nearest_exact(store, filter, of, model, v, k, EXACT_SCAN).await;
     }
     let approx = store_turns::nearest(store, filter, of, model, v, k, k).await?;
@@ -436,6 +439,11 @@ async fn nearest_of(
         None => turn_stats::project_size(store, filter.project).await?,
     };
     if size <= EXACT_SCAN {
+        // The next searches go straight to the exact scan, while the project is small
+        // enough to stay within it meanwhile.
+        if size <= EXACT_SCAN / 2 {
+            turn_stats::mark_crowded(filter.project, of, typed);
+        }
         return store_turns::nearest_exact(store, filter, of, model, v, k, EXACT_SCAN).await;
     }
     if approx.len() >= k / 2 {
