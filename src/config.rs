@@ -95,8 +95,21 @@ pub enum EmbedSwitch {
     Off,
 }
 
-/// Where vectors come from: the embedded all-MiniLM-L6-v2 (default), an OpenAI-compatible
-/// `/embeddings` endpoint (`CAIRN_EMBED_BASE_URL`), or nowhere (`CAIRN_EMBED=off`).
+/// Which model the embedded backend runs (src/embed/local/model.rs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum EmbedLocalModel {
+    /// all-MiniLM-L6-v2: 6 layers.
+    #[default]
+    #[value(name = "all-MiniLM-L6-v2")]
+    AllMiniLmL6V2,
+    /// e5-small-v2: 12 layers; closer by meaning, at twice the work per text.
+    #[value(name = "e5-small-v2")]
+    E5SmallV2,
+}
+
+/// Where vectors come from: the embedded model (all-MiniLM-L6-v2 by default), an
+/// OpenAI-compatible `/embeddings` endpoint (`CAIRN_EMBED_BASE_URL`), or nowhere
+/// (`CAIRN_EMBED=off`).
 #[derive(Args, Clone, Debug, Default)]
 pub struct EmbedSettings {
     /// `off` turns vectors off (fulltext search only).
@@ -108,8 +121,17 @@ pub struct EmbedSettings {
         default_value = "on"
     )]
     pub switch: EmbedSwitch,
-    /// Directory of the embedded model's files (`scripts/embed-model fetch` puts them in
-    /// `.cairn/models/all-MiniLM-L6-v2`, the default).
+    /// The embedded model (when `CAIRN_EMBED_BASE_URL` is unset).
+    #[arg(
+        id = "embed_local_model",
+        long = "embed-local-model",
+        env = "CAIRN_EMBED_LOCAL_MODEL",
+        value_enum,
+        default_value = "all-MiniLM-L6-v2"
+    )]
+    pub local_model: EmbedLocalModel,
+    /// Directory of the embedded model's files (`scripts/embed-model fetch MODEL` puts them
+    /// in `.cairn/models/MODEL`, the default).
     #[arg(
         id = "embed_model_dir",
         long = "embed-model-dir",
@@ -124,8 +146,8 @@ pub struct EmbedSettings {
         env = "CAIRN_EMBED_BASE_URL"
     )]
     pub base_url: Option<String>,
-    /// Embedding model name at the remote endpoint (the embedded model is always
-    /// all-MiniLM-L6-v2).
+    /// Embedding model name at the remote endpoint (the embedded one is
+    /// `CAIRN_EMBED_LOCAL_MODEL`).
     #[arg(
         id = "embed_model",
         long = "embed-model",

@@ -77,9 +77,10 @@
 //! - [`ui`] — the team's web UI at `/ui`: server-rendered pages (maud, no script, strict
 //!   CSP), sign-in with a project's key exchanged for a cookie whose state lives in Neo4j
 //!   (`ui::guard`), CSRF-checked actions; pages read through the API's own functions.
-//! - [`embed`] — embeddings: one `Embedder` over the embedded all-MiniLM-L6-v2 (`local`:
-//!   candle on the CPU, its own thread, length-sorted batches; the default) and an
-//!   OpenAI-compatible endpoint (`remote`); `model()` names what made each vector.
+//! - [`embed`] — embeddings: one `Embedder` over the embedded all-MiniLM-L6-v2 or
+//!   e5-small-v2 (`local`: candle on the CPU, its own thread, length-sorted batches;
+//!   e5's weights read out of its ONNX export; the default) and an OpenAI-compatible endpoint
+//!   (`remote`); `model()` names what made each vector, `calibration()` how its cosines read.
 
 pub mod allocator;
 pub mod api;

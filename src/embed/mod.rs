@@ -1,5 +1,6 @@
-//! Embeddings: one [`Embedder`] over two backends. [`local`] runs all-MiniLM-L6-v2 in-process
-//! on the CPU (the default; weights from `scripts/embed-model fetch`); [`remote`] calls an
+//! Embeddings: one [`Embedder`] over two backends. [`local`] runs all-MiniLM-L6-v2 (or
+//! e5-small-v2) in-process on the CPU (the default; weights from
+//! `scripts/embed-model fetch`); [`remote`] calls an
 //! OpenAI-compatible `/embeddings` endpoint (`CAIRN_EMBED_BASE_URL`). `CAIRN_EMBED=off`
 //! builds none. Every vector is attributable to [`Embedder::model`] and
 //! [`Embedder::dimensions`]; the vector indexes follow them. A stored vector carries a
@@ -38,6 +39,42 @@ pub enum EmbedError {
     /// The embedded model failed on this input.
     #[error("the embedded model failed: {0}")]
     Model(String),
+}
+
+/// How a model's cosines read on the scale cairn's thresholds use (all-MiniLM-L6-v2's, on
+/// which they were set): `(cosine − unrelated) / span`, within 0..=1. e5 puts every vector in
+/// one narrow cone: a question and a random turn of its conversation lie at a median cosine
+/// of 0.761 (MiniLM 0.236), an evidence turn at 0.825 (MiniLM 0.456); across both, e5's
+/// cosine ≈ 0.705 + 0.25 × MiniLM's (LoCoMo, every question).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Calibration {
+    /// The cosine that reads as 0.
+    pub unrelated: f64,
+    /// How much cosine reads as 1.
+    pub span: f64,
+}
+
+impl Calibration {
+    /// Cosines as they are.
+    pub const PLAIN: Self = Self {
+        unrelated: 0.0,
+        span: 1.0,
+    };
+
+    /// `cosine` on the common scale.
+    pub fn read(&self, cosine: f64) -> f64 {
+        ((cosine - self.unrelated) / self.span).clamp(0.0, 1.0)
+    }
+}
+
+/// What a text is embedded for: models trained with prefixes (e5's `query: ` and
+/// `passage: `) put a search's text and a stored text in different places.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Purpose {
+    /// A search, a task, a prompt: what is looked for.
+    Query,
+    /// A turn, a passage, a session: what is stored and found.
+    Document,
 }
 
 /// Whether vectors can be made now.
@@ -104,6 +141,7 @@ impl Embedder {
                 Backend::Remote(Arc::new(remote::Remote::new(settings, base, dimensions)))
             }
             _ => Backend::Local(local::Local::shared(
+                local::spec(settings.local_model),
                 &local::model_dir(settings),
                 settings.batch,
             )),
@@ -114,12 +152,21 @@ impl Embedder {
         })
     }
 
-    /// Which model makes the vectors: `local:all-MiniLM-L6-v2` or `remote:<model>`. Stored
-    /// with each vector, so vectors of different models are never compared.
+    /// Which model makes the vectors: `local:e5-small-v2`, `local:all-MiniLM-L6-v2` or
+    /// `remote:<model>`. Stored with each vector, so vectors of different models are never
+    /// compared.
     pub fn model(&self) -> &str {
         match &self.backend {
             Backend::Remote(r) => r.identity(),
-            Backend::Local(_) => local::IDENTITY,
+            Backend::Local(l) => l.identity(),
+        }
+    }
+
+    /// How this model's cosines read on the common scale (plain for a remote model).
+    pub fn calibration(&self) -> Calibration {
+        match &self.backend {
+            Backend::Remote(_) => Calibration::PLAIN,
+            Backend::Local(l) => l.spec().calibration,
         }
     }
 
@@ -152,15 +199,25 @@ impl Embedder {
         self.status() == Status::Ready
     }
 
-    /// One vector per text, in order, each of [`Self::dimensions`]. Texts longer than the
-    /// model's window are truncated. `Unavailable` while the embedded model is not loaded.
+    /// One vector per stored text, in order, each of [`Self::dimensions`]. Texts longer
+    /// than the model's window are truncated. `Unavailable` while the embedded model is not
+    /// loaded.
     pub async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.embed_for(texts, Purpose::Document).await
+    }
+
+    /// One vector per text, embedded for `purpose`.
+    pub async fn embed_for(
+        &self,
+        texts: &[String],
+        purpose: Purpose,
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
         match &self.backend {
             Backend::Remote(r) => r.embed(texts).await,
-            Backend::Local(l) => l.embed(texts).await,
+            Backend::Local(l) => l.embed(texts, purpose).await,
         }
     }
 }
@@ -172,7 +229,7 @@ impl Embedder {
             return Ok(v);
         }
         let v = self
-            .embed(&[text.to_string()])
+            .embed_for(&[text.to_string()], Purpose::Query)
             .await?
             .pop()
             .unwrap_or_default();

@@ -23,7 +23,8 @@ use crate::recall::{bm25, turns};
 pub const MIN_SHARED_WORDS: usize = 2;
 /// Share of the prompt's content words (at most 20 are counted) a hit must contain.
 pub const MIN_COVERAGE: f64 = 0.25;
-/// Cosine between the prompt's and a turn's embedding above which they mean the same thing.
+/// Cosine between the prompt's and a turn's embedding above which they mean the same thing,
+/// on the common scale (`crate::embed::Calibration`).
 pub const MIN_COSINE: f64 = 0.5;
 /// Hits asked of turn search.
 const HITS: usize = 20;
@@ -94,7 +95,7 @@ pub async fn recall(
         Box::pin(turns::search_with(store, embedder, weights, &query)),
         async {
             match embedder {
-                Some(e) => e.embed(std::slice::from_ref(&prompt)).await.ok(),
+                Some(e) => e.embed_query(&prompt).await.ok().map(|v| vec![v]),
                 None => None,
             }
         },
@@ -114,7 +115,7 @@ pub async fn recall(
             graph::turns::embeddings(store, project, e.model(), &ids)
                 .await?
                 .into_iter()
-                .map(|(id, stored)| (id, turns::cosine(&v, &stored)))
+                .map(|(id, stored)| (id, e.calibration().read(turns::cosine(&v, &stored))))
                 .collect()
         }
         _ => HashMap::new(),

@@ -13,6 +13,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::config::SearchSettings;
 pub use crate::domain::lucene::{escape_lucene, project_clause};
+use crate::embed::Calibration;
 
 /// Query characters at most.
 pub const MAX_QUERY_CHARS: usize = 1_000;
@@ -186,8 +187,9 @@ const SPREAD_FROM: usize = 20;
 /// nearest neighbours is spread between its worst and best: its tail is noise, and the
 /// cosines of one model crowd a narrow band (0.55 to 0.7 for a whole conversation with
 /// all-MiniLM-L6-v2), where the absolute value would weigh everything alike. A short list (a
-/// small project: every vector is a neighbour) keeps the cosine itself, 0 at orthogonal.
-pub fn spread(similarities: &[f64]) -> Vec<f64> {
+/// small project: every vector is a neighbour) keeps the cosine itself, read on the common
+/// scale (`scale`: 0 at orthogonal for MiniLM, at ~0.7 for e5).
+pub fn spread(similarities: &[f64], scale: Calibration) -> Vec<f64> {
     let (lo, hi) = similarities
         .iter()
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), s| {
@@ -199,7 +201,7 @@ pub fn spread(similarities: &[f64]) -> Vec<f64> {
             if similarities.len() >= SPREAD_FROM && hi > lo {
                 (s - lo) / (hi - lo)
             } else {
-                (2.0 * s - 1.0).clamp(0.0, 1.0)
+                scale.read(2.0 * s - 1.0)
             }
         })
         .collect()
@@ -438,12 +440,22 @@ mod tests {
     #[test]
     fn a_long_neighbour_list_is_spread_a_short_one_kept() {
         let long: Vec<f64> = (0..20).map(|i| 0.80 + 0.005 * i as f64).collect();
-        let spread_long = spread(&long);
+        let spread_long = spread(&long, Calibration::PLAIN);
         assert!(spread_long[0].abs() < 1e-9 && (spread_long[19] - 1.0).abs() < 1e-9);
         // A short list: the cosine, (2s - 1), so a weak neighbour stays weak.
-        let short = spread(&[0.9, 0.6, 0.4]);
+        let short = spread(&[0.9, 0.6, 0.4], Calibration::PLAIN);
         assert!((short[0] - 0.8).abs() < 1e-9 && (short[1] - 0.2).abs() < 1e-9);
         assert_eq!(short[2], 0.0);
+        // A model whose unrelated texts lie at cosine 0.7: 0.7 reads as nothing, 0.85 as half.
+        let e5 = Calibration {
+            unrelated: 0.7,
+            span: 0.3,
+        };
+        let short = spread(&[0.925, 0.85], e5);
+        assert!(
+            (short[0] - 0.5).abs() < 1e-9 && short[1].abs() < 1e-9,
+            "{short:?}"
+        );
     }
 
     #[test]

@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 
 use crate::domain::when;
-use crate::embed::Embedder;
+use crate::embed::{Calibration, Embedder};
 use crate::graph::search::Scored;
 use crate::graph::{self, now_ms, Store, StoreResult};
 use crate::recall::rank::{fuse, lucene_query, over_lists_holding, recency_at};
@@ -189,6 +189,8 @@ pub struct OwnLists {
     asked: Option<when::Asked>,
     /// The model whose vectors the nearest-neighbour list compared, when it was asked.
     model: Option<String>,
+    /// How that model's cosines read.
+    scale: Calibration,
 }
 
 /// Reads the sessions' own lists for `ask` (the query is embedded once, before the vector list
@@ -247,6 +249,7 @@ pub async fn own_lists(
         degraded,
         asked: read.map(|r| r.asked),
         model,
+        scale: embedder.map_or(Calibration::PLAIN, Embedder::calibration),
     })
 }
 
@@ -266,6 +269,7 @@ pub async fn rank_sessions(
         degraded,
         asked,
         model,
+        scale,
     } = own;
     let by_turns = sessions_of(turns);
     let by_time = asked
@@ -282,7 +286,7 @@ pub async fn rank_sessions(
         ranked.push(normalise_bm25(bm25));
     }
     if mode == Mode::Hybrid {
-        ranked.push(normalise_cosine(nearest));
+        ranked.push(normalise_cosine(nearest, scale));
     }
     if !by_turns.is_empty() {
         ranked.push(by_turns);
@@ -389,9 +393,9 @@ fn normalise_bm25(list: Vec<Scored>) -> Vec<(String, f64)> {
         .collect()
 }
 
-/// Neo4j reports cosine as (1 + cos) / 2; back to cos, negatives as 0.
-fn normalise_cosine(list: Vec<Scored>) -> Vec<(String, f64)> {
+/// Neo4j reports cosine as (1 + cos) / 2; back to cos, read on the common scale.
+fn normalise_cosine(list: Vec<Scored>, scale: Calibration) -> Vec<(String, f64)> {
     list.into_iter()
-        .map(|s| (s.id, (2.0 * s.score - 1.0).clamp(0.0, 1.0)))
+        .map(|s| (s.id, scale.read(2.0 * s.score - 1.0)))
         .collect()
 }

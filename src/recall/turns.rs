@@ -27,7 +27,7 @@ use std::collections::{BinaryHeap, HashMap, HashSet};
 
 use crate::domain::operation::OpType;
 use crate::domain::when;
-use crate::embed::{signature, Embedder};
+use crate::embed::{signature, Calibration, Embedder};
 use crate::graph::turns::{self as store_turns, Filter, TurnRow, Vectors};
 use crate::graph::{now_ms, Store, StoreError, StoreResult};
 use crate::recall::rank::{self, Lists, Mode, Weights};
@@ -308,6 +308,7 @@ pub async fn search_in(
             pool,
             in_play: lists,
             asked,
+            scale: embedder.map_or(Calibration::PLAIN, Embedder::calibration),
         },
         bm25,
         nearest,
@@ -526,6 +527,8 @@ struct Ranking {
     in_play: Lists,
     /// The time the query asks about.
     asked: Option<when::Asked>,
+    /// How the model's cosines read.
+    scale: Calibration,
 }
 
 /// Fuses, re-ranks and diversifies the lists in play into at most `limit` hits.
@@ -543,6 +546,7 @@ async fn rank(
         pool,
         in_play,
         asked,
+        scale,
     } = how;
     let in_bm25: HashSet<String> = bm25.iter().map(|r| r.id.clone()).collect();
     let in_vector: HashSet<String> = nearest.iter().map(|r| r.id.clone()).collect();
@@ -560,7 +564,7 @@ async fn rank(
         lists.push(
             nearest
                 .iter()
-                .zip(rank::spread(&similarities))
+                .zip(rank::spread(&similarities, scale))
                 .map(|(r, s)| (r.id.clone(), s))
                 .collect(),
         );
@@ -668,7 +672,7 @@ async fn rank(
         }
         _ => HashMap::new(),
     };
-    let mut hits = diversify(candidates, &vectors, limit);
+    let mut hits = diversify(candidates, &vectors, limit, scale);
     for h in &mut hits {
         h.snippet = snippet(&h.text, &words);
     }
@@ -691,6 +695,7 @@ pub fn diversify(
     mut candidates: Vec<TurnHit>,
     vectors: &HashMap<String, Vec<f32>>,
     limit: usize,
+    scale: Calibration,
 ) -> Vec<TurnHit> {
     if candidates.len() <= 1 {
         return candidates;
@@ -713,7 +718,7 @@ pub fn diversify(
     };
     let likeness = |i: usize, j: usize| {
         let l = match (&units[i], &units[j]) {
-            (Some(x), Some(y)) => f64::from(dot(x, y)).clamp(0.0, 1.0),
+            (Some(x), Some(y)) => scale.read(f64::from(dot(x, y))),
             _ => jaccard(words_of(i), words_of(j)),
         };
         ((l - NEAR_DUPLICATE) / (1.0 - NEAR_DUPLICATE)).max(0.0)
@@ -983,7 +988,7 @@ mod tests {
             hit("c", 0.88, same),
             hit("d", 0.70, "refresh tokens rotate on every use"),
         ];
-        let out = diversify(hits.clone(), &HashMap::new(), 2);
+        let out = diversify(hits.clone(), &HashMap::new(), 2, Calibration::PLAIN);
         let ids: Vec<&str> = out.iter().map(|h| h.operation_id.as_str()).collect();
         assert_eq!(ids, ["a", "d"]);
         // With vectors, likeness is their cosine: orthogonal vectors do not penalise.
@@ -994,7 +999,7 @@ mod tests {
             ("d".to_string(), vec![1.0, 0.0]),
         ]
         .into();
-        let out = diversify(hits, &vectors, 2);
+        let out = diversify(hits, &vectors, 2, Calibration::PLAIN);
         let ids: Vec<&str> = out.iter().map(|h| h.operation_id.as_str()).collect();
         assert_eq!(ids, ["a", "b"]);
     }
@@ -1087,19 +1092,21 @@ mod tests {
                 .map(|(id, v)| (id.clone(), signature::direction(&signature::of(v).unwrap())))
                 .collect();
             for limit in [1, 3, n / 2 + 1, n, n + 5] {
-                let lazy: Vec<String> = diversify(sorted.clone(), &vectors, limit)
-                    .into_iter()
-                    .map(|h| h.operation_id)
-                    .collect();
+                let lazy: Vec<String> =
+                    diversify(sorted.clone(), &vectors, limit, Calibration::PLAIN)
+                        .into_iter()
+                        .map(|h| h.operation_id)
+                        .collect();
                 assert_eq!(
                     lazy,
                     diversify_plainly(&sorted, &vectors, limit),
                     "round {round}, limit {limit}"
                 );
-                let by_signature: Vec<String> = diversify(sorted.clone(), &signed, limit)
-                    .into_iter()
-                    .map(|h| h.operation_id)
-                    .collect();
+                let by_signature: Vec<String> =
+                    diversify(sorted.clone(), &signed, limit, Calibration::PLAIN)
+                        .into_iter()
+                        .map(|h| h.operation_id)
+                        .collect();
                 assert_eq!(lazy, by_signature, "round {round}, limit {limit}");
             }
         }

