@@ -1,4 +1,5 @@
-# Multi-stage build of the cairn binary, with the embedded embedding model's files.
+# Multi-stage build of the cairn binary, with the default embedded embedding model's files
+# (all-MiniLM-L6-v2; for e5-small-v2, fetch it here as well and set CAIRN_EMBED_LOCAL_MODEL).
 FROM python:3.12-slim-bookworm AS model
 COPY scripts/embed-model /usr/local/bin/embed-model
 RUN CAIRN_EMBED_MODEL_DIR=/model/all-MiniLM-L6-v2 embed-model fetch all-MiniLM-L6-v2

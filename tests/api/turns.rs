@@ -1376,3 +1376,83 @@ async fn a_question_asked_at_a_past_moment_counts_its_times_back_from_then() {
     }
     app.stop().await;
 }
+
+/// The exact scans give Neo4j's `(1 + cosine) / 2`, as the vector index does: the same vector
+/// scores 1, an orthogonal one 0.5 — over the project and within sessions.
+#[tokio::test]
+async fn exact_vector_scans_score_on_the_index_scale() {
+    let app = TestApp::spawn().await;
+    let sid = app.session().await;
+    let (same, orthogonal) = (format!("{sid}-same"), format!("{sid}-orthogonal"));
+    app.ops_sync(
+        &sid,
+        json!([
+            {"id": same, "type": "message", "role": "user", "content": "one"},
+            {"id": orthogonal, "type": "message", "role": "user", "content": "two"}
+        ]),
+    )
+    .await;
+    let axis = |i: usize| {
+        let mut v = vec![0.0_f32; 384];
+        v[i] = 1.0;
+        v
+    };
+    // Stored as made by the model the other tests' indexers run (they share the database and
+    // would re-embed another model's vectors); set again should one of them race it.
+    let model = "remote:fake";
+    let sessions = vec![sid.clone()];
+    for within in [None, Some(sessions.as_slice())] {
+        let filter = cairn::graph::turns::Filter {
+            project: &app.project,
+            types: None,
+            sessions: within,
+            exclude_session: None,
+        };
+        let mut scores = None;
+        for _ in 0..20 {
+            crate::helpers::store()
+                .run(
+                    neo4rs::query(
+                        "UNWIND [[$a, $va], [$b, $vb]] AS row \
+                         MATCH (o:Operation {project: $project, id: row[0]}) \
+                         SET o.embedding = row[1], o.embedding_model = $model",
+                    )
+                    .param("project", app.project.as_str())
+                    .param("model", model)
+                    .param("a", same.as_str())
+                    .param("b", orthogonal.as_str())
+                    .param(
+                        "va",
+                        axis(0).iter().map(|x| f64::from(*x)).collect::<Vec<_>>(),
+                    )
+                    .param(
+                        "vb",
+                        axis(1).iter().map(|x| f64::from(*x)).collect::<Vec<_>>(),
+                    ),
+                )
+                .await
+                .expect("vectors set");
+            let rows = cairn::graph::turns::nearest_exact(
+                &crate::helpers::store(),
+                &filter,
+                cairn::graph::turns::Vectors::Operations,
+                model,
+                &axis(0),
+                10,
+                1_000,
+            )
+            .await
+            .expect("scan");
+            let score = |id: &str| rows.iter().find(|r| r.id == id).map(|r| r.score);
+            if let (Some(a), Some(b)) = (score(&same), score(&orthogonal)) {
+                scores = Some((a, b));
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        let (a, b) = scores.expect("both operations scanned");
+        assert!((a - 1.0).abs() < 1e-6, "same {a} {within:?}");
+        assert!((b - 0.5).abs() < 1e-6, "orthogonal {b} {within:?}");
+    }
+    app.stop().await;
+}
