@@ -91,17 +91,16 @@ pub async fn recall(
         count_pending: false,
         asked_at: None,
     };
-    let (found, vector, beliefs) = tokio::join!(
+    let (found, beliefs) = tokio::join!(
         Box::pin(turns::search_with(store, embedder, weights, &query)),
-        async {
-            match embedder {
-                Some(e) => e.embed_query(&prompt).await.ok().map(|v| vec![v]),
-                None => None,
-            }
-        },
         graph::beliefs::list(store, project, Some("active"), half_life_ms, 200),
     );
     let (found, beliefs) = (found?, beliefs?);
+    // The prompt's vector, as turn search just embedded it (remembered, not made again).
+    let vector = match embedder {
+        Some(e) => e.embed_query(&prompt).await.ok(),
+        None => None,
+    };
     let child_prefix = format!("{session}:");
     let hits: Vec<turns::TurnHit> = found
         .hits
@@ -109,7 +108,7 @@ pub async fn recall(
         .filter(|h| session.is_empty() || !h.session_id.starts_with(&child_prefix))
         .collect();
     // Closeness in meaning, from the stored vectors of the hits the model embedded.
-    let cosines: HashMap<String, f64> = match (vector.and_then(|mut v| v.pop()), embedder) {
+    let cosines: HashMap<String, f64> = match (vector, embedder) {
         (Some(v), Some(e)) => {
             let ids: Vec<&str> = hits.iter().map(|h| h.operation_id.as_str()).collect();
             graph::turns::embeddings(store, project, e.model(), &ids)
