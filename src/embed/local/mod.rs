@@ -72,11 +72,12 @@ pub fn model_dir(settings: &EmbedSettings) -> PathBuf {
 pub struct Local {
     shared: Arc<Shared>,
     batch: usize,
-    identity: Arc<str>,
 }
 
 struct Shared {
     spec: &'static Spec,
+    /// `local:<name>`, made once.
+    identity: String,
     dir: PathBuf,
     status: Arc<RwLock<Status>>,
     jobs: Mutex<mpsc::Sender<Job>>,
@@ -113,7 +114,6 @@ impl Local {
     /// already. `batch`: texts per forward pass at most.
     pub fn shared(spec: &'static Spec, dir: &Path, batch: usize) -> Self {
         let batch = batch.clamp(1, 256);
-        let identity: Arc<str> = identity(spec).into();
         let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
         loaded.retain(|w| w.strong_count() > 0);
         if let Some(shared) = loaded
@@ -121,19 +121,11 @@ impl Local {
             .filter_map(Weak::upgrade)
             .find(|s| s.dir == dir && std::ptr::eq(s.spec, spec))
         {
-            return Self {
-                shared,
-                batch,
-                identity,
-            };
+            return Self { shared, batch };
         }
         let shared = Arc::new(Self::start(spec, dir.to_path_buf()));
         loaded.push(Arc::downgrade(&shared));
-        Self {
-            shared,
-            batch,
-            identity,
-        }
+        Self { shared, batch }
     }
 
     fn start(spec: &'static Spec, dir: PathBuf) -> Shared {
@@ -150,6 +142,7 @@ impl Local {
         }
         Shared {
             spec,
+            identity: identity(spec),
             dir,
             status,
             jobs: Mutex::new(tx),
@@ -162,7 +155,7 @@ impl Local {
 
     /// `local:<name>`.
     pub fn identity(&self) -> &str {
-        &self.identity
+        &self.shared.identity
     }
 
     pub fn spec(&self) -> &'static Spec {
