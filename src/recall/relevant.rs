@@ -3,8 +3,8 @@
 //! after a question about the task, the result after a tool call), taken in rank order while
 //! they fit the history share, then grouped by session under the session's date and shown in
 //! the order they happened. Sessions come oldest first; a session's header is paid with its
-//! first item. A long line is cut around what bears on the task ([`excerpt`]): a hit to a
-//! third of the share, the answer after it to half of that.
+//! first item. A long hit is cut around what bears on the task ([`excerpt`]) to a third of the
+//! share; the answer after it comes only whole, when it is no longer than half of that.
 //!
 //! The files of a task context are the ones these operations touched ([`History::files`]), in
 //! the order of the hits: what the work on the task touched, not every file its sessions did.
@@ -96,6 +96,8 @@ pub struct Item {
     pub at: i64,
     /// The files the operation touched, each with `write` or `read`.
     pub files: Vec<(String, &'static str)>,
+    /// Whether the line is an excerpt, cut to its cap.
+    pub cut: bool,
 }
 
 /// What [`select`] chose: positions by session, and the tokens they cost with headers.
@@ -107,8 +109,9 @@ pub struct Chosen {
 }
 
 /// Takes `found` in rank order, each with its next operation when [`Found::wants_next`] and it
-/// is known, while the cost stays within `share`: a hit whose pair does not fit is tried
-/// alone; one that does not fit at all is skipped for smaller ones further down. The first
+/// is known whole (an answer longer than [`answer_cap`] would come as an excerpt: a glimpse
+/// that costs the room of further hits; a long answer that matters is found for itself),
+/// while the cost stays within `share`: a hit whose pair does not fit is tried alone; one that does not fit at all is skipped for smaller ones further down. The first
 /// item taken from a session also pays for the session's header (`header_cost`).
 pub fn select(
     found: &[Found],
@@ -124,7 +127,7 @@ pub fn select(
         }
         let next = (f.session_id.clone(), f.seq + 1);
         let mut group = vec![hit];
-        if f.wants_next && items.contains_key(&next) {
+        if f.wants_next && items.get(&next).is_some_and(|i| !i.cut) {
             group.push(next);
         }
         let header = if out.sessions.contains(&f.session_id) {
@@ -243,8 +246,9 @@ pub fn line_cap(share: usize) -> usize {
 }
 
 /// Most tokens the operation read after a hit (the reply, the result; [`Found::wants_next`])
-/// may cost, when it is not a hit itself: half a hit's [`line_cap`]. The hit is what the task
-/// matched; a long answer after it, cut around the task's words, leaves room for more hits.
+/// may cost to come with it, when it is not a hit itself: half a hit's [`line_cap`]. The hit
+/// is what the task matched; an answer longer than this stays out ([`select`]), which leaves
+/// room for more hits.
 pub fn answer_cap(share: usize) -> usize {
     line_cap(share) / 2
 }
@@ -343,7 +347,8 @@ fn item(
         tokens::count(encoding, &flat)
     };
     let mut line = flat;
-    if cost > cap {
+    let cut = cost > cap;
+    if cut {
         line = excerpt::around(encoding, &text, task, cap);
         cost = tokens::count(encoding, &line);
     }
@@ -352,6 +357,7 @@ fn item(
         cost: cost + 1,
         at,
         files: Vec::new(),
+        cut,
     }
 }
 
@@ -422,6 +428,7 @@ mod tests {
                         cost: *cost,
                         at: *seq,
                         files: Vec::new(),
+                        cut: false,
                     },
                 )
             })
@@ -458,6 +465,29 @@ mod tests {
         big.get_mut(&("b".to_string(), 5)).unwrap().cost = 500;
         let skipped = select(&hits, &big, &headers, 30);
         assert_eq!(skipped.keys, HashSet::from([("a".to_string(), 1)]));
+    }
+
+    #[test]
+    fn an_answer_comes_with_its_question_only_whole() {
+        let mut its = items(&[("a", 1, 10), ("a", 2, 60), ("b", 1, 10)]);
+        its.get_mut(&("a".to_string(), 2)).unwrap().cut = true;
+        let headers: HashMap<String, usize> = [("a".into(), 5), ("b".into(), 5)].into();
+        let hits = vec![
+            found("a", 1, "user", "how do tokens expire?"),
+            found("b", 1, "assistant", "tokens expire after an hour"),
+        ];
+        assert!(hits[0].wants_next);
+        let chosen = select(&hits, &its, &headers, 100);
+        assert_eq!(
+            chosen.keys,
+            HashSet::from([("a".to_string(), 1), ("b".to_string(), 1)]),
+            "an excerpt of the reply is left out, the next hit taken"
+        );
+        assert_eq!(chosen.tokens, 10 + 5 + 10 + 5);
+        // Whole, the same reply comes along.
+        its.get_mut(&("a".to_string(), 2)).unwrap().cut = false;
+        let whole = select(&hits, &its, &headers, 100);
+        assert!(whole.keys.contains(&("a".to_string(), 2)), "{whole:?}");
     }
 
     #[test]
