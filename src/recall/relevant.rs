@@ -96,7 +96,8 @@ pub struct Item {
     pub at: i64,
     /// The files the operation touched, each with `write` or `read`.
     pub files: Vec<(String, &'static str)>,
-    /// Whether the line is an excerpt, cut to its cap.
+    /// Whether the line is longer than its cap: a hit's is then an excerpt cut to it; an
+    /// answer read only for its hit is left as it is, since [`select`] never shows it.
     pub cut: bool,
 }
 
@@ -111,8 +112,9 @@ pub struct Chosen {
 /// Takes `found` in rank order, each with its next operation when [`Found::wants_next`] and it
 /// is known whole (an answer longer than [`answer_cap`] would come as an excerpt: a glimpse
 /// that costs the room of further hits; a long answer that matters is found for itself),
-/// while the cost stays within `share`: a hit whose pair does not fit is tried alone; one that does not fit at all is skipped for smaller ones further down. The first
-/// item taken from a session also pays for the session's header (`header_cost`).
+/// while the cost stays within `share`: a hit whose pair does not fit is tried alone; one that
+/// does not fit at all is skipped for smaller ones further down. The first item taken from a
+/// session also pays for the session's header (`header_cost`).
 pub fn select(
     found: &[Found],
     items: &HashMap<Key, Item>,
@@ -287,7 +289,8 @@ pub struct Lines<'a> {
 
 /// The lines of the operations `found` names ([`keys_for`]: each hit, and the answer after it
 /// where it wants one), with what each costs, read in one query. A long line is cut to
-/// [`line_cap`], an answer read only for the hit before it to [`answer_cap`].
+/// [`line_cap`]; an answer read only for the hit before it and longer than [`answer_cap`] is
+/// only marked, not cut: it never comes with its hit.
 pub async fn read_items(
     store: &Store,
     project: &str,
@@ -310,7 +313,7 @@ pub async fn read_items(
                 r.tokens,
                 r.at,
                 cap,
-                how.task,
+                (!answers.contains(&key)).then_some(how.task),
             );
             it.files = touched(r.files_modified, r.files_read);
             (key, it)
@@ -329,8 +332,9 @@ fn touched(written: Vec<String>, read: Vec<String>) -> Vec<(String, &'static str
     out
 }
 
-/// A line costed by its stored count when the encodings agree, else counted; cut to `cap`
-/// around what bears on `task`.
+/// A line costed by its stored count when the encodings agree, else counted; when longer than
+/// `cap`, cut to it around what bears on `task`, or only marked when there is no `task` to
+/// cut for (an answer that will not be shown).
 fn item(
     encoding: Encoding,
     stored: Encoding,
@@ -338,7 +342,7 @@ fn item(
     tokens: i64,
     at: i64,
     cap: usize,
-    task: &[String],
+    task: Option<&[String]>,
 ) -> Item {
     let flat = text.replace('\n', " ");
     let mut cost = if encoding == stored && tokens > 0 {
@@ -348,7 +352,7 @@ fn item(
     };
     let mut line = flat;
     let cut = cost > cap;
-    if cut {
+    if let Some(task) = task.filter(|_| cut) {
         line = excerpt::around(encoding, &text, task, cap);
         cost = tokens::count(encoding, &line);
     }
@@ -623,19 +627,33 @@ mod tests {
         assert!(answered_next("message", aside, &[]));
     }
 
-    #[test]
-    fn long_lines_are_cut_to_the_cap() {
+    /// 500 words in a line capped at 64 tokens, cut for `task` when there is one.
+    fn long_item(task: Option<&[String]>) -> (String, Item) {
         let long = "word ".repeat(500);
         let i = item(
             Encoding::O200kBase,
             Encoding::O200kBase,
-            long,
+            long.clone(),
             0,
             0,
             64,
-            &[],
+            task,
         );
+        (long, i)
+    }
+
+    #[test]
+    fn long_lines_are_cut_to_the_cap() {
+        let (_, i) = long_item(Some(&[]));
         assert!(i.cost <= 65, "{}", i.cost);
         assert!(i.text.ends_with('…'));
+    }
+
+    #[test]
+    fn an_answer_too_long_to_come_whole_is_marked_not_cut() {
+        let (long, i) = long_item(None);
+        assert!(i.cut);
+        assert_eq!(i.text, long);
+        assert!(i.cost > 65, "{}", i.cost);
     }
 }
