@@ -220,7 +220,9 @@ impl Job {
             })
             .buffer_unordered(concurrency)
             .collect::<Vec<SessionReport>>();
-        let reports = claims.keep_alive(&self.store, work).await;
+        let who = claims.who;
+        let renew = |ids: Vec<String>| async move { g::renew(&self.store, who, &ids).await };
+        let reports = claims.keep_alive(renew, work).await;
 
         let mut out = Outcome {
             mode: self.mode(),
@@ -547,27 +549,39 @@ impl Claims<'_> {
             .remove(id);
     }
 
-    /// Awaits `work`, renewing the claims in flight meanwhile.
-    async fn keep_alive<T>(&self, store: &Store, work: impl std::future::Future<Output = T>) -> T {
+    /// Awaits `work`, renewing the claims in flight meanwhile. The heartbeat is polled beside
+    /// `work`, never instead of it: a renewal waits on the lock of a session whose results
+    /// `work` is committing, and would wait forever if `work` stood still meanwhile.
+    async fn keep_alive<T, R>(
+        &self,
+        renew: impl Fn(Vec<String>) -> R,
+        work: impl std::future::Future<Output = T>,
+    ) -> T
+    where
+        R: std::future::Future<Output = crate::graph::StoreResult<i64>>,
+    {
         let every = Duration::from_millis((self.who.ttl_ms / 3).max(100) as u64);
-        let mut beat = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-        tokio::pin!(work);
-        loop {
-            tokio::select! {
-                out = &mut work => return out,
-                _ = beat.tick() => {
-                    let ids: Vec<String> = self
-                        .in_flight
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .iter()
-                        .cloned()
-                        .collect();
-                    if let Err(e) = g::renew(store, self.who, &ids).await {
-                        tracing::warn!(error = %e, sessions = ids.len(), "could not renew the extraction claims");
-                    }
+        let heartbeat = async {
+            let mut beat = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+            beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                beat.tick().await;
+                let ids: Vec<String> = self
+                    .in_flight
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .iter()
+                    .cloned()
+                    .collect();
+                let n = ids.len();
+                if let Err(e) = renew(ids).await {
+                    tracing::warn!(error = %e, sessions = n, "could not renew the extraction claims");
                 }
             }
+        };
+        tokio::select! {
+            out = work => out,
+            never = heartbeat => never,
         }
     }
 }
@@ -606,6 +620,37 @@ fn record_metrics(out: &Outcome) {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    /// A renewal that waits for the run's own work (its commit holds the session's lock)
+    /// must not stop that work: the two go on side by side.
+    #[tokio::test]
+    async fn a_renewal_waiting_on_the_work_does_not_stall_it() {
+        let claims = Claims {
+            who: g::Claimant {
+                holder: "test",
+                ttl_ms: 300,
+            },
+            in_flight: Mutex::default(),
+        };
+        claims.hold("s1");
+        let renewing = tokio::sync::Notify::new();
+        let committed = tokio::sync::Notify::new();
+        let renew = |_ids: Vec<String>| async {
+            renewing.notify_one();
+            committed.notified().await;
+            Ok(1)
+        };
+        let work = async {
+            renewing.notified().await;
+            committed.notify_one();
+            7
+        };
+        let out =
+            tokio::time::timeout(Duration::from_secs(5), claims.keep_alive(renew, work)).await;
+        assert_eq!(out, Ok(7), "the work finished while a renewal waited on it");
+    }
+
     #[test]
     fn since_parses_units() {
         assert_eq!(super::parse_since("24h"), Some(86_400_000));

@@ -139,23 +139,24 @@ impl Scheduler {
             ..Default::default()
         };
         let work = self.job.run_once(&req, &Silent);
-        tokio::pin!(work);
-        let mut beat =
-            tokio::time::interval_at(tokio::time::Instant::now() + self.beat(), self.beat());
-        let outcome = loop {
-            let stopping = tokio::select! {
-                out = &mut work => break out,
-                _ = beat.tick() => {
-                    match lease::acquire(&self.store, &self.lease(), &self.holder, self.lease_ttl_ms, Some(tick)).await {
-                        Ok(LeaseState::Held) => {}
-                        Ok(state) => tracing::warn!(?state, "the extraction lease was lost; the run goes on, its session claims still hold"),
-                        Err(e) => tracing::warn!(error = %e, "could not renew the extraction lease"),
-                    }
-                    false
+        // Renewed beside the run, never instead of it: the run goes on while Neo4j answers.
+        let heartbeat = async {
+            let mut beat =
+                tokio::time::interval_at(tokio::time::Instant::now() + self.beat(), self.beat());
+            beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                beat.tick().await;
+                match lease::acquire(&self.store, &self.lease(), &self.holder, self.lease_ttl_ms, Some(tick)).await {
+                    Ok(LeaseState::Held) => {}
+                    Ok(state) => tracing::warn!(?state, "the extraction lease was lost; the run goes on, its session claims still hold"),
+                    Err(e) => tracing::warn!(error = %e, "could not renew the extraction lease"),
                 }
-                _ = stopped(stop) => true,
-            };
-            if stopping {
+            }
+        };
+        let outcome = tokio::select! {
+            out = work => out,
+            never = heartbeat => never,
+            _ = stopped(stop) => {
                 // Released without the tick done: another replica takes it over at once.
                 let _ = lease::release(&self.store, &self.lease(), &self.holder, None).await;
                 return TickOutcome::GaveUp;
