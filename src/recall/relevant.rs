@@ -3,8 +3,9 @@
 //! after a question about the task, the result after a tool call), taken in rank order while
 //! they fit the history share, then grouped by session under the session's date and shown in
 //! the order they happened. Sessions come oldest first; a session's header is paid with its
-//! first item. A long hit is cut around what bears on the task ([`excerpt`]) to a third of the
-//! share; the answer after it comes only whole, when it is no longer than half of that.
+//! first item. A hit up to a third of the share comes whole; a longer one is cut around what
+//! bears on the task ([`excerpt`]) to a quarter of that, leaving the rest of its room to
+//! further hits. The answer after a hit comes only whole, when no longer than half that third.
 //!
 //! The files of a task context are the ones these operations touched ([`History::files`]), in
 //! the order of the hits: what the work on the task touched, not every file its sessions did.
@@ -255,6 +256,14 @@ pub fn answer_cap(share: usize) -> usize {
     line_cap(share) / 2
 }
 
+/// Most tokens the excerpt of a hit longer than its [`line_cap`] costs: a quarter of that cap,
+/// at least 48. A hit that fits its cap comes whole; a longer one (a long reply or output,
+/// found for one detail) shows the sentences around that detail ([`excerpt::around`]) and
+/// leaves the rest of its room to further hits.
+pub fn excerpt_cap(share: usize) -> usize {
+    (line_cap(share) / 4).max(48)
+}
+
 /// The cap of the line at `key`: an answer read only for the hit before it
 /// ([`answers_only`]) has the smaller [`answer_cap`].
 fn cap_of(key: &Key, answers: &HashSet<Key>, share: usize) -> usize {
@@ -288,8 +297,8 @@ pub struct Lines<'a> {
 }
 
 /// The lines of the operations `found` names ([`keys_for`]: each hit, and the answer after it
-/// where it wants one), with what each costs, read in one query. A long line is cut to
-/// [`line_cap`]; an answer read only for the hit before it and longer than [`answer_cap`] is
+/// where it wants one), with what each costs, read in one query. A hit longer than
+/// [`line_cap`] is cut to [`excerpt_cap`]; an answer read only for the hit before it and longer than [`answer_cap`] is
 /// only marked, not cut: it never comes with its hit.
 pub async fn read_items(
     store: &Store,
@@ -313,7 +322,7 @@ pub async fn read_items(
                 r.tokens,
                 r.at,
                 cap,
-                (!answers.contains(&key)).then_some(how.task),
+                (!answers.contains(&key)).then_some((how.task, excerpt_cap(how.share))),
             );
             it.files = touched(r.files_modified, r.files_read);
             (key, it)
@@ -333,8 +342,8 @@ fn touched(written: Vec<String>, read: Vec<String>) -> Vec<(String, &'static str
 }
 
 /// A line costed by its stored count when the encodings agree, else counted; when longer than
-/// `cap`, cut to it around what bears on `task`, or only marked when there is no `task` to
-/// cut for (an answer that will not be shown).
+/// `cap`, cut around what bears on `task` to the excerpt's length `excerpt.1`, or only marked
+/// when there is nothing to cut for (an answer that will not be shown).
 fn item(
     encoding: Encoding,
     stored: Encoding,
@@ -342,7 +351,7 @@ fn item(
     tokens: i64,
     at: i64,
     cap: usize,
-    task: Option<&[String]>,
+    excerpt: Option<(&[String], usize)>,
 ) -> Item {
     let flat = text.replace('\n', " ");
     let mut cost = if encoding == stored && tokens > 0 {
@@ -352,8 +361,8 @@ fn item(
     };
     let mut line = flat;
     let cut = cost > cap;
-    if let Some(task) = task.filter(|_| cut) {
-        line = excerpt::around(encoding, &text, task, cap);
+    if let Some((task, length)) = excerpt.filter(|_| cut) {
+        line = excerpt::around(encoding, &text, task, length.min(cap));
         cost = tokens::count(encoding, &line);
     }
     Item {
@@ -627,8 +636,8 @@ mod tests {
         assert!(answered_next("message", aside, &[]));
     }
 
-    /// 500 words in a line capped at 64 tokens, cut for `task` when there is one.
-    fn long_item(task: Option<&[String]>) -> (String, Item) {
+    /// 500 words in a line capped at 64 tokens, cut for `excerpt` when there is one.
+    fn long_item(excerpt: Option<(&[String], usize)>) -> (String, Item) {
         let long = "word ".repeat(500);
         let i = item(
             Encoding::O200kBase,
@@ -637,16 +646,46 @@ mod tests {
             0,
             0,
             64,
-            task,
+            excerpt,
         );
         (long, i)
     }
 
     #[test]
-    fn long_lines_are_cut_to_the_cap() {
-        let (_, i) = long_item(Some(&[]));
-        assert!(i.cost <= 65, "{}", i.cost);
+    fn long_lines_are_cut_to_the_excerpt_length() {
+        let (_, i) = long_item(Some((&[], 48)));
+        assert!(i.cut);
+        assert!((40..=49).contains(&i.cost), "{}", i.cost);
         assert!(i.text.ends_with('…'));
+        // Never longer than the cap itself.
+        let (_, i) = long_item(Some((&[], 500)));
+        assert!(i.cost <= 65, "{}", i.cost);
+    }
+
+    #[test]
+    fn a_hit_over_its_cap_is_cut_to_a_quarter_of_it() {
+        assert_eq!(excerpt_cap(900), line_cap(900) / 4);
+        assert_eq!(excerpt_cap(60), 48);
+        // Whole within the cap, an excerpt over it: a reply of 200 words in a share of 450.
+        let task = bm25::words("which port does the proxy use?");
+        let reply = format!(
+            "Assistant: {} The proxy listens on port 8443. {}",
+            "Some background on the setup. ".repeat(40),
+            "More on other things. ".repeat(40)
+        );
+        let share = 450;
+        let i = item(
+            Encoding::O200kBase,
+            Encoding::O200kBase,
+            reply,
+            0,
+            0,
+            line_cap(share),
+            Some((&task, excerpt_cap(share))),
+        );
+        assert!(i.cut);
+        assert!(i.cost <= excerpt_cap(share) + 1, "{}", i.cost);
+        assert!(i.text.contains("port 8443"), "{}", i.text);
     }
 
     #[test]
