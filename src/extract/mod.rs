@@ -5,12 +5,13 @@
 //! and applies it in one transaction ([`apply`]). With no LLM configured it runs in
 //! mining-only mode. [`Job::run_once`] is one run; it is idempotent: a second run finds
 //! nothing to do. Each session is claimed in the graph before the LLM sees it, and the claim
-//! renewed while the run works on it, so runs at the same time on other replicas or from
-//! `cairn extract` send it to the LLM once per live claim. [`schedule`] runs the job itself
+//! renewed beside the run's work ([`heartbeat`]), so runs at the same time on other replicas
+//! or from `cairn extract` send it to the LLM once per live claim. [`schedule`] runs the job itself
 //! on a cron schedule under a lease. Nothing here knows about HTTP.
 
 pub mod apply;
 pub mod digest;
+pub mod heartbeat;
 pub mod llm;
 pub mod mining;
 pub mod prompt;
@@ -19,7 +20,7 @@ pub mod validate;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use futures::StreamExt;
 
@@ -549,9 +550,7 @@ impl Claims<'_> {
             .remove(id);
     }
 
-    /// Awaits `work`, renewing the claims in flight meanwhile. The heartbeat is polled beside
-    /// `work`, never instead of it: a renewal waits on the lock of a session whose results
-    /// `work` is committing, and would wait forever if `work` stood still meanwhile.
+    /// Awaits `work`, renewing the claims in flight meanwhile ([`heartbeat::beside`]).
     async fn keep_alive<T, R>(
         &self,
         renew: impl Fn(Vec<String>) -> R,
@@ -560,29 +559,20 @@ impl Claims<'_> {
     where
         R: std::future::Future<Output = crate::graph::StoreResult<i64>>,
     {
-        let every = Duration::from_millis((self.who.ttl_ms / 3).max(100) as u64);
-        let heartbeat = async {
-            let mut beat = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-            beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                beat.tick().await;
-                let ids: Vec<String> = self
-                    .in_flight
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .iter()
-                    .cloned()
-                    .collect();
-                let n = ids.len();
-                if let Err(e) = renew(ids).await {
-                    tracing::warn!(error = %e, sessions = n, "could not renew the extraction claims");
-                }
+        let beat = || async {
+            let ids: Vec<String> = self
+                .in_flight
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .iter()
+                .cloned()
+                .collect();
+            let n = ids.len();
+            if let Err(e) = renew(ids).await {
+                tracing::warn!(error = %e, sessions = n, "could not renew the extraction claims");
             }
         };
-        tokio::select! {
-            out = work => out,
-            never = heartbeat => never,
-        }
+        heartbeat::beside(work, heartbeat::every_third_of(self.who.ttl_ms), beat).await
     }
 }
 
@@ -646,8 +636,11 @@ mod tests {
             committed.notify_one();
             7
         };
-        let out =
-            tokio::time::timeout(Duration::from_secs(5), claims.keep_alive(renew, work)).await;
+        let out = tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            claims.keep_alive(renew, work),
+        )
+        .await;
         assert_eq!(out, Ok(7), "the work finished while a renewal waited on it");
     }
 

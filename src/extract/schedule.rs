@@ -13,7 +13,7 @@ use std::time::Duration;
 use chrono::{TimeZone, Utc};
 use tokio::sync::watch;
 
-use super::{Job, Outcome, RunRequest, Silent};
+use super::{heartbeat, Job, Outcome, RunRequest, Silent};
 use crate::graph::lease::{self, LeaseState};
 use crate::graph::{now_ms, Store};
 
@@ -96,7 +96,19 @@ impl Scheduler {
     }
 
     fn beat(&self) -> Duration {
-        Duration::from_millis((self.lease_ttl_ms / 3).max(100) as u64)
+        heartbeat::every_third_of(self.lease_ttl_ms)
+    }
+
+    /// Asks for (or renews) the lease for `tick`.
+    async fn acquire(&self, tick: i64) -> crate::graph::StoreResult<LeaseState> {
+        lease::acquire(
+            &self.store,
+            &self.lease(),
+            &self.holder,
+            self.lease_ttl_ms,
+            Some(tick),
+        )
+        .await
     }
 
     /// Works on `tick` until it is done, here or elsewhere, or `give_up_at` passes.
@@ -110,15 +122,7 @@ impl Scheduler {
             if *stop.borrow() || now_ms() >= give_up_at {
                 return TickOutcome::GaveUp;
             }
-            match lease::acquire(
-                &self.store,
-                &self.lease(),
-                &self.holder,
-                self.lease_ttl_ms,
-                Some(tick),
-            )
-            .await
-            {
+            match self.acquire(tick).await {
                 Ok(LeaseState::Held) => return self.run_held(tick, stop).await,
                 Ok(LeaseState::Done) => return TickOutcome::DoneElsewhere,
                 Ok(LeaseState::Busy) => {}
@@ -139,23 +143,18 @@ impl Scheduler {
             ..Default::default()
         };
         let work = self.job.run_once(&req, &Silent);
-        // Renewed beside the run, never instead of it: the run goes on while Neo4j answers.
-        let heartbeat = async {
-            let mut beat =
-                tokio::time::interval_at(tokio::time::Instant::now() + self.beat(), self.beat());
-            beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                beat.tick().await;
-                match lease::acquire(&self.store, &self.lease(), &self.holder, self.lease_ttl_ms, Some(tick)).await {
-                    Ok(LeaseState::Held) => {}
-                    Ok(state) => tracing::warn!(?state, "the extraction lease was lost; the run goes on, its session claims still hold"),
-                    Err(e) => tracing::warn!(error = %e, "could not renew the extraction lease"),
-                }
+        let renew = || async {
+            match self.acquire(tick).await {
+                Ok(LeaseState::Held) => {}
+                Ok(state) => tracing::warn!(
+                    ?state,
+                    "the extraction lease was lost; the run goes on, its session claims still hold"
+                ),
+                Err(e) => tracing::warn!(error = %e, "could not renew the extraction lease"),
             }
         };
         let outcome = tokio::select! {
-            out = work => out,
-            never = heartbeat => never,
+            out = heartbeat::beside(work, self.beat(), renew) => out,
             _ = stopped(stop) => {
                 // Released without the tick done: another replica takes it over at once.
                 let _ = lease::release(&self.store, &self.lease(), &self.holder, None).await;

@@ -298,8 +298,8 @@ pub struct Lines<'a> {
 
 /// The lines of the operations `found` names ([`keys_for`]: each hit, and the answer after it
 /// where it wants one), with what each costs, read in one query. A hit longer than
-/// [`line_cap`] is cut to [`excerpt_cap`]; an answer read only for the hit before it and longer than [`answer_cap`] is
-/// only marked, not cut: it never comes with its hit.
+/// [`line_cap`] is cut to [`excerpt_cap`]; an answer read only for the hit before it and
+/// longer than [`answer_cap`] is only marked, not cut: it never comes with its hit.
 pub async fn read_items(
     store: &Store,
     project: &str,
@@ -309,6 +309,7 @@ pub async fn read_items(
     let keys = keys_for(found);
     let answers = answers_only(found);
     let rows = operations::at(store, project, &keys).await?;
+    let excerpt = excerpt_cap(how.share);
     Ok(rows
         .into_iter()
         .map(|r| {
@@ -322,7 +323,7 @@ pub async fn read_items(
                 r.tokens,
                 r.at,
                 cap,
-                (!answers.contains(&key)).then_some((how.task, excerpt_cap(how.share))),
+                (!answers.contains(&key)).then_some((how.task, excerpt)),
             );
             it.files = touched(r.files_modified, r.files_read);
             (key, it)
