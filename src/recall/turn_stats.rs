@@ -14,7 +14,10 @@
 //! project is ([`known_share`]). And how many passages a project's operations have
 //! ([`passages`]): none means the passage index is not asked at all. And which projects the
 //! shared approximate vector index has lately answered with too few of their vectors
-//! ([`crowded`]): a small project among larger ones, compared one by one at once.
+//! ([`crowded`]): a small project among larger ones, compared one by one at once. And how
+//! wide that index had to be asked for a project's list narrowed by kind ([`widened`]): a
+//! search for messages among a million operations is asked that wide at once, not after a
+//! first answer left it short.
 
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -53,6 +56,10 @@ static WORDS: LazyLock<Cache<(String, String), usize>> = LazyLock::new(cache);
 /// Projects (with the vectors compared, and whether the list was narrowed to some types)
 /// the approximate index answered with too few rows, so that they were compared one by one.
 static CROWDED: LazyLock<Cache<(String, Vectors, bool), ()>> = LazyLock::new(cache);
+/// How many neighbours the approximate index was last asked for to fill a list of a project's
+/// vectors narrowed to some kinds (the kinds' key, [`kinds_key`]), when its first answer left
+/// the list short.
+static WIDENED: LazyLock<Cache<(String, Vectors, String), usize>> = LazyLock::new(cache);
 /// The whole database's turns ([`store_turns::all_size`]), under the one key `()`.
 static ALL: LazyLock<Cache<(), usize>> = LazyLock::new(cache);
 
@@ -96,6 +103,30 @@ pub fn crowded(project: &str, of: Vectors, typed: bool) -> bool {
 /// Remembers for [`TTL`] that the approximate index left `project`'s `of` list short.
 pub fn mark_crowded(project: &str, of: Vectors, typed: bool) {
     CROWDED.insert((project.to_string(), of, typed), ());
+}
+
+/// What keys a list's narrowing in [`widened`]: the kinds kept, in order, and whether a
+/// session is left out (which drops few).
+pub fn kinds_key(types: Option<&[String]>, excludes: bool) -> String {
+    let mut kinds: Vec<&str> = types
+        .unwrap_or_default()
+        .iter()
+        .map(String::as_str)
+        .collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    format!("{}|{excludes}", kinds.join(","))
+}
+
+/// How many neighbours the approximate index had to be asked for, within [`TTL`], to fill a
+/// list of `project`'s `of` vectors narrowed as `kinds` says ([`mark_widened`]).
+pub fn widened(project: &str, of: Vectors, kinds: &str) -> Option<usize> {
+    WIDENED.get(&(project.to_string(), of, kinds.to_string()))
+}
+
+/// Remembers for [`TTL`] that `wide` neighbours were asked for to fill such a list.
+pub fn mark_widened(project: &str, of: Vectors, kinds: &str, wide: usize) {
+    WIDENED.insert((project.to_string(), of, kinds.to_string()), wide);
 }
 
 /// How many passages `project`'s operations have, counted up to `cap`. A count is
@@ -177,5 +208,32 @@ mod tests {
             Vectors::Passages,
             false
         ));
+    }
+
+    #[test]
+    fn a_widening_is_remembered_for_its_project_vectors_and_kinds_alone() {
+        let project = "turn-stats-widened-test";
+        let messages = kinds_key(Some(&["message".to_string()]), false);
+        assert_eq!(widened(project, Vectors::Operations, &messages), None);
+        mark_widened(project, Vectors::Operations, &messages, 800);
+        assert_eq!(widened(project, Vectors::Operations, &messages), Some(800));
+        assert_eq!(widened(project, Vectors::Passages, &messages), None);
+        assert_eq!(
+            widened(project, Vectors::Operations, &kinds_key(None, false)),
+            None
+        );
+        assert_eq!(
+            widened(
+                project,
+                Vectors::Operations,
+                &kinds_key(Some(&["message".to_string()]), true)
+            ),
+            None
+        );
+        // The kinds' order and repeats do not matter.
+        let two = |a: &str, b: &str| {
+            kinds_key(Some(&[a.to_string(), b.to_string(), a.to_string()]), false)
+        };
+        assert_eq!(two("message", "decision"), two("decision", "message"));
     }
 }

@@ -405,9 +405,10 @@ async fn vector_list(
 /// The `k` nearest operations of the project by `of`. The shared approximate index is asked
 /// first; when other projects or models crowd the project out of its answer, a project small
 /// enough to compare one by one is searched exactly, a larger one by asking the index for
-/// more when it kept less than half of what was asked. A small project the index answered
-/// too briefly within [`turn_stats::TTL`] is searched exactly at once
-/// ([`turn_stats::crowded`]). A project without passages does not ask the passage index at
+/// more when it kept less than half of what was asked — and, within [`turn_stats::TTL`], that
+/// wide at once for the same narrowing ([`turn_stats::widened`]: a search for messages among
+/// a million operations). A small project the index answered too briefly within
+/// [`turn_stats::TTL`] is searched exactly at once ([`turn_stats::crowded`]). A project without passages does not ask the passage index at
 /// all.
 async fn nearest_of(
     store: &Store,
@@ -431,7 +432,10 @@ async fn nearest_of(
     if filter.sessions.is_some() || turn_stats::crowded(filter.project, of, typed) {
         return store_turns::nearest_exact(store, filter, of, model, v, k, EXACT_SCAN).await;
     }
-    let approx = store_turns::nearest(store, filter, of, model, v, k, k).await?;
+    // A list that had to be asked wider lately is asked that wide at once.
+    let kinds = turn_stats::kinds_key(filter.types, filter.exclude_session.is_some());
+    let first = turn_stats::widened(filter.project, of, &kinds).unwrap_or(k);
+    let approx = store_turns::nearest(store, filter, of, model, v, k, first).await?;
     if approx.len() >= k {
         return Ok(approx);
     }
@@ -447,10 +451,12 @@ async fn nearest_of(
         }
         return store_turns::nearest_exact(store, filter, of, model, v, k, EXACT_SCAN).await;
     }
-    if approx.len() >= k / 2 {
+    let wider = (k * 4).min(WIDEST);
+    if approx.len() >= k / 2 || first >= wider {
         return Ok(approx);
     }
-    store_turns::nearest(store, filter, of, model, v, k, (k * 4).min(WIDEST)).await
+    turn_stats::mark_widened(filter.project, of, &kinds, wider);
+    store_turns::nearest(store, filter, of, model, v, k, wider).await
 }
 
 /// The nearest operations of the project's sessions active in the time the query asks about
