@@ -5,6 +5,13 @@
 //! with a day named, "… yesterday"). Prints p50/p95/max per route, and the CPU time a request
 //! costs this process (cairn and the client) and the local Neo4j ([`cpu`]).
 //!
+//! The baseline, timed last in the same run: the two index statements a turn search cannot do
+//! without (the full-text index's best 440 for the query's words, of which the project's 200;
+//! the vector index's 200 nearest), sent at once straight to Neo4j with no ranking, fusion or
+//! HTTP around them ([`index_statements`]). Each search and task context is also given as a
+//! ratio of its p95 to the baseline's: what cairn adds to what Neo4j must do anyway, read
+//! against the same moment's machine.
+//!
 //! A Neo4j just started answers the same statements several times slower than it will once
 //! its JVM has compiled them: the first few thousand requests after a start measured a task
 //! context's p95 at 54–76 ms, the same build 26–28 ms after. So every route is asked in turn
@@ -16,6 +23,9 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use serde_json::json;
+
+use cairn::config::EmbedSwitch;
+use cairn::graph::{self, Store};
 
 use super::cpu::{self, Meter};
 use super::seeded::{self, SeedArgs};
@@ -83,6 +93,60 @@ pub const TURN_QUERIES: &[&str] = &[
     "graph query fails",
     "please look at the cache and the index",
 ];
+
+/// Rows of each baseline list: what each of turn search's lists asks for.
+const BASELINE_ROWS: usize = 200;
+/// Rows the baseline's full-text half reads from the shared index: as many as turn search
+/// reads for a project that is nearly the whole index.
+const BASELINE_WIDE: usize = 440;
+
+/// The baseline's `i`-th request: `TURN_QUERIES[i]`'s two index statements, sent at once;
+/// the full-text one alone without vectors (`dim`: `None`, `--embed off`).
+async fn index_statements(
+    store: &Store,
+    project: &str,
+    dim: Option<usize>,
+    i: usize,
+) -> anyhow::Result<Duration> {
+    use serde::de::IgnoredAny as Row;
+    let text = TURN_QUERIES[i % TURN_QUERIES.len()];
+    let words = cairn::recall::rank::lucene_words_on("search_text", text)
+        .ok_or_else(|| anyhow::anyhow!("no words to search in {text:?}"))?;
+    let fulltext = graph::statement(include_str!("../cypher/bench_recall_fulltext.cypher"))
+        .param("query", words)
+        .param("project", project)
+        .param("wide", BASELINE_WIDE as i64)
+        .param("k", BASELINE_ROWS as i64);
+    let nearest = match dim {
+        Some(dim) => Some(
+            graph::statement(include_str!("../cypher/bench_recall_vector.cypher"))
+                .param(
+                    "vector",
+                    graph::param(&super::search::stub_vector(text, dim))?,
+                )
+                .param("project", project)
+                .param("k", BASELINE_ROWS as i64),
+        ),
+        None => None,
+    };
+    let reader = store.read();
+    let t = Instant::now();
+    let (words, near) = tokio::try_join!(reader.fetch::<Row>(fulltext), async {
+        match nearest {
+            Some(q) => reader.fetch::<Row>(q).await.map(Some),
+            None => Ok(None),
+        }
+    })?;
+    let took = t.elapsed();
+    anyhow::ensure!(
+        !words.is_empty() && near.as_ref().is_none_or(|n| !n.is_empty()),
+        "the baseline found nothing for {text:?} ({} full-text rows, {:?} nearest): is the \
+         project seeded?",
+        words.len(),
+        near.map(|n| n.len())
+    );
+    Ok(took)
+}
 
 /// Tasks of the task contexts, in turn (so no answer is the repeat of the last).
 pub const TASKS: &[&str] = &[
@@ -226,6 +290,7 @@ pub async fn run(b: RecallBench) -> anyhow::Result<()> {
         "{:<36} {:>9} {:>9} {:>9} {:>11} {:>11}",
         "route", "p50 ms", "p95 ms", "max ms", "cpu cairn", "cpu neo4j"
     );
+    let mut p95s = Vec::with_capacity(routes.len());
     for route in &routes {
         for i in 0..10 {
             ask(route, i, key).await?;
@@ -240,7 +305,31 @@ pub async fn run(b: RecallBench) -> anyhow::Result<()> {
             &mut times,
             cpu_since(&meter, since, b.iterations),
         );
+        p95s.push((route.name, quantile(&mut times, 0.95)));
     }
     drop(routes);
+    let dim = (b.seed.settings.embed.switch != EmbedSwitch::Off)
+        .then_some(b.seed.settings.neo4j.embed_dimensions as usize);
+    let store = &served.store;
+    for i in 0..10 {
+        index_statements(store, project, dim, i).await?;
+    }
+    let since = Some(meter.read());
+    let mut times = Vec::with_capacity(b.iterations);
+    for i in 10..b.iterations + 10 {
+        times.push(index_statements(store, project, dim, i).await?);
+    }
+    print_row(
+        "baseline: the two index statements",
+        &mut times,
+        cpu_since(&meter, since, b.iterations),
+    );
+    let base = ms(quantile(&mut times, 0.95));
+    for (name, p95) in p95s
+        .iter()
+        .filter(|(name, _)| name.starts_with("turn search") || name.contains("task"))
+    {
+        println!("{name}: p95 {:.2}× the baseline's", ms(*p95) / base);
+    }
     served.stop(b.seed.purge).await
 }
