@@ -434,7 +434,7 @@ async fn nearest_of(
     }
     // A list that had to be asked wider lately is asked that wide at once.
     let kinds = turn_stats::kinds_key(filter.types, filter.exclude_session.is_some());
-    let first = turn_stats::widened(filter.project, of, &kinds).unwrap_or(k);
+    let first = turn_stats::widened(filter.project, of, &kinds).map_or(k, |w| w.max(k));
     let approx = store_turns::nearest(store, filter, of, model, v, k, first).await?;
     if approx.len() >= k {
         return Ok(approx);
