@@ -233,8 +233,10 @@ pub async fn search_in(
     let asked = read.as_ref().map(|r| r.asked);
     let worded = read.as_ref().map_or(q.text, |r| r.rest.as_str());
     let lucene = rank::lucene_words_on("search_text", worded).filter(|_| lists.fulltext());
-    // The project's share of the shared full-text index, when it is nearly all of it.
-    let unfiltered = q.types.is_none() && q.sessions.is_none() && q.exclude_session.is_none();
+    // The project's share of the shared full-text index, when it is nearly all of it. Leaving
+    // one session out (prompt recall leaves out the asking session) keeps nearly that share;
+    // an answer it leaves short is asked again, narrowed ([`fulltext_list`]).
+    let unfiltered = q.types.is_none() && q.sessions.is_none();
     let whole = turn_stats::known_share(q.project).filter(|s| unfiltered && *s >= WHOLE_INDEX);
     let model = embedder.map(|e| e.model());
     // The two lists are asked for at once: the vector list as soon as the query is embedded.

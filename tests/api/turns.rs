@@ -86,7 +86,8 @@ async fn conversation(app: &TestApp) -> String {
 
 /// A project that is nearly the whole full-text index is narrowed to after Lucene ranks (the
 /// words alone, the project's rows kept) instead of inside it: the same rows in the same
-/// order, with Neo4j's real index; asked of too few, fewer rows than wanted come back (and
+/// order, with Neo4j's real index, and the same rows when one session is left out (as prompt
+/// recall leaves out the asking one); asked of too few, fewer rows than wanted come back (and
 /// search asks again inside Lucene).
 #[tokio::test]
 async fn a_project_narrowed_to_after_lucene_keeps_its_rows_in_their_order() {
@@ -94,7 +95,7 @@ async fn a_project_narrowed_to_after_lucene_keeps_its_rows_in_their_order() {
     use cairn::recall::rank::{lucene_query_on, lucene_words_on};
     let app = TestApp::spawn().await;
     let other = TestApp::spawn().await;
-    conversation(&app).await;
+    let asking = conversation(&app).await;
     conversation(&other).await;
     for a in [&app, &other] {
         search_until(
@@ -126,6 +127,45 @@ async fn a_project_narrowed_to_after_lucene_keeps_its_rows_in_their_order() {
         .unwrap());
     assert!(narrowed.len() >= 3, "{narrowed:?}");
     assert_eq!(after, narrowed);
+    // A second session, then the first left out: the same rows either way (their order may
+    // differ where two scores all but tie, which project-local BM25 orders again anyway).
+    let later = app.session().await;
+    app.ops_sync(
+        &later,
+        json!([
+            {"id": format!("{later}-q"), "type": "message", "role": "user", "summary": "question",
+             "content": "do service account tokens expire too, or only access tokens after the refresh?"},
+            {"id": format!("{later}-a"), "type": "message", "role": "assistant", "summary": "answer",
+             "content": "Service account tokens never expire; they are revoked by hand."}
+        ]),
+    )
+    .await;
+    search_until(
+        &app,
+        json!({"project": app.project, "query": "service account tokens", "limit": 10}),
+        |ops| ops.iter().any(|o| o["session_id"] == later.as_str()),
+    )
+    .await;
+    let leaving = Filter {
+        exclude_session: Some(&asking),
+        ..filter
+    };
+    let sorted = |mut ids: Vec<String>| {
+        ids.sort();
+        ids
+    };
+    let narrowed_out = ids(fulltext(&store, &leaving, None, &inside, 50, 50)
+        .await
+        .unwrap());
+    let after_out = ids(fulltext(&store, &leaving, None, &words, 50, 1_000_000)
+        .await
+        .unwrap());
+    assert_eq!(
+        sorted(narrowed_out.clone()),
+        vec![format!("{later}-a"), format!("{later}-q")],
+        "only the later session's turns that hold the words"
+    );
+    assert_eq!(sorted(after_out), sorted(narrowed_out));
     // Asked of the index for one row, fewer rows than wanted come back: search then asks
     // again inside Lucene.
     let few = ids(fulltext(&store, &filter, None, &words, narrowed.len(), 1)
