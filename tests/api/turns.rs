@@ -38,16 +38,30 @@ pub async fn search_until(app: &TestApp, body: Value, found: impl Fn(&[Value]) -
     .await
 }
 
+/// A user's question in session `sid` and the assistant's answer, as operations `{sid}-q` and
+/// `{sid}-a`.
+fn asked_and_answered(sid: &str, question: &str, answer: &str) -> [Value; 2] {
+    [
+        json!({"id": format!("{sid}-q"), "type": "message", "role": "user", "summary": "question",
+               "content": question}),
+        json!({"id": format!("{sid}-a"), "type": "message", "role": "assistant", "summary": "answer",
+               "content": answer}),
+    ]
+}
+
 /// A session about token expiry with a few unrelated turns around the answer.
 async fn conversation(app: &TestApp) -> String {
     let sid = app.session().await;
+    let [q, a] = asked_and_answered(
+        &sid,
+        "when do the access tokens expire?",
+        "Access tokens expire after thirty minutes of inactivity; the refresh token rotates on every use.",
+    );
     app.ops_sync(
         &sid,
         json!([
-            {"id": format!("{sid}-q"), "type": "message", "role": "user", "summary": "question",
-             "content": "when do the access tokens expire?"},
-            {"id": format!("{sid}-a"), "type": "message", "role": "assistant", "summary": "answer",
-             "content": "Access tokens expire after thirty minutes of inactivity; the refresh token rotates on every use."},
+            q,
+            a,
             {"id": format!("{sid}-t"), "type": "tool_call", "tool": "Bash", "target": "cargo test auth",
              "summary": "12 passed", "status": "ok"},
             {"id": format!("{sid}-r"), "type": "read", "target": "src/auth.rs", "summary": "read the auth module",
@@ -130,16 +144,12 @@ async fn a_project_narrowed_to_after_lucene_keeps_its_rows_in_their_order() {
     // A second session, then the first left out: the same rows either way (their order may
     // differ where two scores all but tie, which project-local BM25 orders again anyway).
     let later = app.session().await;
-    app.ops_sync(
+    let pair = asked_and_answered(
         &later,
-        json!([
-            {"id": format!("{later}-q"), "type": "message", "role": "user", "summary": "question",
-             "content": "do service account tokens expire too, or only access tokens after the refresh?"},
-            {"id": format!("{later}-a"), "type": "message", "role": "assistant", "summary": "answer",
-             "content": "Service account tokens never expire; they are revoked by hand."}
-        ]),
-    )
-    .await;
+        "do service account tokens expire too, or only access tokens after the refresh?",
+        "Service account tokens never expire; they are revoked by hand.",
+    );
+    app.ops_sync(&later, json!(pair)).await;
     search_until(
         &app,
         json!({"project": app.project, "query": "service account tokens", "limit": 10}),
