@@ -105,8 +105,8 @@ pub fn mark_crowded(project: &str, of: Vectors, typed: bool) {
     CROWDED.insert((project.to_string(), of, typed), ());
 }
 
-/// What keys a list's narrowing in [`widened`]: the kinds kept, in order, and whether a
-/// session is left out (which drops few).
+/// The key of a list's narrowing in [`widened`]: the kinds kept (sorted, each once) and
+/// whether a session is left out.
 pub fn kinds_key(types: Option<&[String]>, excludes: bool) -> String {
     let mut kinds: Vec<&str> = types
         .unwrap_or_default()

@@ -410,8 +410,8 @@ async fn vector_list(
 /// more when it kept less than half of what was asked — and, within [`turn_stats::TTL`], that
 /// wide at once for the same narrowing ([`turn_stats::widened`]: a search for messages among
 /// a million operations). A small project the index answered too briefly within
-/// [`turn_stats::TTL`] is searched exactly at once ([`turn_stats::crowded`]). A project without passages does not ask the passage index at
-/// all.
+/// [`turn_stats::TTL`] is searched exactly at once ([`turn_stats::crowded`]). A project
+/// without passages does not ask the passage index at all.
 async fn nearest_of(
     store: &Store,
     filter: &Filter<'_>,

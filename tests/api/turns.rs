@@ -42,10 +42,10 @@ pub async fn search_until(app: &TestApp, body: Value, found: impl Fn(&[Value]) -
 /// `{sid}-a`.
 fn asked_and_answered(sid: &str, question: &str, answer: &str) -> [Value; 2] {
     [
-        json!({"id": format!("{sid}-q"), "type": "message", "role": "user", "summary": "question",
-               "content": question}),
-        json!({"id": format!("{sid}-a"), "type": "message", "role": "assistant", "summary": "answer",
-               "content": answer}),
+        json!({"id": format!("{sid}-q"), "type": "message", "role": "user",
+               "summary": "question", "content": question}),
+        json!({"id": format!("{sid}-a"), "type": "message", "role": "assistant",
+               "summary": "answer", "content": answer}),
     ]
 }
 
