@@ -98,6 +98,25 @@ async fn conversation(app: &TestApp) -> String {
     sid
 }
 
+/// The ids of a project's first 50 full-text rows for the same words narrowed inside Lucene
+/// (`inside`, with the project's clause), then after it (`words` alone).
+async fn both_forms(
+    store: &cairn::graph::Store,
+    filter: &cairn::graph::turns::Filter<'_>,
+    inside: &str,
+    words: &str,
+) -> (Vec<String>, Vec<String>) {
+    use cairn::graph::turns::fulltext;
+    let ids = |rows: Vec<cairn::graph::turns::TurnRow>| -> Vec<String> {
+        rows.into_iter().map(|r| r.id).collect()
+    };
+    let narrowed = fulltext(store, filter, None, inside, 50, 50).await.unwrap();
+    let after = fulltext(store, filter, None, words, 50, 1_000_000)
+        .await
+        .unwrap();
+    (ids(narrowed), ids(after))
+}
+
 /// A project that is nearly the whole full-text index is narrowed to after Lucene ranks (the
 /// words alone, the project's rows kept) instead of inside it: the same rows in the same
 /// order, with Neo4j's real index, and the same rows when one session is left out (as prompt
@@ -130,15 +149,7 @@ async fn a_project_narrowed_to_after_lucene_keeps_its_rows_in_their_order() {
     let inside = lucene_query_on("search_text", &app.project, text).unwrap();
     let words = lucene_words_on("search_text", text).unwrap();
     assert!(!words.contains("project"), "{words}");
-    let ids = |rows: Vec<cairn::graph::turns::TurnRow>| -> Vec<String> {
-        rows.into_iter().map(|r| r.id).collect()
-    };
-    let narrowed = ids(fulltext(&store, &filter, None, &inside, 50, 50)
-        .await
-        .unwrap());
-    let after = ids(fulltext(&store, &filter, None, &words, 50, 1_000_000)
-        .await
-        .unwrap());
+    let (narrowed, after) = both_forms(&store, &filter, &inside, &words).await;
     assert!(narrowed.len() >= 3, "{narrowed:?}");
     assert_eq!(after, narrowed);
     // A second session, then the first left out: the same rows either way (their order may
@@ -164,12 +175,7 @@ async fn a_project_narrowed_to_after_lucene_keeps_its_rows_in_their_order() {
         ids.sort();
         ids
     };
-    let narrowed_out = ids(fulltext(&store, &leaving, None, &inside, 50, 50)
-        .await
-        .unwrap());
-    let after_out = ids(fulltext(&store, &leaving, None, &words, 50, 1_000_000)
-        .await
-        .unwrap());
+    let (narrowed_out, after_out) = both_forms(&store, &leaving, &inside, &words).await;
     assert_eq!(
         sorted(narrowed_out.clone()),
         vec![format!("{later}-a"), format!("{later}-q")],
@@ -178,9 +184,10 @@ async fn a_project_narrowed_to_after_lucene_keeps_its_rows_in_their_order() {
     assert_eq!(sorted(after_out), sorted(narrowed_out));
     // Asked of the index for one row, fewer rows than wanted come back: search then asks
     // again inside Lucene.
-    let few = ids(fulltext(&store, &filter, None, &words, narrowed.len(), 1)
+    let few = fulltext(&store, &filter, None, &words, narrowed.len(), 1)
         .await
-        .unwrap());
+        .unwrap();
+    let few: Vec<&str> = few.iter().map(|r| r.id.as_str()).collect();
     assert!(few.len() < narrowed.len(), "{few:?}");
     app.stop().await;
     other.stop().await;

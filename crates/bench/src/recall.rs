@@ -25,7 +25,8 @@ use clap::Args;
 use serde_json::json;
 
 use cairn::config::EmbedSwitch;
-use cairn::graph::{self, Store};
+use cairn::graph::turns::{self, Filter, Vectors};
+use cairn::graph::Store;
 
 use super::cpu::{self, Meter};
 use super::seeded::{self, SeedArgs};
@@ -100,43 +101,41 @@ const BASELINE_ROWS: usize = 200;
 /// reads for a project that is nearly the whole index.
 const BASELINE_WIDE: usize = 440;
 
-/// The baseline's `i`-th request: `TURN_QUERIES[i]`'s two index statements, sent at once;
-/// the full-text one alone without vectors (`dim`: `None`, `--embed off`).
+/// The baseline's `i`-th request: `TURN_QUERIES[i]`'s two index statements, as turn search
+/// sends them (`cairn::graph::turns`), at once; the full-text one alone without vectors
+/// (`vectors`, their dimension: `None` with `--embed off`).
 async fn index_statements(
     store: &Store,
     project: &str,
-    dim: Option<usize>,
+    vectors: Option<usize>,
     i: usize,
 ) -> anyhow::Result<Duration> {
-    use serde::de::IgnoredAny as Row;
     let text = TURN_QUERIES[i % TURN_QUERIES.len()];
     let words = cairn::recall::rank::lucene_words_on("search_text", text)
         .ok_or_else(|| anyhow::anyhow!("no words to search in {text:?}"))?;
-    let fulltext = graph::statement(include_str!("../cypher/bench_recall_fulltext.cypher"))
-        .param("query", words)
-        .param("project", project)
-        .param("wide", BASELINE_WIDE as i64)
-        .param("k", BASELINE_ROWS as i64);
-    let nearest = match dim {
-        Some(dim) => Some(
-            graph::statement(include_str!("../cypher/bench_recall_vector.cypher"))
-                .param(
-                    "vector",
-                    graph::param(&super::search::stub_vector(text, dim))?,
-                )
-                .param("project", project)
-                .param("k", BASELINE_ROWS as i64),
-        ),
-        None => None,
+    let filter = Filter {
+        project,
+        types: None,
+        sessions: None,
+        exclude_session: None,
     };
-    let reader = store.read();
+    let model = vectors.map(|_| seeded::STUB_IDENTITY);
+    let vector = vectors.map(|dim| super::search::stub_vector(text, dim));
     let t = Instant::now();
-    let (words, near) = tokio::try_join!(reader.fetch::<Row>(fulltext), async {
-        match nearest {
-            Some(q) => reader.fetch::<Row>(q).await.map(Some),
-            None => Ok(None),
+    let (words, near) = tokio::try_join!(
+        turns::fulltext(store, &filter, model, &words, BASELINE_ROWS, BASELINE_WIDE),
+        async {
+            match (model, &vector) {
+                (Some(model), Some(v)) => {
+                    let of = Vectors::Operations;
+                    turns::nearest(store, &filter, of, model, v, BASELINE_ROWS, BASELINE_ROWS)
+                        .await
+                        .map(Some)
+                }
+                _ => Ok(None),
+            }
         }
-    })?;
+    )?;
     let took = t.elapsed();
     anyhow::ensure!(
         !words.is_empty() && near.as_ref().is_none_or(|n| !n.is_empty()),

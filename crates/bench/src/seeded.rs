@@ -93,7 +93,7 @@ pub fn session_id(project: &str, n: usize) -> String {
 const STUB_MODEL: &str = "bench-stub";
 /// The name cairn records with the stub's vectors (`remote:<model>`), so the seeded vectors
 /// count as its own: recorded under another name, cairn would embed every operation again.
-const STUB_IDENTITY: &str = "remote:bench-stub";
+pub const STUB_IDENTITY: &str = "remote:bench-stub";
 /// Sessions whose vectors are written per transaction.
 const VECTOR_SESSIONS: usize = 50;
 
