@@ -253,11 +253,16 @@ pub async fn search_in(
             let Some(e) = embedder else {
                 return Ok(Ok(Vec::new()));
             };
-            match e.embed_query(q.text).await {
+            // The sessions of a time the query names are found while the query is embedded.
+            let (v, then_ids) = tokio::join!(
+                e.embed_query(q.text),
+                in_time_sessions(store, &filter, asked)
+            );
+            match v {
                 Ok(v) => {
                     let (near, then) = tokio::join!(
                         vector_list(store, &filter, e.model(), &v, k),
-                        in_time_list(store, &filter, e.model(), &v, asked, k),
+                        in_time_list(store, &filter, e.model(), &v, asked, then_ids?, k),
                     );
                     Ok::<_, StoreError>(Ok(merged(near?, then?)))
                 }
@@ -461,16 +466,13 @@ async fn nearest_of(
     store_turns::nearest(store, filter, of, model, v, k, wider).await
 }
 
-/// The nearest operations of the project's sessions active in the time the query asks about
-/// (none when it names no time): a turn of that day may lie beyond the project-wide list.
-async fn in_time_list(
+/// The project's sessions active in the time the query asks about (none when it names no
+/// time), within the sessions `filter` keeps.
+async fn in_time_sessions(
     store: &Store,
     filter: &Filter<'_>,
-    model: &str,
-    v: &[f32],
     asked: Option<when::Asked>,
-    k: usize,
-) -> StoreResult<Vec<TurnRow>> {
+) -> StoreResult<Vec<String>> {
     let Some(asked) = asked else {
         return Ok(Vec::new());
     };
@@ -485,9 +487,23 @@ async fn in_time_list(
     if let Some(only) = filter.sessions {
         ids.retain(|id| only.contains(id));
     }
-    if ids.is_empty() {
+    Ok(ids)
+}
+
+/// The nearest operations of `ids`, the sessions active in the time the query asks about
+/// ([`in_time_sessions`]): a turn of that day may lie beyond the project-wide list.
+async fn in_time_list(
+    store: &Store,
+    filter: &Filter<'_>,
+    model: &str,
+    v: &[f32],
+    asked: Option<when::Asked>,
+    ids: Vec<String>,
+    k: usize,
+) -> StoreResult<Vec<TurnRow>> {
+    let Some(asked) = asked.filter(|_| !ids.is_empty()) else {
         return Ok(Vec::new());
-    }
+    };
     let within = Filter {
         sessions: Some(&ids),
         ..*filter

@@ -1176,6 +1176,58 @@ async fn said_at(app: &TestApp, text: &str, at: chrono::DateTime<chrono::Utc>) -
     sid
 }
 
+/// The sessions active in a span of time are those that ended in it or after it and began
+/// before its end, the first to end first, at most the limit: what a search naming that time
+/// scans beside its project-wide lists.
+#[tokio::test]
+async fn the_sessions_of_a_time_are_those_active_then_the_first_to_end_first() {
+    use cairn::graph::turns::sessions_in_time;
+    let app = TestApp::spawn().await;
+    let now = chrono::Utc::now();
+    let days_ago = |d: i64| now - chrono::Duration::days(d);
+    // One turn a day, 1 to 10 days ago: by_day[d - 1] is the session of d days ago.
+    let mut by_day = Vec::new();
+    for d in 1..=10 {
+        by_day.push(said_at(&app, &format!("the note of day {d}"), days_ago(d)).await);
+    }
+    // A long session: begun 20 days ago, active until yesterday.
+    let long = app.session().await;
+    app.ops_sync(
+        &long,
+        json!([
+            {"id": format!("{long}-a"), "type": "message", "role": "user",
+             "content": "a long piece of work begins", "at": days_ago(20).to_rfc3339()},
+            {"id": format!("{long}-b"), "type": "message", "role": "user",
+             "content": "and goes on", "at": (days_ago(1) + chrono::Duration::hours(6)).to_rfc3339()}
+        ]),
+    )
+    .await;
+    let store = crate::helpers::store();
+    // From 8.5 to 2.5 days ago: the sessions of days 8 to 3, then the long one; those of
+    // days 1 and 2 began after the span, those of days 9 and 10 ended before it.
+    let (from, to) = (
+        (now - chrono::Duration::hours(8 * 24 + 12)).timestamp_millis(),
+        (now - chrono::Duration::hours(2 * 24 + 12)).timestamp_millis(),
+    );
+    let all = sessions_in_time(&store, &app.project, from, to, 10)
+        .await
+        .unwrap();
+    let mut want: Vec<String> = (3..=8).rev().map(|d| by_day[d - 1].clone()).collect();
+    want.push(long.clone());
+    assert_eq!(all, want);
+    let first = sessions_in_time(&store, &app.project, from, to, 3)
+        .await
+        .unwrap();
+    assert_eq!(first, want[..3]);
+    // A span before every session holds none.
+    let before = days_ago(40).timestamp_millis();
+    let none = sessions_in_time(&store, &app.project, before - 1_000, before, 10)
+        .await
+        .unwrap();
+    assert!(none.is_empty(), "{none:?}");
+    app.stop().await;
+}
+
 /// The sessions of the hits of `query`, best first, once each settled on `first`.
 async fn first_session_of(app: &TestApp, query: &str, first: &str) -> Value {
     search_until(
