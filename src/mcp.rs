@@ -114,8 +114,10 @@ pub struct SearchSessions {
     /// Project id. Optional when the API key belongs to one project.
     pub project: Option<String>,
     /// What you are looking for, in plain words (at most 1000 characters).
+    #[schemars(length(min = 1, max = 1000))]
     pub query: String,
     /// How many sessions (default 10, at most 50).
+    #[schemars(range(min = 1, max = 50))]
     pub limit: Option<u32>,
 }
 
@@ -124,11 +126,14 @@ pub struct SearchMemory {
     /// Project id. Optional when the API key belongs to one project.
     pub project: Option<String>,
     /// What you are looking for, in plain words (at most 1000 characters).
+    #[schemars(length(min = 1, max = 1000))]
     pub query: String,
     /// How many turns (default 10, at most 50).
+    #[schemars(range(min = 1, max = 50))]
     pub limit: Option<u32>,
     /// Kinds to keep (at most 16): `message`, `decision`, `tool_call`, `write`, `read`,
     /// `search`, `todo`, `memory`, `summary`. All when absent.
+    #[schemars(length(max = 16), extend("items" = {"type": "string", "enum": ["read", "write", "tool_call", "search", "decision", "message", "todo", "memory", "summary"]}))]
     pub types: Option<Vec<String>>,
 }
 
@@ -138,9 +143,11 @@ pub struct GetContext {
     pub project: Option<String>,
     /// Context for this session (its history and the sessions it continues)…
     pub session_id: Option<String>,
-    /// …or for this task (related sessions of the project).
+    /// …or for this task (related sessions of the project; at most 4096 characters).
+    #[schemars(length(max = 4096))]
     pub task: Option<String>,
     /// Token budget of the whole answer (16 to 1000000; 4000 is a good start).
+    #[schemars(range(min = 16, max = 1_000_000))]
     pub budget_tokens: u32,
 }
 
@@ -532,5 +539,35 @@ impl Endpoint for McpEndpoint {
                 ));
         *out.headers_mut() = head.headers;
         Ok(out.into_response())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recall::turns;
+    use crate::request::Limit;
+
+    #[test]
+    fn search_memory_states_the_limits_the_server_enforces() {
+        let schema = serde_json::to_value(schemars::schema_for!(SearchMemory)).unwrap();
+        let p = &schema["properties"];
+        assert_eq!(p["limit"]["minimum"], 1, "{schema}");
+        assert_eq!(p["limit"]["maximum"], Limit::TURNS.max, "{schema}");
+        assert_eq!(p["query"]["maxLength"], turns::MAX_QUERY_CHARS, "{schema}");
+        assert_eq!(p["types"]["maxItems"], turns::MAX_TYPES, "{schema}");
+        let kinds: Vec<&str> = p["types"]["items"]["enum"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{schema}"))
+            .iter()
+            .filter_map(|k| k.as_str())
+            .collect();
+        assert_eq!(kinds, turns::TURN_KINDS);
+        let schema = serde_json::to_value(schemars::schema_for!(GetContext)).unwrap();
+        assert_eq!(
+            schema["properties"]["task"]["maxLength"],
+            crate::recall::context::MAX_TASK_CHARS,
+            "{schema}"
+        );
     }
 }

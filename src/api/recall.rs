@@ -35,17 +35,24 @@ pub struct RecallApi(pub Arc<AppState>);
 /// content share (0..1).
 #[derive(Object, Default, serde::Deserialize)]
 pub struct AllocationInput {
-    /// Share of the budget for content (default 0.8).
+    /// Share of the budget for content, above 0 (default: what `response` and `overhead`
+    /// leave, 0.8 when neither is sent).
+    #[oai(validator(minimum(value = "0", exclusive = true), maximum(value = "1")))]
     pub content: Option<f64>,
     /// Share kept free inside the budget for the model's response (default 0).
+    #[oai(validator(minimum(value = "0"), maximum(value = "1")))]
     pub response: Option<f64>,
     /// Share for framing: title and headings (default 0.2).
+    #[oai(validator(minimum(value = "0"), maximum(value = "1")))]
     pub overhead: Option<f64>,
     /// Weight of session history within content (default 0.5).
+    #[oai(validator(minimum(value = "0"), maximum(value = "1")))]
     pub history: Option<f64>,
     /// Weight of file references within content (default 0.2).
+    #[oai(validator(minimum(value = "0"), maximum(value = "1")))]
     pub files: Option<f64>,
     /// Weight of decisions, beliefs and memories within content (default 0.3).
+    #[oai(validator(minimum(value = "0"), maximum(value = "1")))]
     pub metadata: Option<f64>,
 }
 
@@ -63,6 +70,7 @@ pub struct ContextBody {
     ))]
     pub session_id: Option<String>,
     /// Context for this task (≤ 4096 characters).
+    #[oai(validator(max_length = 4096))]
     pub task: Option<String>,
     /// Token budget, 16 to 1,000,000. `tokens_used` never exceeds it.
     #[oai(validator(minimum(value = "16"), maximum(value = "1000000")))]
@@ -83,19 +91,44 @@ pub struct ContextBody {
 impl AllocationInput {
     fn resolve(&self) -> ApiResult<Allocation> {
         let d = Allocation::default();
+        let response = self.response.unwrap_or(d.response);
+        let overhead = self.overhead.unwrap_or(d.overhead);
+        let fraction = |v: f64| (0.0..=1.0).contains(&v);
+        // Content not sent is what the response and framing leave (0.8 by default), so
+        // `response` alone keeps room for a reply.
+        let derived = self.content.is_none() && fraction(response) && fraction(overhead);
         let a = Allocation {
-            content: self.content.unwrap_or(d.content),
-            response: self.response.unwrap_or(d.response),
-            overhead: self.overhead.unwrap_or(d.overhead),
+            content: match self.content {
+                Some(c) => c,
+                None if derived => 1.0 - response - overhead,
+                None => d.content,
+            },
+            response,
+            overhead,
             history: self.history.unwrap_or(d.history),
             files: self.files.unwrap_or(d.files),
             metadata: self.metadata.unwrap_or(d.metadata),
         };
         a.check().map_err(|e| {
+            // A derived content is never the field at fault: the shares sent that left it
+            // nothing are.
+            let (field, message) = if derived && e.field == "content" {
+                let sent = if self.response.is_some() {
+                    "response"
+                } else {
+                    "overhead"
+                };
+                (
+                    sent,
+                    "response + overhead must leave room for content (below 1)",
+                )
+            } else {
+                (e.field, e.message)
+            };
             ApiError::invalid(
                 Code::InvalidAllocation,
-                format!("allocation.{}", e.field),
-                e.message,
+                format!("allocation.{field}"),
+                message,
             )
         })?;
         Ok(a)

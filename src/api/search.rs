@@ -31,7 +31,7 @@ pub struct SearchRequest {
     pub query: String,
     /// Sessions to return: 1 to 50, default 10.
     #[oai(validator(minimum(value = "1"), maximum(value = "50")))]
-    pub limit: Option<u32>,
+    pub limit: Option<i64>,
     /// When the question is asked, RFC 3339 (at most 64 characters, e.g.
     /// `2023-05-30T23:40:00Z`): the times it names ("last week", "two months ago", "in June")
     /// and recency count back from then (what happened more than a day after it gets no lift
@@ -64,7 +64,7 @@ pub struct TurnSearchRequest {
     pub query: String,
     /// Operations to return: 1 to 50, default 10.
     #[oai(validator(minimum(value = "1"), maximum(value = "50")))]
-    pub limit: Option<u32>,
+    pub limit: Option<i64>,
     /// Kinds to keep (at most 16): `message`, `decision`, `tool_call`, `write`, `read`,
     /// `search`, `todo`, `memory`, `summary`. Absent: every kind.
     #[oai(validator(max_items = 16))]
@@ -125,10 +125,10 @@ impl From<TurnHit> for TurnFound {
 
 #[derive(Object, serde::Serialize)]
 pub struct TurnSearchResponse {
-    /// `hybrid` (BM25 and embeddings, fused by reciprocal rank) or `fulltext` (BM25 only:
-    /// no embedder, or it failed for this query).
+    /// `hybrid` (BM25 and embeddings: each list's scores scaled onto 0..1 and averaged) or
+    /// `fulltext` (BM25 only: no embedder, or it failed for this query).
     pub mode: Mode,
-    /// Best first, near-duplicates held back.
+    /// Best first, near-duplicates held back, a text said again listed once.
     pub operations: Vec<TurnFound>,
     /// Operations of the project not embedded with the configured model yet (they are found
     /// by their words meanwhile); absent without an embedder.
@@ -163,7 +163,7 @@ impl SearchApi {
         body: JsonBody<SearchRequest>,
     ) -> Handled<Json<SearchResponse>, (Guarded, Body)> {
         let b = &body.0;
-        let mut ask = SearchAsk::parse(&auth, Some(&b.project), &b.query, b.limit.map(i64::from))?;
+        let mut ask = SearchAsk::parse(&auth, Some(&b.project), &b.query, b.limit)?;
         ask.asked_at = asked_at(b.asked_at.as_deref())?;
         let found = ask.run(&self.0).await?;
         Ok(Json(SearchResponse {
@@ -188,13 +188,7 @@ impl SearchApi {
             .types
             .as_ref()
             .map(|t| t.iter().map(|k| k.0.clone()).collect());
-        let mut ask = TurnSearchAsk::parse(
-            &auth,
-            Some(&b.project),
-            &b.query,
-            b.limit.map(i64::from),
-            types,
-        )?;
+        let mut ask = TurnSearchAsk::parse(&auth, Some(&b.project), &b.query, b.limit, types)?;
         ask.asked_at = asked_at(b.asked_at.as_deref())?;
         Ok(Json(turn_search(&self.0, &ask).await?))
     }

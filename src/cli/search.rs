@@ -9,6 +9,7 @@ use clap::Args;
 use serde_json::{json, Value};
 
 use super::client::{ApiClient, ClientSettings};
+use crate::domain::shown;
 use crate::request::Limit;
 
 #[derive(Args, Debug)]
@@ -52,13 +53,10 @@ pub async fn run(args: SearchArgs, out: &mut impl Write) -> anyhow::Result<i32> 
     Ok(0)
 }
 
-/// Stored text as one terminal-safe line: control characters (escape sequences) as spaces.
+/// Stored text as one terminal-safe line: control characters (escape sequences) and
+/// direction overrides as spaces (`domain::shown`).
 fn plain(v: &Value) -> String {
-    v.as_str()
-        .unwrap_or_default()
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
+    shown::one_line(v.as_str().unwrap_or_default())
 }
 
 /// The readable form of an answer.

@@ -1,5 +1,6 @@
 //! Types and pure rules: what an operation, a decision or a memory is, the limits on input,
-//! path normalisation, token counting and the time a query names. Nothing here touches the
+//! path normalisation, token counting, the time a query names and what stored text may show.
+//! Nothing here touches the
 //! network or the database.
 
 pub mod budget;
@@ -11,6 +12,7 @@ pub mod operation;
 pub mod passages;
 pub mod paths;
 pub mod record;
+pub mod shown;
 pub mod state;
 pub mod tokens;
 pub mod turn_text;

@@ -2,13 +2,14 @@
 //! past turns (with the reply after a question), decisions, memories and active beliefs —
 //! put in front of the agent unasked, so only what is clearly relevant: a hit must share at
 //! least [`MIN_SHARED_WORDS`] of the prompt's content words and a quarter of them
-//! ([`MIN_COVERAGE`]), or be close in meaning ([`MIN_COSINE`], when vectors are on). A prompt
+//! ([`MIN_COVERAGE`]) — as whole words, stemmed, so "car" is not found in "Caroline" nor
+//! "port" in "report" — or be close in meaning ([`MIN_COSINE`], when vectors are on). A prompt
 //! with fewer content words ("yes", "go on") recalls nothing. The current session and its
 //! subagents' sessions are never recalled: the agent has them already.
 //!
 //! Read-only; rendering and fencing belong to the caller (`claude::context::prompt`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::config::Encoding;
 use crate::embed::Embedder;
@@ -48,14 +49,27 @@ impl Recalled {
     }
 }
 
-/// How many of `words` occur in `text` (lower-cased).
-fn shared(text: &str, words: &[String]) -> usize {
-    let lower = text.to_lowercase();
-    words.iter().filter(|w| lower.contains(w.as_str())).count()
+/// The content words of a prompt ([`terms`]: at most 20), each stemmed as the index stems
+/// ([`bm25::words`]), each once.
+pub fn content_words(prompt: &str) -> Vec<String> {
+    let mut stems: Vec<String> = Vec::new();
+    for stem in terms(prompt).iter().flat_map(|t| bm25::words(t)) {
+        if !stems.contains(&stem) {
+            stems.push(stem);
+        }
+    }
+    stems
 }
 
-/// Whether a text is lexically relevant to a prompt of `words`: it shares at least
-/// [`MIN_SHARED_WORDS`] of them and [`MIN_COVERAGE`] of all of them.
+/// How many of `words` (stems, [`content_words`]) are words of `text`.
+fn shared(text: &str, words: &[String]) -> usize {
+    let said: HashSet<String> = bm25::words(text).into_iter().collect();
+    words.iter().filter(|w| said.contains(*w)).count()
+}
+
+/// Whether a text is lexically relevant to a prompt of `words` ([`content_words`]): it has at
+/// least [`MIN_SHARED_WORDS`] of them as words of its own, and [`MIN_COVERAGE`] of all of
+/// them.
 pub fn lexically_relevant(text: &str, words: &[String]) -> bool {
     let need = ((words.len() as f64 * MIN_COVERAGE).ceil() as usize).max(MIN_SHARED_WORDS);
     shared(text, words) >= need
@@ -76,7 +90,7 @@ pub async fn recall(
     share: usize,
 ) -> StoreResult<Recalled> {
     let prompt: String = prompt.chars().take(turns::MAX_QUERY_CHARS).collect();
-    let words = terms(&prompt);
+    let words = content_words(&prompt);
     if words.len() < MIN_SHARED_WORDS {
         return Ok(Recalled::default());
     }
@@ -165,8 +179,8 @@ mod tests {
 
     #[test]
     fn relevance_needs_two_shared_words_and_a_quarter_of_them() {
-        let words = terms("when do the refresh tokens expire?");
-        assert_eq!(words, vec!["refresh", "tokens", "expire"]);
+        let words = content_words("when do the refresh tokens expire?");
+        assert_eq!(words, vec!["refresh", "token", "expir"]);
         assert!(lexically_relevant(
             "Refresh tokens expire after fourteen days",
             &words
@@ -174,12 +188,28 @@ mod tests {
         assert!(!lexically_relevant("the tokens of the lexer", &words));
         assert!(!lexically_relevant("tidied the changelog", &words));
         // A long prompt: a quarter of its words.
-        let long = terms("refresh tokens: please look into the mobile keychain storage and the flaky login screen");
+        let long = content_words("refresh tokens: please look into the mobile keychain storage and the flaky login screen");
         assert_eq!(long.len(), 10);
         assert!(lexically_relevant(
             "refresh tokens live in the keychain",
             &long
         ));
         assert!(!lexically_relevant("the login screen", &long));
+    }
+
+    #[test]
+    fn words_are_matched_whole_not_inside_other_words() {
+        let words = content_words("Should the car use the new engine?");
+        assert!(!lexically_relevant(
+            "Caroline: Anything new? The cart is in the carport.",
+            &words
+        ));
+        assert!(lexically_relevant("The car's engine is new.", &words));
+        let words = content_words("Can we port the cat game to rust?");
+        assert!(!lexically_relevant(
+            "Port.open in application.ex reports the catalogue",
+            &words
+        ));
+        assert!(lexically_relevant("the cat game is ported", &words));
     }
 }

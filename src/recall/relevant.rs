@@ -17,7 +17,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::config::Encoding;
 use crate::domain::operation::render_stored_line;
-use crate::domain::tokens;
+use crate::domain::{shown, tokens};
 use crate::graph::operations::{FileRow, OperationView};
 use crate::graph::{self, operations, Store, StoreResult};
 use crate::recall::scope::ScopeSession;
@@ -354,8 +354,15 @@ fn item(
     cap: usize,
     excerpt: Option<(&[String], usize)>,
 ) -> Item {
+    // What acts instead of printing is blanked; the store's count is then not the line's.
+    let as_stored = !text.chars().any(shown::acts);
+    let text = if as_stored {
+        text
+    } else {
+        shown::blanked(&text).into_owned()
+    };
     let flat = text.replace('\n', " ");
-    let mut cost = if encoding == stored && tokens > 0 {
+    let mut cost = if encoding == stored && tokens > 0 && as_stored {
         tokens as usize
     } else {
         tokens::count(encoding, &flat)

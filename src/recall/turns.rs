@@ -24,9 +24,10 @@
 //! "Then" counts back from when the query is asked ([`TurnQuery::asked_at`], else now).
 
 use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 
 use crate::domain::operation::OpType;
-use crate::domain::when;
+use crate::domain::{shown, when};
 use crate::embed::{signature, Calibration, Embedder};
 use crate::graph::turns::{self as store_turns, Filter, TurnRow, Vectors};
 use crate::graph::{now_ms, Store, StoreError, StoreResult};
@@ -78,6 +79,8 @@ const EXACT_SCAN: usize = 20_000;
 /// operations compared at most.
 const IN_TIME_SESSIONS: usize = 10;
 const IN_TIME_SCAN: usize = 1_000;
+/// How many fusion pools of the nearest operations of that time are kept.
+const IN_TIME_POOLS: usize = 2;
 /// Neighbours asked of the approximate index at most.
 const WIDEST: usize = 1_000;
 /// Share of the shared full-text index from which a project is narrowed to after Lucene ranks
@@ -221,6 +224,11 @@ pub async fn search_in(
     };
     // Candidates fused before re-ranking and diversity.
     let pool = (limit * 3).max(30);
+    // The nearest operations of a time the query names (compared one by one), as many as
+    // fusion could take by meaning: past [`IN_TIME_POOLS`] pools, a row of that time lies
+    // below so many of its own that its vector score cannot carry it into the pool (its
+    // words still can, through the full-text list).
+    let then_k = (pool * IN_TIME_POOLS).min(k);
     let filter = Filter {
         project: q.project,
         types: q.types,
@@ -262,7 +270,7 @@ pub async fn search_in(
                 Ok(v) => {
                     let (near, then) = tokio::join!(
                         vector_list(store, &filter, e.model(), &v, k),
-                        in_time_list(store, &filter, e.model(), &v, asked, then_ids?, k),
+                        in_time_list(store, &filter, e.model(), &v, asked, then_ids?, then_k),
                     );
                     Ok::<_, StoreError>(Ok(merged(near?, then?)))
                 }
@@ -675,6 +683,7 @@ async fn rank(
             .then(b.similarity.total_cmp(&a.similarity))
             .then(a.operation_id.cmp(&b.operation_id))
     });
+    drop_repeated_texts(&mut candidates);
     let vectors: HashMap<String, Vec<f32>> = match model {
         Some(model) if candidates.len() > limit => {
             // Diversity only ever reaches past the best few; their vectors are enough.
@@ -873,6 +882,36 @@ pub fn drop_repeated_summaries(hits: &mut Vec<TurnHit>) {
     hits.retain(|h| !repeated.contains(&h.operation_id));
 }
 
+/// Of the candidates of one kind saying the same words (whitespace aside: a prompt sent again,
+/// a command run again in another session), only the first, the best ranked, stays. Diversity
+/// only discounts a twin ([`diversify`]), and where little else scores well the copies of
+/// one turn would fill the list.
+pub fn drop_repeated_texts(hits: &mut Vec<TurnHit>) {
+    let key = |h: &TurnHit| {
+        let mut hasher = std::hash::DefaultHasher::new();
+        h.kind.hash(&mut hasher);
+        for w in h.text.split_whitespace() {
+            w.hash(&mut hasher);
+        }
+        hasher.finish()
+    };
+    let same = |a: &TurnHit, b: &TurnHit| {
+        a.kind == b.kind && a.text.split_whitespace().eq(b.text.split_whitespace())
+    };
+    let mut seen: HashMap<u64, Vec<usize>> = HashMap::with_capacity(hits.len());
+    let mut kept = vec![true; hits.len()];
+    for i in 0..hits.len() {
+        let earlier = seen.entry(key(&hits[i])).or_default();
+        if earlier.iter().any(|&j| same(&hits[j], &hits[i])) {
+            kept[i] = false;
+        } else {
+            earlier.push(i);
+        }
+    }
+    let mut flags = kept.into_iter();
+    hits.retain(|_| flags.next().unwrap_or(true));
+}
+
 /// Whitespace runs as one space.
 fn squashed(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -954,13 +993,10 @@ fn query_terms(text: &str) -> Vec<String> {
 
 /// Up to [`SNIPPET_CHARS`] characters of `text` from where it bears on the query (its
 /// stemmed `words`, [`bm25::words`]: the sentence or line holding most of them, a quarter of
-/// the snippet before its first such word at most; its start when none), control characters
-/// as spaces, `…` where it was cut.
+/// the snippet before its first such word at most; its start when none), on one line with
+/// what acts instead of printing blanked (`domain::shown`), `…` where it was cut.
 pub fn snippet(text: &str, words: &[String]) -> String {
-    let chars: Vec<char> = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
+    let chars: Vec<char> = shown::one_line(text).chars().collect();
     if chars.len() <= SNIPPET_CHARS {
         return chars.into_iter().collect::<String>().trim().to_string();
     }
@@ -1185,6 +1221,23 @@ mod tests {
         let ids: Vec<&str> = hits.iter().map(|h| h.operation_id.as_str()).collect();
         // Another session's summary with the same words stays: it is not that turn's twin.
         assert_eq!(ids, ["op-9", "summary:t"]);
+    }
+
+    #[test]
+    fn a_turn_said_again_is_listed_once_at_its_best_place() {
+        let mut memory = hit("m", 0.6, "run the nightly restore drill");
+        memory.kind = "memory".into();
+        let mut hits = vec![
+            hit("a", 0.9, "run the nightly restore drill"),
+            hit("b", 0.8, "run  the nightly\nrestore drill "),
+            hit("c", 0.7, "run the nightly restore drills"),
+            memory,
+            hit("d", 0.5, "run the nightly restore drill"),
+        ];
+        drop_repeated_texts(&mut hits);
+        let ids: Vec<&str> = hits.iter().map(|h| h.operation_id.as_str()).collect();
+        // Another word or another kind is not a repeat.
+        assert_eq!(ids, ["a", "c", "m"]);
     }
 
     #[test]

@@ -53,11 +53,13 @@ impl ContextAsk {
     ) -> ApiResult<Self> {
         let project = resolve(who, project, Scope::Read)?;
         let session = SessionId::parse_opt("session_id", session_id)?;
+        let sent_task = task.is_some();
         let task = Task::parse_opt("task", task)?;
         if session.is_none() && task.is_none() {
+            // A blank task sent is the field at fault; nothing sent, the session is missing.
             return Err(ApiError::invalid(
                 Code::MissingField,
-                "session_id",
+                if sent_task { "task" } else { "session_id" },
                 "give `session_id` (context for a session) or `task` (context for a task)",
             ));
         }

@@ -923,6 +923,22 @@ async fn context_rejects_bad_input_with_the_field() {
             "task",
             "field_too_large",
         ),
+        (
+            json!({"project": p, "task": " ", "budget_tokens": 100}),
+            "task",
+            "missing_field",
+        ),
+        // Response and framing leave content nothing: the shares sent are at fault.
+        (
+            json!({"project": p, "task": "cache", "budget_tokens": 100, "allocation": {"response": 0.8}}),
+            "allocation.response",
+            "invalid_allocation",
+        ),
+        (
+            json!({"project": p, "task": "cache", "budget_tokens": 100, "allocation": {"response": 1.5}}),
+            "allocation.response",
+            "invalid_allocation",
+        ),
     ] {
         let (s, e) = app.post("/v1/context", &body).await;
         assert_eq!(s, 400, "{e}");
@@ -943,6 +959,16 @@ async fn context_rejects_bad_input_with_the_field() {
         )
         .await;
     assert_eq!(s, 403);
+    // `response` alone keeps room for a reply: content takes what it and framing leave.
+    let (s, ctx) = app
+        .post(
+            "/v1/context",
+            &json!({"project": p, "session_id": sid, "budget_tokens": 400, "allocation": {"response": 0.25}}),
+        )
+        .await;
+    assert_eq!(s, 200, "{ctx}");
+    assert_eq!(ctx["budget_tokens"], 400, "{ctx}");
+    assert!(ctx["tokens_used"].as_i64().unwrap() <= 300, "{ctx}");
 }
 
 /// A random project: sessions (some continuing others), operations of every kind with

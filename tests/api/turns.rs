@@ -1565,3 +1565,48 @@ async fn exact_vector_scans_score_on_the_index_scale() {
     }
     app.stop().await;
 }
+
+#[tokio::test]
+async fn a_prompt_sent_again_is_listed_once() {
+    let app = TestApp::spawn().await;
+    let said = "how does the transcript tail worker debounce ingest after the session ends?";
+    let (first, second) = (app.session().await, app.session().await);
+    // Sent four times in one session and once more, spaced otherwise, in another.
+    let mut ops: Vec<Value> = (0..4)
+        .map(|_| json!({"type": "message", "role": "user", "content": said}))
+        .collect();
+    ops.push(json!({"type": "message", "role": "assistant",
+                    "content": "The tail worker waits two seconds after the last write, then ingests once."}));
+    app.ops_sync(&first, json!(ops)).await;
+    app.ops_sync(
+        &second,
+        json!([{"type": "message", "role": "user", "content": said.replace(' ', "  ")},
+               {"type": "message", "role": "user", "content": "does the tail worker debounce ingest?"}]),
+    )
+    .await;
+    let answer = search_until(
+        &app,
+        json!({"project": app.project, "query": "transcript tail worker debounce ingest", "limit": 10}),
+        |ops| ops.len() >= 3,
+    )
+    .await;
+    let ops = answer["operations"].as_array().unwrap();
+    let copies = ops
+        .iter()
+        .filter(|o| {
+            o["snippet"]
+                .as_str()
+                .is_some_and(|s| s.split_whitespace().eq(said.split_whitespace()))
+        })
+        .count();
+    assert_eq!(copies, 1, "{answer}");
+    // The other turns still come: the reply and the shorter question.
+    assert!(answer.to_string().contains("waits two seconds"), "{answer}");
+    assert!(
+        answer
+            .to_string()
+            .contains("does the tail worker debounce ingest?"),
+        "{answer}"
+    );
+    app.stop().await;
+}

@@ -1,9 +1,12 @@
 //! A context's unit of text: a [`Line`] with what it costs (its tokens plus its newline),
-//! counted once when the line is made, and the headers that open a session's history.
+//! counted once when the line is made (stored text shown with what acts instead of printing
+//! blanked, `domain::shown`), and the headers that open a session's history.
 //! Pure; what a line says for each section is decided by `candidates` and `gather`.
 
+use std::borrow::Cow;
+
 use crate::config::Encoding;
-use crate::domain::tokens;
+use crate::domain::{shown, tokens};
 use crate::recall::scope::ScopeSession;
 
 /// A candidate line with its estimated cost (tokens of the line plus its newline).
@@ -15,19 +18,24 @@ pub(super) struct Line {
 
 /// `text` as a line, counted in `encoding`.
 pub(super) fn line(encoding: Encoding, text: String) -> Line {
+    let text = match shown::blanked(&text) {
+        Cow::Borrowed(_) => text,
+        Cow::Owned(blanked) => blanked,
+    };
     let cost = tokens::count(encoding, &text) + 1;
     Line { text, cost }
 }
 
 /// `text` as a line costing what the store counted for it (`stored` tokens, in `stored_in`)
-/// when that is the encoding asked for and a count is known; else counted afresh.
+/// when that is the encoding asked for, a count is known and the text is shown as stored;
+/// else counted afresh.
 pub(super) fn stored_line(
     encoding: Encoding,
     stored_in: Encoding,
     stored: i64,
     text: String,
 ) -> Line {
-    if encoding == stored_in && stored > 0 {
+    if encoding == stored_in && stored > 0 && !text.chars().any(shown::acts) {
         Line {
             text,
             cost: stored as usize + 1,

@@ -343,9 +343,15 @@ async fn decision_belief_and_memory_fields_round_trip_verbatim() {
         .await;
     assert_eq!(s, 200, "{c}");
     let text = c["text"].as_str().unwrap();
+    // Verbatim, but for what acts instead of printing (a direction override, blanked).
     for p in PAYLOADS {
-        assert!(text.contains(&format!("- (lesson) {p}")), "{p} in {text}");
+        let shown = cairn::domain::shown::blanked(p);
+        assert!(
+            text.contains(&format!("- (lesson) {shown}")),
+            "{p} in {text}"
+        );
     }
+    assert!(!text.contains('\u{202E}'), "{text}");
     let subjects: BTreeSet<String> = reconstruction(&app, &sid).await["decisions"]
         .as_array()
         .unwrap()
