@@ -718,6 +718,42 @@ async fn sessions_of_one_day_are_headed_by_their_time() {
         "{text}"
     );
     assert!(r["tokens_used"].as_u64().unwrap() <= 1000);
+
+    // A session resumed weeks later is headed by its first day to its last.
+    let other = TestApp::spawn().await;
+    let sid = other.session().await;
+    other
+        .ops_sync(
+            &sid,
+            json!([
+                {"type": "message", "role": "user", "content": "Which cache backend do we use?",
+                 "at": "2024-05-02T10:00:00Z"},
+                {"type": "message", "role": "assistant", "content": "The cache backend is Memcached.",
+                 "at": "2024-05-02T10:01:00Z"},
+                {"type": "message", "role": "assistant", "content": "The cache backend moved to Redis.",
+                 "at": "2024-06-20T15:00:00Z"}
+            ]),
+        )
+        .await;
+    eventually(60, "turn search finds the cache turns", || async {
+        let found = searched(
+            &other,
+            json!({"project": other.project, "query": "cache backend"}),
+        )
+        .await;
+        found["operations"].as_array().map_or(0, Vec::len) == 3
+    })
+    .await;
+    let r = context(
+        &other,
+        json!({"project": other.project, "task": "which cache backend?", "budget_tokens": 1000}),
+    )
+    .await;
+    let text = r["text"].as_str().unwrap();
+    let heads: Vec<&str> = text.lines().filter(|l| l.starts_with("### ")).collect();
+    assert_eq!(heads, ["### 2024-05-02 to 2024-06-20: testing"], "{text}");
+    app.stop().await;
+    other.stop().await;
 }
 
 /// A task context whose lines count longer on one line than their stored counts (markdown

@@ -30,7 +30,9 @@ pub struct Context {
     pub tokens_used: u64,
     pub budget_tokens: u64,
     pub encoding: String,
-    /// The sessions drawn on, newest first.
+    /// The sessions the context was drawn from, whether or not a line of each fitted: for a
+    /// session, it and the sessions it continues, newest first; for a task, the sessions of
+    /// its most relevant operations, best first, then the other related sessions.
     pub sessions: Vec<String>,
     pub sections: Vec<Section>,
     /// Everything left out, in words ("4 older sessions excluded").

@@ -401,24 +401,25 @@ fn relevant_history(
     let mut headed = Vec::new();
     for id in &order {
         let Some(s) = by_id.remove(id) else { continue };
-        let oldest = items
-            .iter()
-            .filter(|(k, _)| k.0 == s.id)
-            .map(|(_, i)| i.at)
-            .min()
-            .unwrap_or(s.started_at);
-        let when = s.started_at.min(oldest);
-        headed.push((when, day(when), s));
+        let ats = items.iter().filter(|(k, _)| k.0 == s.id).map(|(_, i)| i.at);
+        let (oldest, newest) = ats.fold((s.started_at, i64::MIN), |(lo, hi), at| {
+            (lo.min(at), hi.max(at))
+        });
+        // A session resumed on a later day: its header gives the day of its last operation
+        // read too, so a turn of that day is not taken for one of the first.
+        let until = Some(day(newest)).filter(|d| newest > oldest && *d != day(oldest));
+        headed.push((oldest, day(oldest), until, s));
     }
     let mut days: HashMap<String, usize> = HashMap::new();
-    for (_, d, _) in &headed {
+    for (_, d, _, _) in &headed {
         *days.entry(d.clone()).or_default() += 1;
     }
     let mut headers = HashMap::new();
     let mut sessions = Vec::new();
-    for (when, d, s) in headed {
+    for (when, d, until, s) in headed {
         let same_day = days[&d] > 1;
-        let l = line(req.encoding, relevant_header(&s, when, &d, same_day));
+        let header = relevant_header(&s, when, &d, same_day, until.as_deref());
+        let l = line(req.encoding, header);
         headers.insert(s.id.clone(), (when, l.text, l.cost));
         sessions.push(s);
     }

@@ -102,17 +102,27 @@ pub(super) fn session_header(s: &ScopeSession) -> String {
 }
 
 /// The header of a session in a task's history: when it happened (its start, or its oldest
-/// shown operation when that is older, as in an imported session) and its task. The day
+/// shown operation when that is older, as in an imported session), to the day of its newest
+/// when that is a later day (`until`: a session resumed days later), and its task. The day
 /// (`day`, of `when`) alone, unless another session of the history began that day
 /// (`same_day`): then its time too, so the two can be told apart. A time of day costs about
 /// four tokens a header, a session's worth of lines in a small context.
-pub(super) fn relevant_header(s: &ScopeSession, when: i64, day: &str, same_day: bool) -> String {
+pub(super) fn relevant_header(
+    s: &ScopeSession,
+    when: i64,
+    day: &str,
+    same_day: bool,
+    until: Option<&str>,
+) -> String {
     // The id is in the answer's `sessions`; here it would cost more than the line it heads.
     let mut h = if same_day {
         format!("### {}", date(when))
     } else {
         format!("### {day}")
     };
+    if let Some(until) = until {
+        h.push_str(&format!(" to {until}"));
+    }
     if let Some(t) = s.task.as_deref().filter(|t| !t.trim().is_empty()) {
         h.push_str(&format!(": {}", clip(t, 120)));
     }
