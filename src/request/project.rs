@@ -25,7 +25,7 @@ pub fn resolve_or(
     // (a blank name is a missing one).
     if let (Some(own), Some(asked)) = (who.project_scope(), named.map(str::trim)) {
         if !asked.is_empty() && asked != own {
-            return Err(ApiError::forbidden());
+            return Err(ApiError::forbidden().on("project"));
         }
     }
     let project = match named.or(who.project_scope()) {
@@ -87,10 +87,9 @@ mod tests {
     #[test]
     fn another_project_or_a_lesser_scope_is_refused() {
         let k = key("web", Scope::Read);
-        assert_eq!(
-            resolve(&k, Some("api"), Scope::Read).unwrap_err().code(),
-            Code::Forbidden
-        );
+        let refused = resolve(&k, Some("api"), Scope::Read).unwrap_err();
+        assert_eq!(refused.code(), Code::Forbidden);
+        assert_eq!(refused.body().error.field.as_deref(), Some("project"));
         assert_eq!(
             resolve(&k, None, Scope::Write).unwrap_err().code(),
             Code::InsufficientScope

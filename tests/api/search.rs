@@ -255,6 +255,7 @@ async fn bad_search_input_names_the_field() {
         (status, answer["error"]["code"].as_str()),
         (403, Some("forbidden"))
     );
+    assert_eq!(answer["error"]["field"], "project", "{answer}");
     app.stop().await;
 }
 
