@@ -30,6 +30,14 @@ pub fn blanked(text: &str) -> Cow<'_, str> {
     )
 }
 
+/// `text` owned, blanked as [`blanked`] does, and whether anything was.
+pub fn blanked_owned(text: String) -> (String, bool) {
+    match blanked(&text) {
+        Cow::Borrowed(_) => (text, false),
+        Cow::Owned(shown) => (shown, true),
+    }
+}
+
 /// `text` on one line: line breaks and tabs as spaces too.
 pub fn one_line(text: &str) -> String {
     text.chars()

@@ -355,12 +355,8 @@ fn item(
     excerpt: Option<(&[String], usize)>,
 ) -> Item {
     // What acts instead of printing is blanked; the store's count is then not the line's.
-    let as_stored = !text.chars().any(shown::acts);
-    let text = if as_stored {
-        text
-    } else {
-        shown::blanked(&text).into_owned()
-    };
+    let (text, blanked) = shown::blanked_owned(text);
+    let as_stored = !blanked;
     let flat = text.replace('\n', " ");
     let mut cost = if encoding == stored && tokens > 0 && as_stored {
         tokens as usize

@@ -3,8 +3,6 @@
 //! blanked, `domain::shown`), and the headers that open a session's history.
 //! Pure; what a line says for each section is decided by `candidates` and `gather`.
 
-use std::borrow::Cow;
-
 use crate::config::Encoding;
 use crate::domain::{shown, tokens};
 use crate::recall::scope::ScopeSession;
@@ -18,10 +16,7 @@ pub(super) struct Line {
 
 /// `text` as a line, counted in `encoding`.
 pub(super) fn line(encoding: Encoding, text: String) -> Line {
-    let text = match shown::blanked(&text) {
-        Cow::Borrowed(_) => text,
-        Cow::Owned(blanked) => blanked,
-    };
+    let (text, _) = shown::blanked_owned(text);
     let cost = tokens::count(encoding, &text) + 1;
     Line { text, cost }
 }
