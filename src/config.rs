@@ -226,6 +226,15 @@ pub struct SearchSettings {
         default_value_t = 0.1
     )]
     pub weight_importance: f64,
+    /// Cosine (on the common scale) from which a search hit sharing no word with the query
+    /// bears on it by meaning; below it, the nearest strangers are left out (0: never).
+    #[arg(
+        id = "search_min_cosine",
+        long = "search-min-cosine",
+        env = "CAIRN_SEARCH_MIN_COSINE",
+        default_value_t = crate::recall::turns::MIN_COSINE
+    )]
+    pub min_cosine: f64,
 }
 
 impl Default for SearchSettings {
@@ -235,6 +244,7 @@ impl Default for SearchSettings {
             weight_similarity: 0.6,
             weight_recency: 0.3,
             weight_importance: 0.1,
+            min_cosine: crate::recall::turns::MIN_COSINE,
         }
     }
 }

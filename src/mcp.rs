@@ -364,7 +364,7 @@ impl CairnMcp {
     }
 
     #[tool(
-        description = "Find earlier sessions of this project related to a query — by words, and by meaning when embeddings are configured — ranked by similarity, recency and importance. Each hit has the session id, its summary, the files it touched and how long ago it was. Use it before starting work that may have been done or decided before."
+        description = "Find earlier sessions of this project related to a query — by words, and by meaning when embeddings are configured — ranked by similarity, recency and importance. Each hit has the session id, its summary, the files it touched and how long ago it was; an empty list means nothing recorded bears on the query. Use it before starting work that may have been done or decided before."
     )]
     async fn search_sessions(
         &self,
@@ -388,7 +388,7 @@ impl CairnMcp {
     }
 
     #[tool(
-        description = "Search this project's memory at the level of single turns: conversation turns, tool calls, decisions (with the alternatives rejected), memories and session summaries that match a query — by words, and by meaning when embeddings are on — best first, near-duplicates held back. Each hit has its session, its place in it (seq), its type, a score, a snippet and why it matched (fulltext, vector or both). Use it to find when and where something was said or decided."
+        description = "Search this project's memory at the level of single turns: conversation turns, tool calls, decisions (with the alternatives rejected), memories and session summaries that match a query — by words, and by meaning when embeddings are on — best first, near-duplicates held back. Each hit has its session, its place in it (seq), its type, a score, a snippet and why it matched (fulltext, vector or both); an empty list means nothing recorded bears on the query. Use it to find when and where something was said or decided."
     )]
     async fn search_memory(
         &self,

@@ -155,7 +155,9 @@ pub async fn turn_search(state: &AppState, ask: &TurnSearchAsk) -> ApiResult<Tur
 #[OpenApi(prefix_path = "/v1", tag = "ApiTags::Search")]
 impl SearchApi {
     /// Sessions related to a query, by words (BM25) and — when an embeddings endpoint is
-    /// configured — by meaning, re-ranked by similarity, recency and importance.
+    /// configured — by meaning, re-ranked by similarity, recency and importance. A session
+    /// sharing no word with the query, holding no turn that does, and not close in meaning
+    /// (`CAIRN_SEARCH_MIN_COSINE`) is left out: a query about nothing held answers `[]`.
     #[oai(path = "/sessions/search", method = "post")]
     async fn search(
         &self,
@@ -176,7 +178,9 @@ impl SearchApi {
     /// The turns that match a query — conversation turns, tool calls, decisions (with what
     /// was rejected), memories and session summaries — by words (BM25) and, with an
     /// embedder, by meaning; fused by rank, re-ranked by similarity, recency and importance,
-    /// near-duplicates held back.
+    /// near-duplicates held back. A turn sharing no word with the query and not close in
+    /// meaning (`CAIRN_SEARCH_MIN_COSINE`, 0.3 by default) is left out, unless it happened in
+    /// the time the query names: a query about nothing held answers `[]`.
     #[oai(path = "/search", method = "post")]
     async fn turns(
         &self,

@@ -249,6 +249,12 @@ impl Embedder {
     }
 }
 
+/// Whether a vector points somewhere: a text with nothing to read (only punctuation, say) may
+/// come back as zeros, which are close to nothing and which the vector index refuses.
+pub fn has_direction(v: &[f32]) -> bool {
+    v.iter().all(|x| x.is_finite()) && v.iter().any(|x| *x != 0.0)
+}
+
 /// The first `MAX_TEXT_CHARS` characters of `text`.
 pub(crate) fn clip(text: &str) -> &str {
     match text.char_indices().nth(MAX_TEXT_CHARS) {

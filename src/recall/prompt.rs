@@ -104,6 +104,7 @@ pub async fn recall(
         exclude_session: (!session.is_empty()).then_some(session),
         count_pending: false,
         asked_at: None,
+        floor: None,
     };
     let (found, beliefs) = tokio::join!(
         Box::pin(turns::search_with(store, embedder, weights, &query)),

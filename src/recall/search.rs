@@ -11,7 +11,7 @@
 //!   words' list, one not embedded by the model yet not in the nearest neighbours'
 //!   ([`over_lists_holding`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::domain::when;
 use crate::embed::{Calibration, Embedder};
@@ -104,6 +104,7 @@ pub async fn search(
         limit,
         exclude,
         asked_at: None,
+        floor: None,
     };
     search_in(store, embedder, weights, &ask, None).await
 }
@@ -130,6 +131,7 @@ pub async fn search_in(
                 exclude_session: None,
                 count_pending: false,
                 asked_at: ask.asked_at,
+                floor: ask.floor,
             };
             // A session holding the turns that answer is found even when its own document
             // (the task and summary) says little about them.
@@ -162,6 +164,11 @@ pub struct Ask<'a> {
     /// When the query is asked, in epoch milliseconds: the times it names and recency count
     /// back from then. `None`: now.
     pub asked_at: Option<i64>,
+    /// Keep only sessions that bear on the query: their document holds one of its words, one
+    /// of their turns bears on it ([`turns::TurnQuery::floor`]), their vector is at least this
+    /// close or they were active in the time it names. `None`: every session ranked (a task
+    /// context ranks them all).
+    pub floor: Option<f64>,
 }
 
 impl Ask<'_> {
@@ -237,7 +244,7 @@ pub async fn own_lists(
         None => None,
     };
     let (nearest, model) = match (&query_vector, embedder) {
-        (Some(v), Some(e)) => (
+        (Some(v), Some(e)) if crate::embed::has_direction(v) => (
             vector(store, ask.project, e.model(), v, k).await?,
             Some(e.model().to_string()),
         ),
@@ -281,20 +288,41 @@ pub async fn rank_sessions(
     } else {
         Mode::Hybrid
     };
-    let mut ranked = Vec::new();
-    if lists.fulltext() {
-        ranked.push(normalise_bm25(bm25));
-    }
-    if mode == Mode::Hybrid {
-        ranked.push(normalise_cosine(nearest, scale));
-    }
+    let words = if lists.fulltext() {
+        Some(normalise_bm25(bm25))
+    } else {
+        None
+    };
+    let meaning = (mode == Mode::Hybrid).then(|| normalise_cosine(nearest, scale));
+    // What bears on the query: a session whose document holds one of its words, whose vector
+    // is close enough, which holds a turn that bears on it (turn search kept only those) or
+    // was active in the time it names.
+    let bearing: Option<HashSet<String>> = ask.floor.map(|floor| {
+        let close = meaning.iter().flatten().filter(|(_, s)| *s >= floor);
+        let holding = turns
+            .iter()
+            .filter(|h| !h.session_id.is_empty())
+            .map(|h| h.session_id.clone());
+        words
+            .iter()
+            .flatten()
+            .chain(close)
+            .chain(&by_time)
+            .map(|(id, _)| id.clone())
+            .chain(holding)
+            .collect()
+    });
+    let mut ranked: Vec<Vec<(String, f64)>> = words.into_iter().chain(meaning).collect();
     if !by_turns.is_empty() {
         ranked.push(by_turns);
     }
     if !by_time.is_empty() {
         ranked.push(by_time);
     }
-    let fused = fuse(&ranked, exclude, (limit * 4).max(40));
+    let mut fused = fuse(&ranked, exclude, (limit * 4).max(40));
+    if let Some(bearing) = &bearing {
+        fused.retain(|(id, _)| bearing.contains(id));
+    }
     let ids: Vec<&str> = fused.iter().map(|(id, _)| id.as_str()).collect();
     let model = model.as_deref().filter(|_| mode == Mode::Hybrid);
     let rows = graph::search::hit_sessions(store, project, &ids, model).await?;

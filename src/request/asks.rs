@@ -150,6 +150,7 @@ impl SearchAsk {
             limit: self.limit,
             exclude: &[],
             asked_at: self.asked_at,
+            floor: Some(state.settings.search.min_cosine),
         };
         let found = Box::pin(search::search_in(
             &state.store,
@@ -237,6 +238,7 @@ impl TurnSearchAsk {
                 exclude_session: None,
                 count_pending: true,
                 asked_at: self.asked_at,
+                floor: Some(state.settings.search.min_cosine),
             },
         )
         .await?;

@@ -293,7 +293,7 @@ async fn embeddings_fail_then_recover_and_hybrid_finds_by_meaning() {
     .await;
     let db = worked(
         &app,
-        "Tune the postgres pool",
+        "Tune the postgres database pool",
         "pool size raised to 32",
         "src/pool.rs",
     )
@@ -344,11 +344,11 @@ async fn embeddings_fail_then_recover_and_hybrid_finds_by_meaning() {
     })
     .await;
     // No shared word with the session: only meaning can find it.
-    let body = until_first(&app, "authentication trouble", &auth).await;
+    let body = until_first(&app, "authentication credentials", &auth).await;
     assert_eq!(body["mode"], "hybrid");
     assert!(body.get("degraded").is_none(), "{body}");
     assert_eq!(ids(&body), vec![auth.clone()], "{body}");
-    let (_, body) = search(&app, "sluggish database").await;
+    let (_, body) = search(&app, "sql").await;
     assert_eq!(body["mode"], "hybrid");
     assert_eq!(ids(&body), vec![db.clone()], "{body}");
     app.stop().await;

@@ -725,19 +725,26 @@ async fn texts_cut_at_an_older_bound_are_made_whole_and_embedded_again() {
 /// Everything with an embeddings endpoint in one test (the indexer is global): vectors are
 /// made in the background with their model recorded, meaning finds what words miss, and
 /// vectors of another model are never compared but re-embedded.
+/// Two turns of session `sid`: `{sid}-login` about signing in, `{sid}-backup` about backups.
+fn login_and_backup(sid: &str) -> [Value; 2] {
+    [
+        json!({"id": format!("{sid}-login"), "type": "message", "role": "user", "summary": "s",
+               "content": "the login form rejects valid passwords"}),
+        json!({"id": format!("{sid}-backup"), "type": "message", "role": "user", "summary": "s",
+               "content": "the nightly backup job is sluggish"}),
+    ]
+}
+
 #[tokio::test]
 async fn vectors_find_by_meaning_and_never_mix_models() {
     // While set, texts of this conversation cannot be embedded (queries still can).
     let (_server, refuse, app, _turn) = refusing_embeddings("passwords").await;
     let sid = app.session().await;
     let login = format!("{sid}-login");
+    let [said, backup] = login_and_backup(&sid);
     app.ops_sync(
         &sid,
-        json!([
-            {"id": login, "type": "message", "role": "user", "summary": "s",
-             "content": "the login form rejects valid passwords"},
-            {"id": format!("{sid}-backup"), "type": "message", "role": "user", "summary": "s",
-             "content": "the nightly backup job is sluggish"},
+        json!([said, backup,
             {"type": "read", "target": "src/form.rs", "summary": "read", "files_read": ["src/form.rs"]}
         ]),
     )
@@ -871,6 +878,68 @@ async fn vectors_find_by_meaning_and_never_mix_models() {
 /// A turn captured while the indexer is behind (or after a switch of models) has no vector of
 /// the configured model yet: it is ranked by its words, not at half the score of the turns
 /// embedded already, so a project's newest work is not found last while the index catches up.
+/// A search for something the project never held finds nothing, turns or sessions, rather
+/// than its nearest strangers; what holds a word of the query or comes close in meaning is
+/// still found.
+#[tokio::test]
+async fn a_query_about_nothing_held_finds_nothing() {
+    let (_server, app, _turn) = fake_embeddings().await;
+    let sid = app.session().await;
+    let login = format!("{sid}-login");
+    app.ops_sync(&sid, json!(login_and_backup(&sid))).await;
+    let body = json!({"project": app.project, "query": "signin credentials trouble"});
+    let answer = until_embedded(&app, &body, &login).await;
+    assert_eq!(matched(&answer, &login), Some("vector"), "{answer}");
+    for query in ["xqzv blorf wumpf", "kubernetes rollout", "!!! ???"] {
+        let (status, answer) =
+            turn_search(&app, json!({"project": app.project, "query": query})).await;
+        assert_eq!(status, 200, "{answer}");
+        assert_eq!(answer["mode"], "hybrid", "{answer}");
+        assert_eq!(answer["operations"], json!([]), "{query}: {answer}");
+        let (status, answer) = app
+            .post(
+                "/v1/sessions/search",
+                &json!({"project": app.project, "query": query}),
+            )
+            .await;
+        assert_eq!(status, 200, "{answer}");
+        assert_eq!(answer["sessions"], json!([]), "{query}: {answer}");
+    }
+    // A word of the query is enough.
+    let answer = turn_search(
+        &app,
+        json!({"project": app.project, "query": "xqzv backup"}),
+    )
+    .await
+    .1;
+    assert_eq!(
+        answer["operations"].as_array().map(Vec::len),
+        Some(1),
+        "{answer}"
+    );
+    assert_eq!(
+        matched(&answer, &format!("{sid}-backup")),
+        Some("both"),
+        "{answer}"
+    );
+    // The session too, by its meaning, once its document is embedded.
+    let body = json!({"project": app.project, "query": "signin credentials trouble"});
+    let answer = settle(
+        120,
+        || async { app.post("/v1/sessions/search", &body).await.1 },
+        |a: &Value| {
+            a["mode"] == "hybrid" && a["sessions"].as_array().is_some_and(|s| !s.is_empty())
+        },
+    )
+    .await;
+    assert_eq!(
+        answer["sessions"][0]["session_id"],
+        sid.as_str(),
+        "{answer}"
+    );
+    app.stop().await;
+}
+
 #[tokio::test]
 async fn a_turn_waiting_for_its_vector_ranks_by_its_words_meanwhile() {
     // Texts of the new turn cannot be embedded (queries still can).

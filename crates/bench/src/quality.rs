@@ -329,6 +329,7 @@ async fn turns_indexed(
                     exclude_session: None,
                     count_pending: true,
                     asked_at: None,
+                    floor: None,
                 },
             )
             .await?;
@@ -580,6 +581,7 @@ async fn ask(
             limit: TOP_SESSIONS,
             exclude: &[],
             asked_at,
+            floor: Some(state.settings.search.min_cosine),
         },
         None,
     )
@@ -604,6 +606,7 @@ async fn ask(
             exclude_session: None,
             count_pending: false,
             asked_at,
+            floor: Some(state.settings.search.min_cosine),
         },
     )
     .await?
@@ -657,6 +660,7 @@ async fn dump_line(
             exclude_session: None,
             count_pending: false,
             asked_at: q.asked_at(),
+            floor: None,
         },
     )
     .await?;
@@ -672,6 +676,7 @@ async fn dump_line(
             limit: search::MAX_LIMIT,
             exclude: &[],
             asked_at: q.asked_at(),
+            floor: None,
         },
         None,
     )

@@ -62,6 +62,7 @@ fn session_ask<'a>(req: &Request<'a>) -> search::Ask<'a> {
         limit: MAX_SESSIONS,
         exclude: &[],
         asked_at: req.asked_at,
+        floor: None,
     }
 }
 
@@ -324,6 +325,7 @@ async fn find_turns(
             exclude_session: None,
             count_pending: false,
             asked_at: req.asked_at,
+            floor: None,
         },
     )
     .await?;
