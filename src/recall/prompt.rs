@@ -5,7 +5,8 @@
 //! ([`MIN_COVERAGE`]) — as whole words, stemmed, so "car" is not found in "Caroline" nor
 //! "port" in "report" — or be close in meaning ([`MIN_COSINE`], when vectors are on). A prompt
 //! with fewer content words ("yes", "go on") recalls nothing. The current session and its
-//! subagents' sessions are never recalled: the agent has them already.
+//! subagents' sessions are never recalled: the agent has them already; nor are earlier copies
+//! of a long prompt's template filled in otherwise ([`same_template`]).
 //!
 //! Read-only; rendering and fencing belong to the caller (`claude::context::prompt`).
 
@@ -29,6 +30,10 @@ pub const MIN_COVERAGE: f64 = 0.25;
 pub const MIN_COSINE: f64 = 0.5;
 /// Hits asked of turn search.
 const HITS: usize = 20;
+/// Distinct words from which a prompt may be a template's filling ([`same_template`]).
+pub const TEMPLATE_WORDS: usize = 30;
+/// Share of their words (Jaccard) two prompts from one template hold in common at least.
+pub const TEMPLATE_LIKENESS: f64 = 0.6;
 /// Beliefs recalled at most.
 const BELIEFS: usize = 3;
 
@@ -73,6 +78,25 @@ fn shared(text: &str, words: &[String]) -> usize {
 pub fn lexically_relevant(text: &str, words: &[String]) -> bool {
     let need = ((words.len() as f64 * MIN_COVERAGE).ceil() as usize).max(MIN_SHARED_WORDS);
     shared(text, words) >= need
+}
+
+/// Whether a user's earlier prompt `text` is the prompt (its stemmed words `said`) filled in
+/// otherwise: both hold at least [`TEMPLATE_WORDS`] distinct words, most of them shared
+/// ([`TEMPLATE_LIKENESS`], Jaccard) but not all. A long prompt sent from a template (a slash
+/// command's instructions, a checklist) finds its earlier copies first; they and what
+/// answered them are about another filling, and the agent has the template already. A
+/// prompt asked again word for word stays: what answered it then answers it now.
+pub fn same_template(text: &str, said: &HashSet<String>) -> bool {
+    if said.len() < TEMPLATE_WORDS {
+        return false;
+    }
+    let theirs: HashSet<String> = bm25::words(text).into_iter().collect();
+    if theirs.len() < TEMPLATE_WORDS || theirs == *said {
+        return false;
+    }
+    let shared = theirs.intersection(said).count();
+    let all = theirs.len() + said.len() - shared;
+    shared as f64 / all as f64 >= TEMPLATE_LIKENESS
 }
 
 /// What to recall for `prompt` in `project`, leaving out `session` (and its subagents').
@@ -134,11 +158,15 @@ pub async fn recall(
         }
         _ => HashMap::new(),
     };
+    let said: HashSet<String> = bm25::words(&prompt).into_iter().collect();
+    let copied =
+        |h: &turns::TurnHit| h.role.as_deref() == Some("user") && same_template(&h.text, &said);
     let relevant_hit = |h: &turns::TurnHit| {
-        lexically_relevant(&h.text, &words)
-            || cosines
-                .get(&h.operation_id)
-                .is_some_and(|c| *c >= MIN_COSINE)
+        !copied(h)
+            && (lexically_relevant(&h.text, &words)
+                || cosines
+                    .get(&h.operation_id)
+                    .is_some_and(|c| *c >= MIN_COSINE))
     };
     let mut out = Recalled::default();
     let mut history = Vec::new();
@@ -196,6 +224,39 @@ mod tests {
             &long
         ));
         assert!(!lexically_relevant("the login screen", &long));
+    }
+
+    #[test]
+    fn a_template_filled_in_otherwise_is_not_recalled_but_a_prompt_asked_again_is() {
+        let template = |change: &str| {
+            format!(
+                "Review the pull request {change} for correctness, security, performance, \
+                 naming, error handling, test coverage, documentation, logging, concurrency, \
+                 resource leaks, input validation, backwards compatibility, migrations, \
+                 configuration defaults, dependency versions, licensing, accessibility, \
+                 localisation, observability and rollback plans; list blocking issues first, \
+                 then suggestions, each with the file and line."
+            )
+        };
+        let now = template("#412 (token refresh)");
+        let said: HashSet<String> = bm25::words(&now).into_iter().collect();
+        assert!(said.len() >= TEMPLATE_WORDS, "{}", said.len());
+        assert!(same_template(&template("#398 (cache eviction)"), &said));
+        // Asked again word for word: kept, its answer stands.
+        assert!(!same_template(&now, &said));
+        // Another long prompt sharing a few words is not a copy.
+        assert!(!same_template(
+            "Plan the migration of the billing service to the new queue: list the consumers, \
+             their retry policies, dead-letter handling, idempotency keys, ordering \
+             guarantees, schema changes, feature flags, dashboards, alerts, load tests, \
+             capacity, costs, owners, the rollout order and a rollback plan for each step.",
+            &said
+        ));
+        // A short prompt is never taken for a template.
+        let short: HashSet<String> = bm25::words("review the token refresh")
+            .into_iter()
+            .collect();
+        assert!(!same_template("review the token refresh again", &short));
     }
 
     #[test]

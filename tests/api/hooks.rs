@@ -1268,6 +1268,64 @@ async fn a_prompt_recalls_relevant_memory_fenced_within_budget_and_never_its_own
 
 /// The `additionalContext` of a hook answer (printed by the command hook or returned by the
 /// route), if any.
+/// A long prompt sent from a template does not recall the template's earlier copies (nor
+/// what answered them: another filling); the same prompt sent again word for word does.
+#[tokio::test]
+async fn a_template_filled_in_otherwise_recalls_not_its_earlier_copies() {
+    let app = TestApp::spawn().await;
+    let template = |change: &str| {
+        format!(
+            "Review the pull request {change} for correctness, security, performance, naming, \
+             error handling, test coverage, documentation, logging, concurrency, resource \
+             leaks, input validation, backwards compatibility, migrations, configuration \
+             defaults, dependency versions, licensing, accessibility, localisation, \
+             observability and rollback plans; list blocking issues first, then suggestions, \
+             each with the file and line."
+        )
+    };
+    let old = app.session().await;
+    app.ops_sync(
+        &old,
+        json!([
+            {"type": "message", "role": "user", "content": template("#398 (cache eviction)")},
+            {"type": "message", "role": "assistant",
+             "content": "Blocking: the eviction loop in cache.rs line 88 holds the lock while it logs."}
+        ]),
+    )
+    .await;
+    let route = format!("/v1/hooks/claude-code?project={}", app.project);
+    let ask = |text: String| {
+        let (app, route) = (&app, &route);
+        async move {
+            let event = json!({"hook_event_name": "UserPromptSubmit",
+                               "session_id": format!("cc-{}", uuid::Uuid::new_v4()),
+                               "cwd": "/tmp", "prompt": text});
+            let (status, reply) = app.post(route, &event).await;
+            assert_eq!(status, 200, "{reply}");
+            reply
+        }
+    };
+    // Sent again word for word, once indexed: the copy and what answered it come back.
+    let again = settle(
+        60,
+        || ask(template("#398 (cache eviction)")),
+        |r| additional_context(r).is_some_and(|t| t.contains("eviction loop")),
+    )
+    .await;
+    assert!(
+        additional_context(&again).is_some_and(|t| t.contains("#398")),
+        "{again}"
+    );
+    // The same template filled in for another change: nothing of the other filling.
+    let other = ask(template("#412 (token refresh)")).await;
+    let text = additional_context(&other).unwrap_or_default();
+    assert!(
+        !text.contains("#398") && !text.contains("eviction loop"),
+        "{other}"
+    );
+    app.stop().await;
+}
+
 fn additional_context(reply: &Value) -> Option<&str> {
     reply["hookSpecificOutput"]["additionalContext"].as_str()
 }
