@@ -6,7 +6,7 @@
 //! "port" in "report" — or be close in meaning ([`MIN_COSINE`], when vectors are on). A prompt
 //! with fewer content words ("yes", "go on") recalls nothing. The current session and its
 //! subagents' sessions are never recalled: the agent has them already; nor are earlier copies
-//! of a long prompt's template filled in otherwise ([`same_template`]).
+//! of the prompt's template filled in otherwise ([`same_template`]).
 //!
 //! Read-only; rendering and fencing belong to the caller (`claude::context::prompt`).
 

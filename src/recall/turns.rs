@@ -22,6 +22,10 @@
 //! [`rank::IN_TIME`] times (less the more of them are from then, [`rank::in_time_factor`]),
 //! and the nearest operations of the project's sessions active then join the vector list.
 //! "Then" counts back from when the query is asked ([`TurnQuery::asked_at`], else now).
+//!
+//! A search (not a task context) keeps only what bears on the query ([`bears_on_query`]: a
+//! word of it, a cosine past the floor, or the time it names), so a query about nothing the
+//! project holds finds nothing rather than its nearest strangers.
 
 use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::hash::{Hash, Hasher};
