@@ -67,17 +67,26 @@ pub fn content_words(prompt: &str) -> Vec<String> {
 }
 
 /// How many of `words` (stems, [`content_words`]) are words of `text`.
-fn shared(text: &str, words: &[String]) -> usize {
-    let said: HashSet<String> = bm25::words(text).into_iter().collect();
+fn shared(said: &HashSet<String>, words: &[String]) -> usize {
     words.iter().filter(|w| said.contains(*w)).count()
+}
+
+/// The distinct stemmed words of `text` ([`bm25::words`]).
+fn word_set(text: &str) -> HashSet<String> {
+    bm25::words(text).into_iter().collect()
 }
 
 /// Whether a text is lexically relevant to a prompt of `words` ([`content_words`]): it has at
 /// least [`MIN_SHARED_WORDS`] of them as words of its own, and [`MIN_COVERAGE`] of all of
 /// them.
 pub fn lexically_relevant(text: &str, words: &[String]) -> bool {
+    covers(&word_set(text), words)
+}
+
+/// [`lexically_relevant`] for a text already cut into its words (`said`, [`word_set`]).
+fn covers(said: &HashSet<String>, words: &[String]) -> bool {
     let need = ((words.len() as f64 * MIN_COVERAGE).ceil() as usize).max(MIN_SHARED_WORDS);
-    shared(text, words) >= need
+    shared(said, words) >= need
 }
 
 /// Whether a user's earlier prompt `text` is the prompt (its stemmed words `said`) filled in
@@ -91,11 +100,15 @@ pub fn lexically_relevant(text: &str, words: &[String]) -> bool {
 /// ("… the parser tests" after "… the parser tests quickly"): what answered it then answers it
 /// now.
 pub fn same_template(text: &str, said: &HashSet<String>) -> bool {
+    filled_otherwise(&word_set(text), said)
+}
+
+/// [`same_template`] for an earlier prompt already cut into its words (`theirs`).
+fn filled_otherwise(theirs: &HashSet<String>, said: &HashSet<String>) -> bool {
     if said.len() < TEMPLATE_WORDS {
         return false;
     }
-    let theirs: HashSet<String> = bm25::words(text).into_iter().collect();
-    if theirs.len() < TEMPLATE_WORDS || theirs.is_subset(said) || said.is_subset(&theirs) {
+    if theirs.len() < TEMPLATE_WORDS || theirs.is_subset(said) || said.is_subset(theirs) {
         return false;
     }
     let shared = theirs.intersection(said).count();
@@ -162,19 +175,20 @@ pub async fn recall(
         }
         _ => HashMap::new(),
     };
-    let said: HashSet<String> = bm25::words(&prompt).into_iter().collect();
-    let copied =
-        |h: &turns::TurnHit| h.role.as_deref() == Some("user") && same_template(&h.text, &said);
+    let stems = bm25::words(&prompt);
+    let said: HashSet<String> = stems.iter().cloned().collect();
+    // Each hit's words are read once, for both the template test and the words shared.
     let relevant_hit = |h: &turns::TurnHit| {
-        !copied(h)
-            && (lexically_relevant(&h.text, &words)
+        let theirs = word_set(&h.text);
+        let copied = h.role.as_deref() == Some("user") && filled_otherwise(&theirs, &said);
+        !copied
+            && (covers(&theirs, &words)
                 || cosines
                     .get(&h.operation_id)
                     .is_some_and(|c| *c >= MIN_COSINE))
     };
     let mut out = Recalled::default();
     let mut history = Vec::new();
-    let stems = bm25::words(&prompt);
     for h in hits.into_iter().filter(|h| relevant_hit(h)) {
         match h.kind.as_str() {
             "memory" | "summary" => out.notes.push((h.kind, h.text)),
