@@ -7,7 +7,8 @@
 //! the sliding window of a session's recent turns; [`search`] finds related sessions (hybrid
 //! BM25 + embeddings); [`turns`] finds single turns (operations, decisions, memories, session
 //! summaries), its full-text candidates scored again with the project's own statistics
-//! ([`bm25`], counted by [`turn_stats`] and remembered briefly); [`handover`] is the wake-up briefing for a new session; [`logs`]
+//! ([`bm25`], counted by [`turn_stats`] and remembered briefly), the turns of a speaker the
+//! query names lifted a little ([`speaker`]); [`handover`] is the wake-up briefing for a new session; [`logs`]
 //! caches sessions' operation logs for reconstruction and context, [`beliefs`] and
 //! [`memories`] a project's active beliefs and its memories for context while their
 //! fingerprint stays the same ([`remembered`]); [`touches`] groups the files operations
@@ -31,6 +32,7 @@ pub mod relevant;
 pub mod remembered;
 pub mod scope;
 pub mod search;
+pub mod speaker;
 pub mod touches;
 pub mod turn_index;
 pub mod turn_stats;

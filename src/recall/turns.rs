@@ -7,7 +7,8 @@
 //! vectors its model made) — are fused by score (BM25 over its best, the
 //! neighbours' similarities spread between their worst and best: [`rank::spread`],
 //! [`rank::fuse_scores`]; a candidate gains part of the score of a strong one beside it or
-//! two places away and of the best one in its session, [`rank::with_neighbours`]), re-ranked by
+//! two places away and of the best one in its session, [`rank::with_neighbours`]; the turns
+//! of the one speaker a query names gain a little, [`crate::recall::speaker`]), re-ranked by
 //! `w_s·similarity + w_r·recency + w_i·importance` (the weights of
 //! [`crate::recall::search`]), then diversified by maximal marginal relevance
 //! (cosine between the first 100's vectors — their signatures, which the lists' rows bring,
@@ -36,6 +37,7 @@ use crate::embed::{signature, Calibration, Embedder};
 use crate::graph::turns::{self as store_turns, Filter, TurnRow, Vectors};
 use crate::graph::{now_ms, Store, StoreError, StoreResult};
 use crate::recall::rank::{self, Lists, Mode, Weights};
+use crate::recall::speaker::Named;
 use crate::recall::{bm25, excerpt, turn_stats};
 
 /// Query characters at most.
@@ -659,6 +661,12 @@ async fn rank(
         HashSet::new()
     };
     let fused = rank::fuse_scores(&lists, &places, &in_time, &vectorless, pool);
+    let named = Named::in_query(
+        q.text,
+        rows.values()
+            .filter(|r| r.kind.as_deref() == Some("message"))
+            .filter_map(|r| r.text.as_deref()),
+    );
     drop(places);
     drop(in_time);
     drop(vectorless);
@@ -677,7 +685,13 @@ async fn rank(
                 None => None,
             };
             let kind = r.kind.unwrap_or_else(|| "operation".into());
-            let score = weights.similarity * sim
+            let text = r.text.unwrap_or_default();
+            // The speaker's lift counts in the score; the similarity stays the match's own.
+            let lift = match &named {
+                Some(n) if kind == "message" => n.lift(&text),
+                _ => 1.0,
+            };
+            let score = weights.similarity * sim * lift
                 + weights.recency * rank::recency_at(now, r.at)
                 + weights.importance * importance(&kind, r.role.as_deref());
             let matched_by = match (in_bm25.contains(&id), cosines.contains_key(&id)) {
@@ -685,7 +699,6 @@ async fn rank(
                 (false, true) => MatchedBy::Vector,
                 _ => MatchedBy::Fulltext,
             };
-            let text = r.text.unwrap_or_default();
             Some(TurnHit {
                 // Made for the hits kept only, below.
                 snippet: String::new(),

@@ -1698,3 +1698,67 @@ async fn a_prompt_sent_again_is_listed_once() {
     );
     app.stop().await;
 }
+
+#[tokio::test]
+async fn a_speaker_the_query_names_is_lifted_a_little_not_alone() {
+    let app = TestApp::spawn().await;
+    let sid = app.session().await;
+    let said = |id: &str, who: &str, text: &str| {
+        json!({"id": format!("{sid}-{id}"), "type": "message", "role": "user",
+               "content": format!("{who}: {text}")})
+    };
+    app.ops_sync(
+        &sid,
+        json!([
+            said("a1", "Ann", "Morning, Bo!"),
+            said(
+                "b1",
+                "Bo",
+                "Ann, the pottery class was fun; that pottery class rocks."
+            ),
+            said("a2", "Ann", "I signed up for the pottery class on Mondays."),
+            said("a3", "Ann", "See you later."),
+            said("b2", "Bo", "Bye."),
+            said("b3", "Bo", "Oh, and bring the clay."),
+        ]),
+    )
+    .await;
+    let ids = |answer: &Value| -> Vec<String> {
+        answer["operations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["operation_id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let ask = |query: &str| json!({"project": app.project, "query": query, "limit": 5});
+    // Not naming a speaker: Bo's turn says the words twice and ranks first.
+    let plain = search_until(&app, ask("which pottery class?"), |ops| ops.len() >= 2).await;
+    assert_eq!(
+        ids(&plain)[..2],
+        [format!("{sid}-b1"), format!("{sid}-a2")],
+        "{plain}"
+    );
+    // Naming Ann: her turn comes first; Bo's stays.
+    let named = turn_search(&app, ask("which pottery class did Ann take?"))
+        .await
+        .1;
+    assert_eq!(
+        ids(&named)[..2],
+        [format!("{sid}-a2"), format!("{sid}-b1")],
+        "{named}"
+    );
+    // The lift orders; what is reported as the match stays the match's own.
+    let similarity = |a: &Value, i: usize| a["operations"][i]["similarity"].as_f64().unwrap();
+    assert!(similarity(&named, 0) < similarity(&named, 1), "{named}");
+    // Naming both: as before.
+    let both = turn_search(&app, ask("which pottery class did Ann and Bo take?"))
+        .await
+        .1;
+    assert_eq!(
+        ids(&both)[..2],
+        [format!("{sid}-b1"), format!("{sid}-a2")],
+        "{both}"
+    );
+    app.stop().await;
+}

@@ -692,6 +692,7 @@ async fn dump_line(
                    "session": l.turns.get(id).map(|t| t.0.as_str())})
         })
         .collect();
+    let prefix = operation_id(&l.project, "");
     Ok(json!({
         "mode": mode,
         "conversation": conv.id,
@@ -700,7 +701,11 @@ async fn dump_line(
         "evidence": evidence,
         "sessions": answer.sessions,
         "tokens_used": answer.used,
-        "hits": found.hits.iter().map(|h| json!([h.session_id, h.seq, h.score, h.similarity, h.matched_by])).collect::<Vec<_>>(),
+        // Each hit with the data set's id of its turn (absent for what is not a turn).
+        "hits": found.hits.iter().map(|h| {
+            let turn = h.operation_id.strip_prefix(&prefix);
+            json!([h.session_id, h.seq, h.score, h.similarity, h.matched_by, turn])
+        }).collect::<Vec<_>>(),
         "session_hits": sessions.iter().map(|h| json!([h.session_id, h.similarity, h.score])).collect::<Vec<_>>(),
     })
     .to_string())

@@ -1,0 +1,136 @@
+//! Who said it: a query that names one of a conversation's speakers asks, most of the time,
+//! about what that speaker said. A chat captured from several people keeps each turn's
+//! speaker as the label it opens with ("Caroline: I went to the support group…"); of the
+//! evidence turns for LoCoMo's questions naming one of its two speakers, 83 % are that
+//! speaker's own (half of the turns are). Turn search lifts the turns of the speaker a query
+//! names by [`LIFT`] of their fused score ([`Named::lift`]), before re-ranking and diversity.
+//! A lift, not a filter: a question may name one speaker and be answered by the other.
+//!
+//! A label counts as a speaker's name only when it is one to three capitalised words opening
+//! a message and followed by a colon, shared by at least [`MIN_TURNS`] of the candidates, and
+//! written the same way in the query; a query naming two speakers (or none) lifts nothing. A
+//! coding session's turns open with no such label (their speakers are roles), so its searches
+//! are untouched.
+
+use std::collections::HashMap;
+
+/// Share of its score a turn of the named speaker gains.
+pub const LIFT: f64 = 0.15;
+/// Candidates a label must open for it to count as a speaker's.
+pub const MIN_TURNS: usize = 3;
+/// Characters of a speaker's label at most.
+const MAX_LABEL: usize = 40;
+/// Words of a speaker's label at most.
+const MAX_WORDS: usize = 3;
+
+/// The speaker label `text` opens with: up to three capitalised words (letters, and `.`, `'`
+/// or `-` inside them) before a colon and a space.
+pub fn label(text: &str) -> Option<&str> {
+    let (head, rest) = text.split_once(':')?;
+    if !rest.starts_with([' ', '\n']) || head.is_empty() || head.len() > MAX_LABEL {
+        return None;
+    }
+    let mut words = 0;
+    for word in head.split(' ') {
+        words += 1;
+        let mut chars = word.chars();
+        let first = chars.next()?;
+        if words > MAX_WORDS
+            || !first.is_uppercase()
+            || !chars.all(|c| c.is_alphabetic() || matches!(c, '.' | '\'' | '-'))
+        {
+            return None;
+        }
+    }
+    Some(head)
+}
+
+/// Whether `query` holds `name` as whole words, written as the label writes it.
+fn names(query: &str, name: &str) -> bool {
+    query.match_indices(name).any(|(at, _)| {
+        let before = query[..at].chars().next_back();
+        let after = query[at + name.len()..].chars().next();
+        !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+    })
+}
+
+/// The one speaker a query names among the labels of its candidate messages.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Named(String);
+
+impl Named {
+    /// The speaker `query` names, of the labels that open at least [`MIN_TURNS`] of `texts`
+    /// (the candidate messages' texts); `None` when it names none of them, or more than one.
+    pub fn in_query<'a>(query: &str, texts: impl IntoIterator<Item = &'a str>) -> Option<Self> {
+        let mut counts: HashMap<&str, usize> = HashMap::new();
+        for t in texts {
+            if let Some(l) = label(t) {
+                *counts.entry(l).or_default() += 1;
+            }
+        }
+        let mut named = counts
+            .into_iter()
+            .filter(|(l, n)| *n >= MIN_TURNS && names(query, l))
+            .map(|(l, _)| l);
+        match (named.next(), named.next()) {
+            (Some(one), None) => Some(Named(one.to_string())),
+            _ => None,
+        }
+    }
+
+    /// What a candidate saying `text` multiplies its score by: `1 + LIFT` for the named
+    /// speaker's turns, else 1.
+    pub fn lift(&self, text: &str) -> f64 {
+        if label(text) == Some(self.0.as_str()) {
+            1.0 + LIFT
+        } else {
+            1.0
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_label_is_a_capitalised_name_before_a_colon() {
+        assert_eq!(label("Caroline: I went there."), Some("Caroline"));
+        assert_eq!(label("Mary-Jo O'Neil: hi"), Some("Mary-Jo O'Neil"));
+        assert_eq!(label("Dr. Ann Lee: hi"), Some("Dr. Ann Lee"));
+        assert_eq!(label("user: hello"), None, "a role, not a name");
+        assert_eq!(label("Fix the parser: cache it"), None, "lower-case words");
+        assert_eq!(label("Note:nothing"), None, "no space after the colon");
+        assert_eq!(label("Very Long Label Here: x"), None, "four words");
+        assert_eq!(label("Error 42: x"), None);
+        assert_eq!(label("no colon at all"), None);
+    }
+
+    #[test]
+    fn the_one_speaker_a_query_names_lifts_their_turns() {
+        let turns = [
+            "Caroline: I joined a support group.",
+            "Melanie: That's great!",
+            "Caroline: It was powerful.",
+            "Melanie: I went camping.",
+            "Caroline: Where?",
+            "Melanie: By the lake.",
+            "Melanie: With the kids.",
+        ];
+        let caroline = Named::in_query("When did Caroline go to the group?", turns).unwrap();
+        assert_eq!(caroline.lift(turns[0]), 1.0 + LIFT);
+        assert_eq!(caroline.lift(turns[1]), 1.0);
+        // Both named, or neither: nothing to lift.
+        assert_eq!(
+            Named::in_query("Did Caroline and Melanie meet?", turns),
+            None
+        );
+        assert_eq!(Named::in_query("Who went camping?", turns), None);
+        // Whole words only, written as the label writes them.
+        assert_eq!(Named::in_query("Is Carolines a word?", turns), None);
+        assert_eq!(Named::in_query("when did caroline go?", turns), None);
+        // A label opening fewer than MIN_TURNS candidates is no speaker.
+        let few = ["Note: cache it", "Note: or not", "Caroline: hi"];
+        assert_eq!(Named::in_query("Note what Caroline said", few), None);
+    }
+}
