@@ -231,11 +231,11 @@ pub async fn prompt(
             .headers
             .insert(f.session_id.clone(), (when, text, cost));
     }
-    let chosen = r.history.select(share);
+    let (chosen, lines) = r.history.fit(share, encoding);
     let mut md = String::new();
     if !chosen.keys.is_empty() {
         md.push_str(heading);
-        for l in r.history.present(&chosen) {
+        for l in lines {
             md.push_str(&l);
             md.push('\n');
         }

@@ -208,6 +208,7 @@ pub async fn recall(
             found: history,
             items,
             headers: HashMap::new(),
+            task: stems.clone(),
         };
     }
     let mut beliefs: Vec<BeliefView> = beliefs

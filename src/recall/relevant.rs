@@ -6,6 +6,8 @@
 //! first item. A hit up to a third of the share comes whole; a longer one is cut around what
 //! bears on the task ([`excerpt`]) to a quarter of that, leaving the rest of its room to
 //! further hits. The answer after a hit comes only whole, when no longer than half that third.
+//! A share too small for the best hit and its header holds that hit alone, cut to fit
+//! ([`History::fit`]).
 //!
 //! The files of a task context are the ones these operations touched ([`History::files`]), in
 //! the order of the hits: what the work on the task touched, not every file its sessions did.
@@ -184,6 +186,9 @@ pub struct History {
     pub found: Vec<Found>,
     pub items: HashMap<Key, Item>,
     pub headers: HashMap<String, (i64, String, usize)>,
+    /// The task's stemmed words ([`bm25::words`]): what a line cut to a small share is cut
+    /// around ([`History::fit`]).
+    pub task: Vec<String>,
 }
 
 impl History {
@@ -191,6 +196,51 @@ impl History {
     pub fn demand(&self) -> usize {
         self.items.values().map(|i| i.cost).sum::<usize>()
             + self.headers.values().map(|h| h.2).sum::<usize>()
+    }
+
+    /// What of the history fits `share`, and its lines: [`select`]'s choice when it holds the
+    /// best hit. When even the best hit's line (an excerpt is at least [`excerpt_cap`]) and
+    /// its session's header do not fit — a small share, which [`select`] would give to
+    /// shorter, less relevant lines or to none — the best hit alone, cut to the room its
+    /// header leaves around what bears on the task ([`excerpt::around`]): a small budget still
+    /// shows the most relevant line. A room under [`MIN_CUT`] tokens keeps [`select`]'s choice.
+    pub fn fit(&self, share: usize, encoding: Encoding) -> (Chosen, Vec<String>) {
+        let chosen = self.select(share);
+        let best = self
+            .found
+            .iter()
+            .map(|f| (f.session_id.clone(), f.seq))
+            .find(|k| self.items.contains_key(k));
+        best.filter(|b| !chosen.keys.contains(b))
+            .and_then(|b| self.cut_to(b, share, encoding))
+            .unwrap_or_else(|| {
+                let lines = self.present(&chosen);
+                (chosen, lines)
+            })
+    }
+
+    /// The line at `key` alone, cut to what `share` leaves after its session's header.
+    fn cut_to(&self, key: Key, share: usize, encoding: Encoding) -> Option<(Chosen, Vec<String>)> {
+        let header = self.headers.get(&key.0);
+        // The line's newline is a token of its cost.
+        let room = share.checked_sub(header.map_or(0, |h| h.2) + 1)?;
+        if room < MIN_CUT {
+            return None;
+        }
+        let mut item = self.items[&key].clone();
+        item.text = excerpt::around(encoding, &item.text, &self.task, room);
+        item.cost = tokens::count(encoding, &item.text) + 1;
+        let chosen = Chosen {
+            tokens: header.map_or(0, |h| h.2) + item.cost,
+            keys: HashSet::from([key.clone()]),
+            sessions: HashSet::from([key.0.clone()]),
+        };
+        let headers: HashMap<String, (i64, String)> = header
+            .map(|h| (key.0.clone(), (h.0, h.1.clone())))
+            .into_iter()
+            .collect();
+        let lines = present(&chosen, &HashMap::from([(key, item)]), &headers);
+        Some((chosen, lines))
     }
 
     pub fn select(&self, share: usize) -> Chosen {
@@ -241,6 +291,10 @@ impl History {
             .count()
     }
 }
+
+/// Fewest tokens a line cut to fit a small share may have ([`History::fit`]): a label, the
+/// two "…" and a few words.
+pub const MIN_CUT: usize = 12;
 
 /// Most tokens one line may cost in a share of `share`: a long tool output or reply is cut so
 /// that several relevant items still fit.
@@ -561,6 +615,7 @@ mod tests {
             ],
             items: its,
             headers: HashMap::new(),
+            task: Vec::new(),
         };
         let files = history.files(10);
         let got: Vec<(&str, Option<&str>, Vec<&str>, i64)> = files
@@ -653,6 +708,61 @@ mod tests {
             excerpt,
         );
         (long, i)
+    }
+
+    #[test]
+    fn a_small_share_shows_the_best_hit_cut_to_fit_not_a_lesser_one_or_none() {
+        let enc = Encoding::O200kBase;
+        let task = bm25::words("the parser cache");
+        let filler = "Nothing of note happened that afternoon. ".repeat(20);
+        let long =
+            format!("User: {filler}Then we moved the parser cache out of the lexer. {filler}");
+        let best = item(
+            enc,
+            enc,
+            long,
+            0,
+            0,
+            line_cap(40),
+            Some((&task, excerpt_cap(40))),
+        );
+        assert!(best.cut && best.cost + 3 > 30, "{}", best.cost);
+        let short = item(enc, enc, "User: a cache.".into(), 0, 0, 64, None);
+        let history = History {
+            found: vec![
+                found("a", 1, "user", "the parser cache moved"),
+                found("b", 1, "user", "a cache"),
+            ],
+            items: HashMap::from([(("a".to_string(), 1), best), (("b".to_string(), 1), short)]),
+            headers: [
+                ("a".to_string(), (1, "### a".to_string(), 3)),
+                ("b".to_string(), (2, "### b".to_string(), 3)),
+            ]
+            .into(),
+            task: task.clone(),
+        };
+        // The best hit's excerpt does not fit 30 tokens: select takes the lesser one ...
+        let lesser = history.select(30);
+        assert_eq!(lesser.keys, HashSet::from([("b".to_string(), 1)]));
+        // ... fit shows the best one, cut around the task's words to what the header leaves.
+        let (chosen, lines) = history.fit(30, enc);
+        assert_eq!(chosen.keys, HashSet::from([("a".to_string(), 1)]));
+        assert!(chosen.tokens <= 30, "{}", chosen.tokens);
+        assert_eq!(lines[0], "### a");
+        assert!(
+            lines[1].starts_with("User: …") && lines[1].contains("parser cache"),
+            "{lines:?}"
+        );
+        let counted = tokens::count(enc, &lines[1]) + 1 + 3;
+        assert_eq!(chosen.tokens, counted);
+        // A room under MIN_CUT keeps select's choice.
+        let (kept, _) = history.fit(3 + MIN_CUT, enc);
+        assert_eq!(kept, history.select(3 + MIN_CUT));
+        assert_eq!(kept.keys, HashSet::from([("b".to_string(), 1)]));
+        // Room enough: select's choice, unchanged.
+        let (all, _) = history.fit(500, enc);
+        assert_eq!(all, history.select(500));
+        assert_eq!(all.keys.len(), 2);
     }
 
     #[test]

@@ -813,6 +813,53 @@ async fn a_task_context_of_markdown_replies_keeps_its_best_hit_whole() {
 }
 
 #[tokio::test]
+async fn a_small_task_context_shows_its_best_hit_cut_to_fit() {
+    const TASK: &str = "when was the parser cache moved out of the lexer?";
+    let app = TestApp::spawn().await;
+    let sid = app.session().await;
+    let filler = "We spent the morning on unrelated chores around the office. ".repeat(12);
+    let long = format!("{filler}In the end we moved the parser cache out of the lexer. {filler}");
+    app.ops_sync(
+        &sid,
+        json!([
+            {"id": format!("{sid}-long"), "type": "message", "role": "assistant",
+             "content": long, "at": "2024-02-01T10:00:00Z"},
+            {"id": format!("{sid}-short"), "type": "message", "role": "user",
+             "content": "cache misses went up", "at": "2024-02-01T10:05:00Z"},
+        ]),
+    )
+    .await;
+    eventually(
+        30,
+        "turn search finds both turns, the long one first",
+        || async {
+            let found = searched(
+                &app,
+                json!({"project": app.project, "query": TASK, "limit": 5}),
+            )
+            .await;
+            found["operations"].as_array().map_or(0, Vec::len) == 2
+                && found["operations"][0]["operation_id"] == format!("{sid}-long")
+        },
+    )
+    .await;
+    for budget in [48, 64] {
+        let r = context(
+            &app,
+            json!({"project": app.project, "task": TASK, "budget_tokens": budget}),
+        )
+        .await;
+        let text = r["text"].as_str().unwrap();
+        assert!(
+            text.contains("moved the parser cache") && text.contains('…'),
+            "at {budget} tokens, the best turn cut around the task: {r}"
+        );
+        assert!(!text.contains("misses"), "not the lesser turn instead: {r}");
+        assert!(r["tokens_used"].as_u64().unwrap() <= budget, "{r}");
+    }
+}
+
+#[tokio::test]
 async fn a_task_context_lists_the_files_its_relevant_operations_touched() {
     let app = TestApp::spawn().await;
     let sid = app.session().await;

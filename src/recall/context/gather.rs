@@ -168,7 +168,7 @@ pub(super) async fn gather(
             }),
             Box::pin(read_relevant(store, req, &found, order, want, &task)),
         );
-        let (sessions, r) = relevant_history(req, sessions?, read?, found);
+        let (sessions, r) = relevant_history(req, sessions?, read?, found, task);
         (sessions, Some(r))
     };
     let scope_ms = started.elapsed().as_millis() as u64;
@@ -396,6 +396,7 @@ fn relevant_history(
     scope: Vec<ScopeSession>,
     read: RelevantRead,
     found: Vec<relevant::Found>,
+    task: Vec<String>,
 ) -> (Vec<ScopeSession>, relevant::History) {
     let RelevantRead { order, rows, items } = read;
     let mut by_id: HashMap<String, ScopeSession> =
@@ -437,6 +438,7 @@ fn relevant_history(
             found,
             items,
             headers,
+            task,
         },
     )
 }

@@ -82,12 +82,12 @@ impl<'a> Offer<'a> {
     pub fn fit(&self, share: usize, enc: Encoding, warnings: &mut Vec<String>) -> Fitted {
         let (lines, tokens, shown_ops) = match &self.lines {
             Lines::Relevant(r) => {
-                let chosen = r.select(share);
+                let (chosen, lines) = r.fit(share, enc);
                 let left = r.left_out(&chosen);
                 if left > 0 {
                     warnings.push(format!("{left} less relevant operations excluded"));
                 }
-                (r.present(&chosen), chosen.tokens, chosen.keys.len())
+                (lines, chosen.tokens, chosen.keys.len())
             }
             Lines::Newest { sessions, slots } => {
                 self.fit_newest(sessions, slots, share, enc, warnings)
