@@ -6,9 +6,11 @@ use clap::Parser;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[tokio::main]
-async fn main() {
-    cairn::allocator::collect_idle_embedding_heap();
+fn main() {
+    cairn::allocator::run_main("cairn", run());
+}
+
+async fn run() {
     let cli = cairn::cli::Cli::parse();
     cairn::telemetry::init_logging("info,neo4rs=warn");
     cairn::cli::exit_with(cairn::cli::run(cli).await);

@@ -7,9 +7,11 @@ use clap::Parser;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[tokio::main]
-async fn main() {
-    cairn::allocator::collect_idle_embedding_heap();
+fn main() {
+    cairn::allocator::run_main("cairn-bench", run());
+}
+
+async fn run() {
     let args = cairn_bench::cli::BenchArgs::parse();
     cairn::telemetry::init_logging("info,neo4rs=warn");
     cairn::cli::exit_with(cairn_bench::cli::run(args).await);
