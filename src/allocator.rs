@@ -6,8 +6,9 @@
 /// the regions it reserves (`madvise(MADV_HUGEPAGE)`), and Linux then makes each 2 MiB they
 /// touch resident whole: an idle `cairn serve` with the embedded model held ~205 MB, of which
 /// ~140 MB in huge pages, against ~175 MB without. Linux-only; a kernel that refuses changes
-/// nothing but the memory held. Call first in `main`: the flag covers every later page fault.
-pub fn no_transparent_huge_pages() {
+/// nothing but the memory held. Set first by [`run_main`]: the flag covers every later page
+/// fault.
+fn no_transparent_huge_pages() {
     #[cfg(target_os = "linux")]
     // SAFETY: PR_SET_THP_DISABLE takes plain integers and sets a flag of this process only.
     unsafe {
@@ -34,7 +35,7 @@ pub fn run_main(name: &str, main: impl std::future::Future<Output = ()>) {
 /// Installs the embedding thread's idle hook: mimalloc purges freed memory lazily, on the
 /// owning thread's next allocation, which an idle thread never makes; the hook collects that
 /// thread's heap. Only for binaries that declare `mimalloc::MiMalloc` as global allocator.
-pub fn collect_idle_embedding_heap() {
+fn collect_idle_embedding_heap() {
     crate::embed::local::set_idle_hook(collect_thread_heap);
 }
 

@@ -222,8 +222,9 @@ impl History {
     /// The line at `key` alone, cut to what `share` leaves after its session's header.
     fn cut_to(&self, key: Key, share: usize, encoding: Encoding) -> Option<(Chosen, Vec<String>)> {
         let header = self.headers.get(&key.0);
+        let header_cost = header.map_or(0, |h| h.2);
         // The line's newline is a token of its cost.
-        let room = share.checked_sub(header.map_or(0, |h| h.2) + 1)?;
+        let room = share.checked_sub(header_cost + 1)?;
         if room < MIN_CUT {
             return None;
         }
@@ -231,7 +232,7 @@ impl History {
         item.text = excerpt::around(encoding, &item.text, &self.task, room);
         item.cost = tokens::count(encoding, &item.text) + 1;
         let chosen = Chosen {
-            tokens: header.map_or(0, |h| h.2) + item.cost,
+            tokens: header_cost + item.cost,
             keys: HashSet::from([key.clone()]),
             sessions: HashSet::from([key.0.clone()]),
         };
