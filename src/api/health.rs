@@ -44,7 +44,7 @@ pub struct Embeddings {
     pub status: String,
     /// `keyword_only` unless `status` is `ready`, then `hybrid`.
     pub search: String,
-    /// What makes the vectors: `local:all-MiniLM-L6-v2` or `remote:<model>`.
+    /// What makes the vectors: `local:all-MiniLM-L6-v2#unlabelled` or `remote:<model>#unlabelled`.
     #[oai(skip_serializing_if_is_none)]
     pub model: Option<String>,
     #[oai(skip_serializing_if_is_none)]

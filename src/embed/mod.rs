@@ -113,6 +113,12 @@ type Remembered = VecDeque<(String, Vec<f32>)>;
 /// Query vectors remembered.
 const QUERY_CACHE: usize = 64;
 
+/// What every model identity ([`Embedder::model`]) ends with: the form of the texts its
+/// vectors are made from. Messages are embedded without the speaker label they open with
+/// (`recall::speaker`); vectors recorded under an identity without it were made from whole
+/// texts, and are made again in the background as for a change of model.
+pub const TEXT_FORM: &str = "#unlabelled";
+
 #[derive(Clone)]
 enum Backend {
     Remote(Arc<remote::Remote>),
@@ -152,9 +158,10 @@ impl Embedder {
         })
     }
 
-    /// Which model makes the vectors: `local:e5-small-v2`, `local:all-MiniLM-L6-v2` or
-    /// `remote:<model>`. Stored with each vector, so vectors of different models are never
-    /// compared.
+    /// Which model makes the vectors, and from what form of text ([`TEXT_FORM`]):
+    /// `local:all-MiniLM-L6-v2#unlabelled`, `local:e5-small-v2#unlabelled` or
+    /// `remote:<model>#unlabelled`. Stored with each vector, so vectors of different models
+    /// (or texts) are never compared.
     pub fn model(&self) -> &str {
         match &self.backend {
             Backend::Remote(r) => r.identity(),
@@ -279,7 +286,7 @@ mod tests {
         assert!(Embedder::from_settings(&s, 16).is_none());
         s.switch = EmbedSwitch::On;
         let e = Embedder::from_settings(&s, 16).expect("remote");
-        assert_eq!(e.model(), "remote:m");
+        assert_eq!(e.model(), "remote:m#unlabelled");
         assert_eq!(e.dimensions(), 16);
         assert_eq!(e.batch(), 8);
         assert_eq!(e.status(), Status::Ready);

@@ -24,6 +24,12 @@ pub struct Remote {
     batch: usize,
 }
 
+/// What [`super::Embedder::model`] says for vectors made by the remote model `model`:
+/// `remote:<model>#unlabelled` ([`super::TEXT_FORM`]).
+pub fn identity(model: &str) -> String {
+    format!("remote:{model}{}", super::TEXT_FORM)
+}
+
 impl Remote {
     /// A client for `base` (a non-empty base URL).
     pub fn new(settings: &EmbedSettings, base: &str, dimensions: u32) -> Self {
@@ -43,7 +49,7 @@ impl Remote {
             .with_api_key(key);
         Self {
             client: Client::with_config(config).with_http_client(http),
-            identity: format!("remote:{}", settings.model),
+            identity: identity(&settings.model),
             model: settings.model.clone(),
             dimensions: dimensions as usize,
             timeout,

@@ -152,9 +152,11 @@ pub async fn recall(
         graph::beliefs::list(store, project, Some("active"), half_life_ms, 200),
     );
     let (found, beliefs) = (found?, beliefs?);
-    // The prompt's vector, as turn search just embedded it (remembered, not made again).
+    // The prompt's vector, as turn search just embedded it (remembered, not made again):
+    // read without the names of the speakers it names, when it names some.
+    let meaning = found.meaning.as_deref().unwrap_or(&prompt);
     let vector = match embedder {
-        Some(e) => e.embed_query(&prompt).await.ok(),
+        Some(e) => e.embed_query(meaning).await.ok(),
         None => None,
     };
     let child_prefix = format!("{session}:");

@@ -11,6 +11,14 @@
 //! written the same way in the query; a query naming two speakers (or none) lifts nothing. A
 //! coding session's turns open with no such label (their speakers are roles), so its searches
 //! are untouched.
+//!
+//! Who said it is left out of meaning. A small sentence model weighs a proper name heavily:
+//! "What activities does Melanie partake in?" lies closest to whatever Melanie said, and a
+//! turn's vector to whoever said it. So a message is embedded without the label it opens with
+//! ([`unlabelled`]), and a query naming speakers is embedded without their names
+//! ([`Speakers::unnamed`]); the words (BM25) and the lift still read the names. On LoCoMo the
+//! evidence among each question's 20 nearest turns by cosine alone went from 0.46 to 0.63, on
+//! REALTALK from 0.33 to 0.41.
 
 use std::collections::HashMap;
 
@@ -47,11 +55,81 @@ pub fn label(text: &str) -> Option<&str> {
 
 /// Whether `query` holds `name` as whole words, written as the label writes it.
 fn names(query: &str, name: &str) -> bool {
-    query.match_indices(name).any(|(at, _)| {
-        let before = query[..at].chars().next_back();
-        let after = query[at + name.len()..].chars().next();
-        !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
-    })
+    whole_word(query, name).is_some()
+}
+
+/// Where `query` first holds `name` as whole words.
+fn whole_word(query: &str, name: &str) -> Option<usize> {
+    query
+        .match_indices(name)
+        .find(|(at, _)| {
+            let before = query[..*at].chars().next_back();
+            let after = query[at + name.len()..].chars().next();
+            !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+        })
+        .map(|(at, _)| at)
+}
+
+/// The text a message's vector is made from: `text` without the speaker label it opens with.
+pub fn unlabelled(text: &str) -> &str {
+    match label(text) {
+        Some(l) => text[l.len() + 1..].trim_start(),
+        None => text,
+    }
+}
+
+/// The speakers a query names, among the labels of its candidate messages.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Speakers(Vec<String>);
+
+impl Speakers {
+    /// The labels that open at least [`MIN_TURNS`] of `texts` (the candidate messages' texts)
+    /// and that `query` names, longest first.
+    pub fn in_query<'a>(query: &str, texts: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut counts: HashMap<&str, usize> = HashMap::new();
+        for t in texts {
+            if let Some(l) = label(t) {
+                *counts.entry(l).or_default() += 1;
+            }
+        }
+        let mut named: Vec<String> = counts
+            .into_iter()
+            .filter(|(l, n)| *n >= MIN_TURNS && names(query, l))
+            .map(|(l, _)| l.to_string())
+            .collect();
+        named.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
+        Self(named)
+    }
+
+    /// `query` without the speakers' names (and a possessive after one), for its meaning;
+    /// `None` when it names none, or holds nothing but names.
+    pub fn unnamed(&self, query: &str) -> Option<String> {
+        if self.0.is_empty() {
+            return None;
+        }
+        let mut out = query.to_string();
+        for name in &self.0 {
+            while let Some(at) = whole_word(&out, name) {
+                let mut end = at + name.len();
+                for s in ["'s", "\u{2019}s"] {
+                    if out[end..].starts_with(s) {
+                        end += s.len();
+                    }
+                }
+                out.replace_range(at..end, "");
+            }
+        }
+        let out = out.split_whitespace().collect::<Vec<_>>().join(" ");
+        out.chars().any(char::is_alphanumeric).then_some(out)
+    }
+
+    /// The one speaker named, when only one is.
+    pub fn one(self) -> Option<Named> {
+        match <[String; 1]>::try_from(self.0) {
+            Ok([one]) => Some(Named(one)),
+            Err(_) => None,
+        }
+    }
 }
 
 /// The one speaker a query names among the labels of its candidate messages.
@@ -62,20 +140,7 @@ impl Named {
     /// The speaker `query` names, of the labels that open at least [`MIN_TURNS`] of `texts`
     /// (the candidate messages' texts); `None` when it names none of them, or more than one.
     pub fn in_query<'a>(query: &str, texts: impl IntoIterator<Item = &'a str>) -> Option<Self> {
-        let mut counts: HashMap<&str, usize> = HashMap::new();
-        for t in texts {
-            if let Some(l) = label(t) {
-                *counts.entry(l).or_default() += 1;
-            }
-        }
-        let mut named = counts
-            .into_iter()
-            .filter(|(l, n)| *n >= MIN_TURNS && names(query, l))
-            .map(|(l, _)| l);
-        match (named.next(), named.next()) {
-            (Some(one), None) => Some(Named(one.to_string())),
-            _ => None,
-        }
+        Speakers::in_query(query, texts).one()
     }
 
     /// What a candidate saying `text` multiplies its score by: `1 + LIFT` for the named
@@ -106,17 +171,19 @@ mod tests {
         assert_eq!(label("no colon at all"), None);
     }
 
+    const CHAT: [&str; 7] = [
+        "Caroline: I joined a support group.",
+        "Melanie: That's great!",
+        "Caroline: It was powerful.",
+        "Melanie: I went camping.",
+        "Caroline: Where?",
+        "Melanie: By the lake.",
+        "Melanie: With the kids.",
+    ];
+
     #[test]
     fn the_one_speaker_a_query_names_lifts_their_turns() {
-        let turns = [
-            "Caroline: I joined a support group.",
-            "Melanie: That's great!",
-            "Caroline: It was powerful.",
-            "Melanie: I went camping.",
-            "Caroline: Where?",
-            "Melanie: By the lake.",
-            "Melanie: With the kids.",
-        ];
+        let turns = CHAT;
         let caroline = Named::in_query("When did Caroline go to the group?", turns).unwrap();
         assert_eq!(caroline.lift(turns[0]), 1.0 + LIFT);
         assert_eq!(caroline.lift(turns[1]), 1.0);
@@ -132,5 +199,27 @@ mod tests {
         // A label opening fewer than MIN_TURNS candidates is no speaker.
         let few = ["Note: cache it", "Note: or not", "Caroline: hi"];
         assert_eq!(Named::in_query("Note what Caroline said", few), None);
+    }
+
+    #[test]
+    fn meaning_is_read_without_who_said_it() {
+        assert_eq!(unlabelled("Caroline: I went there."), "I went there.");
+        assert_eq!(unlabelled("Dr. Ann Lee:  hi"), "hi");
+        assert_eq!(unlabelled("user: hello"), "user: hello");
+        assert_eq!(unlabelled("no label"), "no label");
+        let mel = ["Mel: one", "Mel: two", "Mel: three"];
+        let ask = |q: &str| Speakers::in_query(q, CHAT.into_iter().chain(mel)).unnamed(q);
+        assert_eq!(
+            ask("What activities does Melanie partake in?").as_deref(),
+            Some("What activities does partake in?")
+        );
+        assert_eq!(
+            ask("Did Caroline\u{2019}s talk move Melanie and Mel?").as_deref(),
+            Some("Did talk move and ?"),
+            "every speaker named, a possessive with its name, a name inside another left whole"
+        );
+        assert_eq!(ask("Who went camping?"), None, "no speaker named");
+        assert_eq!(ask("Melanie?"), None, "nothing but a name");
+        assert_eq!(ask("What did Melanies say?"), None, "whole words only");
     }
 }

@@ -18,6 +18,7 @@ use crate::graph::turns::{
     self as store_turns, Cursor, PassageWrite, TextWrite, Texted, TurnWrite, WorkSession,
 };
 use crate::graph::{Store, StoreResult};
+use crate::recall::speaker;
 
 /// Sessions per pass.
 pub const SESSIONS_PER_PASS: usize = 50;
@@ -53,6 +54,15 @@ pub struct Pass {
 /// The search text of an operation read by the indexer (when it was stored without one).
 pub fn text_of(op: &store_turns::WorkOp) -> Option<String> {
     op.fields.operation_text()
+}
+
+/// What of `text` (the search text of `op`) its vector is made from: a message without the
+/// speaker label it opens with ([`speaker::unlabelled`]), anything else whole.
+fn meaning<'a>(op: &store_turns::WorkOp, text: &'a str) -> &'a str {
+    match op.fields.kind.as_deref() {
+        Some("message") => speaker::unlabelled(text),
+        _ => text,
+    }
 }
 
 /// Where an embedded text's vector goes.
@@ -110,7 +120,7 @@ fn needs(op: &store_turns::WorkOp, model: Option<&str>) -> Need {
         (Some(m), Some(t)) => {
             let vector = op.embedding_model.as_deref() != Some(m);
             let wanted = vector || op.passages_model.as_deref() != Some(m);
-            (vector, wanted.then(|| passages::of(t)))
+            (vector, wanted.then(|| passages::of(meaning(op, t))))
         }
         _ => (false, None),
     };
@@ -186,7 +196,8 @@ fn plan(work: &[WorkSession], model: Option<&str>, budget: usize) -> Plan {
                 });
                 if need.vector {
                     let slot = Slot::Vector(p.writes.len() - 1);
-                    p.embed.push((slot, need.text.clone().unwrap_or_default()));
+                    let text = need.text.as_deref().unwrap_or_default();
+                    p.embed.push((slot, meaning(op, text).to_string()));
                 }
             }
             if let Some(parts) = need.passages {
@@ -611,6 +622,42 @@ mod tests {
         assert!(p.embed.is_empty());
         assert_eq!(p.cursors, vec![(0, 3)]);
         assert!(!p.more);
+    }
+
+    #[test]
+    fn a_message_is_embedded_without_its_speaker_label_and_stored_whole() {
+        let work = [session(
+            0,
+            vec![
+                op(
+                    1,
+                    "message",
+                    Some("Caroline: I joined a support group."),
+                    None,
+                ),
+                op(2, "tool_call", Some("Error: the build failed"), None),
+                op(3, "message", Some("user: fix the parser"), None),
+            ],
+        )];
+        let p = plan(&work, Some("m"), 10);
+        let embedded: Vec<&str> = p.embed.iter().map(|(_, t)| t.as_str()).collect();
+        assert_eq!(
+            embedded,
+            [
+                "I joined a support group.",
+                "Error: the build failed",
+                "user: fix the parser"
+            ]
+        );
+        // Its words keep the label: the speaker is still found by name.
+        let mut unstored = op(4, "message", None, None);
+        unstored.fields.content = Some("Melanie: I went camping.".into());
+        let p = plan(&[session(3, vec![unstored])], Some("m"), 10);
+        assert_eq!(
+            p.writes[0].text.as_deref(),
+            Some("Melanie: I went camping.")
+        );
+        assert_eq!(p.embed[0].1, "I went camping.");
     }
 
     #[test]

@@ -35,9 +35,9 @@ use crate::domain::operation::OpType;
 use crate::domain::{shown, when};
 use crate::embed::{signature, Calibration, Embedder};
 use crate::graph::turns::{self as store_turns, Filter, TurnRow, Vectors};
-use crate::graph::{now_ms, Store, StoreError, StoreResult};
+use crate::graph::{now_ms, Store, StoreResult};
 use crate::recall::rank::{self, Lists, Mode, Weights};
-use crate::recall::speaker::Named;
+use crate::recall::speaker::{Named, Speakers};
 use crate::recall::{bm25, excerpt, turn_stats};
 
 /// Query characters at most.
@@ -189,6 +189,9 @@ pub struct TurnResult {
     pub pending_embeddings: Option<i64>,
     /// Why hybrid was not possible when an embedder is configured.
     pub degraded: Option<String>,
+    /// The query as read for its meaning when that was not its own text: without the names
+    /// of the speakers it names ([`Speakers::unnamed`]).
+    pub meaning: Option<String>,
 }
 
 /// Importance of a kind of turn, 0..1: what was decided or asked to be remembered first.
@@ -275,25 +278,9 @@ pub async fn search_in(
             }
         }),
         Box::pin(async {
-            let Some(e) = embedder else {
-                return Ok(Ok(Vec::new()));
-            };
-            // The sessions of a time the query names are found while the query is embedded.
-            let (v, then_ids) = tokio::join!(
-                e.embed_query(q.text),
-                in_time_sessions(store, &filter, asked)
-            );
-            match v {
-                // Nothing to read in the query: nothing is close to it in meaning.
-                Ok(v) if !crate::embed::has_direction(&v) => Ok(Ok(Vec::new())),
-                Ok(v) => {
-                    let (near, then) = tokio::join!(
-                        vector_list(store, &filter, e.model(), &v, k),
-                        in_time_list(store, &filter, e.model(), &v, asked, then_ids?, then_k),
-                    );
-                    Ok::<_, StoreError>(Ok(merged(near?, then?)))
-                }
-                Err(err) => Ok(Err(err)),
+            match embedder {
+                Some(e) => by_meaning(store, &filter, e, q.text, asked, k, then_k).await,
+                None => Ok(Ok(Vec::new())),
             }
         }),
         Box::pin(async {
@@ -314,6 +301,22 @@ pub async fn search_in(
     let bm25 = bm25?;
     let stats = stats?;
     let pending_embeddings = pending.transpose()?;
+    // A query naming speakers is read for its meaning without their names (its words keep
+    // them): the vector list is asked again, the first one only saved the wait when it names
+    // none.
+    let speakers = Speakers::in_query(
+        q.text,
+        bm25.iter()
+            .filter(|r| r.kind.as_deref() == Some("message"))
+            .filter_map(|r| r.text.as_deref()),
+    );
+    let (nearest, meaning) = match (embedder, speakers.unnamed(q.text)) {
+        (Some(e), Some(unnamed)) => (
+            by_meaning(store, &filter, e, &unnamed, asked, k, then_k).await,
+            Some(unnamed),
+        ),
+        _ => (nearest, None),
+    };
     let mut degraded = None;
     let nearest = match nearest? {
         Ok(list) => list,
@@ -354,7 +357,35 @@ pub async fn search_in(
         mode,
         pending_embeddings,
         degraded,
+        meaning,
     })
+}
+
+/// The nearest operations to `text` by meaning, and those of a time the query names
+/// ([`in_time_list`], its sessions found while `text` is embedded); `Err` inside when the
+/// query could not be embedded.
+async fn by_meaning(
+    store: &Store,
+    filter: &Filter<'_>,
+    e: &Embedder,
+    text: &str,
+    asked: Option<when::Asked>,
+    k: usize,
+    then_k: usize,
+) -> StoreResult<Result<Vec<TurnRow>, crate::embed::EmbedError>> {
+    let (v, then_ids) = tokio::join!(e.embed_query(text), in_time_sessions(store, filter, asked));
+    match v {
+        // Nothing to read in the query: nothing is close to it in meaning.
+        Ok(v) if !crate::embed::has_direction(&v) => Ok(Ok(Vec::new())),
+        Ok(v) => {
+            let (near, then) = tokio::join!(
+                vector_list(store, filter, e.model(), &v, k),
+                in_time_list(store, filter, e.model(), &v, asked, then_ids?, then_k),
+            );
+            Ok(Ok(merged(near?, then?)))
+        }
+        Err(err) => Ok(Err(err)),
+    }
 }
 
 /// The full-text list scored again with the project's own statistics: every candidate either

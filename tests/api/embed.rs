@@ -97,7 +97,7 @@ async fn embed_local_matches_sentence_transformers() {
         .map(|(c, _)| c["text"].as_str().expect("text").to_string())
         .collect();
     let e = local_embedder(EmbedLocalModel::AllMiniLmL6V2).await;
-    assert_eq!(e.model(), "local:all-MiniLM-L6-v2");
+    assert_eq!(e.model(), "local:all-MiniLM-L6-v2#unlabelled");
     assert_eq!(e.dimensions(), 384);
     // Batches of 4, sorted by length inside the request: the order must come back intact.
     let vectors = e.embed(&texts).await.expect("embedded");
@@ -128,7 +128,7 @@ async fn embed_local_matches_sentence_transformers() {
 async fn embed_e5_matches_onnx_runtime() {
     let cases = reference(include_str!("../fixtures/embed/e5-reference.json"));
     let e = local_embedder(EmbedLocalModel::E5SmallV2).await;
-    assert_eq!(e.model(), "local:e5-small-v2");
+    assert_eq!(e.model(), "local:e5-small-v2#unlabelled");
     assert_eq!(e.dimensions(), 384);
     let mut lowest = f64::MAX;
     for purpose in [Purpose::Document, Purpose::Query] {
@@ -205,7 +205,7 @@ async fn missing_weights_mean_keyword_only_not_a_crash() {
     let emb = &ready["embeddings"];
     assert_eq!(emb["status"], "unavailable", "{emb}");
     assert_eq!(emb["search"], "keyword_only");
-    assert_eq!(emb["model"], "local:all-MiniLM-L6-v2");
+    assert_eq!(emb["model"], "local:all-MiniLM-L6-v2#unlabelled");
     let reason = emb["reason"].as_str().unwrap_or_default();
     assert!(reason.contains("model.safetensors is missing"), "{reason}");
     assert!(reason.contains("scripts/embed-model fetch"), "{reason}");

@@ -304,7 +304,7 @@ async fn embeddings_fail_then_recover_and_hybrid_finds_by_meaning() {
             let cypher = if pending {
                 "MATCH (s:Session {project: $project}) WHERE s.embed_attempts > 0 AND s.embed_pending AND s.embedding IS NULL RETURN count(s) AS n"
             } else {
-                "MATCH (s:Session {project: $project}) WHERE s.embedding IS NOT NULL AND NOT s.embed_pending AND s.embedding_model = 'remote:fake' AND s.embedding_dim = 384 RETURN count(s) AS n"
+                "MATCH (s:Session {project: $project}) WHERE s.embedding IS NOT NULL AND NOT s.embed_pending AND s.embedding_model = 'remote:fake#unlabelled' AND s.embedding_dim = 384 RETURN count(s) AS n"
             };
             count(cypher, &project).await
         }
@@ -381,7 +381,7 @@ async fn a_session_waiting_for_its_vector_ranks_by_its_words_meanwhile() {
         }
     };
     eventually(180, "the first session's document was embedded", || async {
-        vectors("remote:fake").await == 1
+        vectors("remote:fake#unlabelled").await == 1
     })
     .await;
     refuse.store(true, Ordering::SeqCst);

@@ -431,7 +431,7 @@ async fn passages(app: &TestApp, session: Option<&str>) -> i64 {
     let within = session.map_or(String::new(), |s| format!(" AND p.session_id = '{s}'"));
     count(
         &format!(
-            "MATCH (p:Passage {{project: $project}}) WHERE p.embedding_model = 'remote:fake' \
+            "MATCH (p:Passage {{project: $project}}) WHERE p.embedding_model = 'remote:fake#unlabelled' \
              AND p.embedding_dim = 384 AND p.embedding IS NOT NULL{within} RETURN count(p) AS n"
         ),
         &app.project,
@@ -531,7 +531,7 @@ async fn a_long_turn_is_found_by_the_passage_that_answers() {
     let marked = count(
         &format!(
             "MATCH (o:Operation {{project: $project, id: '{short}'}}) \
-             WHERE o.passages_model = 'remote:fake' \
+             WHERE o.passages_model = 'remote:fake#unlabelled' \
              AND NOT EXISTS {{ MATCH (p:Passage {{operation_id: o.id}}) }} RETURN count(o) AS n"
         ),
         &app.project,
@@ -546,7 +546,7 @@ async fn a_long_turn_is_found_by_the_passage_that_answers() {
                 "MATCH (p:Passage {project: $project}) DELETE p WITH count(*) AS gone \
                  MATCH (o:Operation {project: $project}) REMOVE o.passages_model \
                  WITH count(*) AS done \
-                 MATCH (s:Session {project: $project}) SET s.turns_model = 'remote:fake'",
+                 MATCH (s:Session {project: $project}) SET s.turns_model = 'remote:fake#unlabelled'",
             )
             .param("project", app.project.as_str()),
         )
@@ -558,7 +558,7 @@ async fn a_long_turn_is_found_by_the_passage_that_answers() {
     // vectors.
     let whole_before = sent(&server, content).await;
     assert_eq!(whole_before, 2, "each long turn's whole text embedded once");
-    cairn::graph::turns::backfill(&crate::helpers::store(), "remote:fake")
+    cairn::graph::turns::backfill(&crate::helpers::store(), "remote:fake#unlabelled")
         .await
         .expect("queue the sessions");
     let answer = settle(
@@ -784,7 +784,7 @@ async fn vectors_find_by_meaning_and_never_mix_models() {
         "{answer}"
     );
     // Both turns with text carry a vector of the configured model; the read has none.
-    assert_eq!(embedded_by(&app, "remote:fake").await, 2);
+    assert_eq!(embedded_by(&app, "remote:fake#unlabelled").await, 2);
     // Each vector is stored with its signature.
     let stored = signatures(&app).await;
     assert_eq!(stored.len(), 2);
@@ -870,7 +870,7 @@ async fn vectors_find_by_meaning_and_never_mix_models() {
     refuse.store(false, Ordering::SeqCst);
     let answer = until_embedded(&app, &body, &login).await;
     assert_eq!(matched(&answer, &login), Some("vector"), "{answer}");
-    assert_eq!(embedded_by(&app, "remote:fake").await, 2);
+    assert_eq!(embedded_by(&app, "remote:fake#unlabelled").await, 2);
     assert_eq!(embedded_by(&app, "old-model").await, 0);
     app.stop().await;
 }
@@ -1596,7 +1596,7 @@ async fn exact_vector_scans_score_on_the_index_scale() {
     };
     // Stored as made by the model the other tests' indexers run (they share the database and
     // would re-embed another model's vectors); set again should one of them race it.
-    let model = "remote:fake";
+    let model = "remote:fake#unlabelled";
     let sessions = vec![sid.clone()];
     for within in [None, Some(sessions.as_slice())] {
         let filter = cairn::graph::turns::Filter {
@@ -1699,14 +1699,17 @@ async fn a_prompt_sent_again_is_listed_once() {
     app.stop().await;
 }
 
+/// A user's message `id` of session `sid` saying `text`, opening with `who`'s label.
+fn said_by(sid: &str, id: &str, who: &str, text: &str) -> Value {
+    json!({"id": format!("{sid}-{id}"), "type": "message", "role": "user",
+           "content": format!("{who}: {text}")})
+}
+
 #[tokio::test]
 async fn a_speaker_the_query_names_is_lifted_a_little_not_alone() {
     let app = TestApp::spawn().await;
     let sid = app.session().await;
-    let said = |id: &str, who: &str, text: &str| {
-        json!({"id": format!("{sid}-{id}"), "type": "message", "role": "user",
-               "content": format!("{who}: {text}")})
-    };
+    let said = |id: &str, who: &str, text: &str| said_by(&sid, id, who, text);
     app.ops_sync(
         &sid,
         json!([
@@ -1761,4 +1764,54 @@ async fn a_speaker_the_query_names_is_lifted_a_little_not_alone() {
         "{both}"
     );
     app.stop().await;
+}
+
+/// Who said it is left out of meaning: a message is embedded without the speaker label it
+/// opens with, and a query naming a speaker is embedded without the name; the words keep
+/// both, so the speaker is still found by name.
+#[tokio::test]
+async fn meaning_is_read_without_who_said_it() {
+    let (server, app, _turn) = fake_embeddings().await;
+    let sid = app.session().await;
+    let said = |id: &str, who: &str, text: &str| said_by(&sid, id, who, text);
+    app.ops_sync(
+        &sid,
+        json!([
+            said("c1", "Caroline", "Morning, Melanie!"),
+            said("m1", "Melanie", "I went swimming with the kids."),
+            said("c2", "Caroline", "Sounds lovely."),
+            said("c3", "Caroline", "See you later."),
+            said("m2", "Melanie", "Bye."),
+            said("m3", "Melanie", "Bring the towels next time."),
+        ]),
+    )
+    .await;
+    let swim = format!("{sid}-m1");
+    let body = json!({"project": app.project, "query": "which sport does Melanie like?"});
+    let answer = until_embedded(&app, &body, &swim).await;
+    assert_eq!(answer["mode"], "hybrid", "{answer}");
+    assert_eq!(sent(&server, "I went swimming with the kids.").await, 1);
+    assert_eq!(
+        sent(&server, "Melanie: I went swimming with the kids.").await,
+        0
+    );
+    assert!(sent(&server, "which sport does like?").await >= 1);
+    // The label stays in the words: a search by name finds the speaker's turn.
+    let by_name = top(&app, "Melanie towels").await;
+    assert_eq!(by_name["operation_id"], format!("{sid}-m3"), "{by_name}");
+    assert_eq!(by_name["matched_by"], "both", "{by_name}");
+    // A query naming no speaker is embedded as it is.
+    assert_eq!(
+        top(&app, "swimming kids").await["operation_id"],
+        swim.as_str()
+    );
+    assert!(sent(&server, "swimming kids").await >= 1);
+    app.stop().await;
+}
+
+/// The first operation a search for `query` finds.
+async fn top(app: &TestApp, query: &str) -> Value {
+    let (status, answer) = turn_search(app, json!({"project": app.project, "query": query})).await;
+    assert_eq!(status, 200, "{answer}");
+    answer["operations"][0].clone()
 }

@@ -91,9 +91,10 @@ pub fn session_id(project: &str, n: usize) -> String {
 
 /// The stub model's name, as cairn is configured with it.
 const STUB_MODEL: &str = "bench-stub";
-/// The name cairn records with the stub's vectors (`remote:<model>`), so the seeded vectors
-/// count as its own: recorded under another name, cairn would embed every operation again.
-pub const STUB_IDENTITY: &str = "remote:bench-stub";
+/// The name cairn records with the stub's vectors (`remote:<model>#unlabelled`), so the
+/// seeded vectors count as its own: recorded under another name, cairn would embed every
+/// operation again.
+pub const STUB_IDENTITY: &str = "remote:bench-stub#unlabelled";
 /// Sessions whose vectors are written per transaction.
 const VECTOR_SESSIONS: usize = 50;
 
@@ -824,5 +825,15 @@ impl Served {
             purge(&self.store, &self.project).await?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_seeded_vectors_are_recorded_as_cairn_records_the_stubs() {
+        assert_eq!(STUB_IDENTITY, cairn::embed::remote::identity(STUB_MODEL));
     }
 }

@@ -44,9 +44,9 @@ pub fn default_dir(spec: &Spec) -> PathBuf {
 }
 
 /// What [`crate::embed::Embedder::model`] says for vectors made by `spec`:
-/// `local:<name>`.
+/// `local:<name>#unlabelled` ([`crate::embed::TEXT_FORM`]).
 pub fn identity(spec: &Spec) -> String {
-    format!("local:{}", spec.name)
+    format!("local:{}{}", spec.name, crate::embed::TEXT_FORM)
 }
 
 /// What to run when `spec`'s files are missing.
