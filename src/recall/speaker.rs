@@ -82,21 +82,34 @@ pub fn unlabelled(text: &str) -> &str {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Speakers(Vec<String>);
 
+/// The speakers' labels among `texts` (the candidate messages' texts): those opening at least
+/// [`MIN_TURNS`] of them.
+pub fn labels<'a>(texts: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    for t in texts {
+        if let Some(l) = label(t) {
+            *counts.entry(l).or_default() += 1;
+        }
+    }
+    let mut out: Vec<String> = counts
+        .into_iter()
+        .filter(|(_, n)| *n >= MIN_TURNS)
+        .map(|(l, _)| l.to_string())
+        .collect();
+    out.sort();
+    out
+}
+
 impl Speakers {
     /// The labels that open at least [`MIN_TURNS`] of `texts` (the candidate messages' texts)
     /// and that `query` names, longest first.
     pub fn in_query<'a>(query: &str, texts: impl IntoIterator<Item = &'a str>) -> Self {
-        let mut counts: HashMap<&str, usize> = HashMap::new();
-        for t in texts {
-            if let Some(l) = label(t) {
-                *counts.entry(l).or_default() += 1;
-            }
-        }
-        let mut named: Vec<String> = counts
-            .into_iter()
-            .filter(|(l, n)| *n >= MIN_TURNS && names(query, l))
-            .map(|(l, _)| l.to_string())
-            .collect();
+        Self::among(query, &labels(texts))
+    }
+
+    /// Those of the speakers' `labels` that `query` names, longest first.
+    pub fn among(query: &str, labels: &[String]) -> Self {
+        let mut named: Vec<String> = labels.iter().filter(|l| names(query, l)).cloned().collect();
         named.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
         Self(named)
     }
@@ -219,6 +232,19 @@ mod tests {
             "every speaker named, a possessive with its name, a name inside another left whole"
         );
         assert_eq!(ask("Who went camping?"), None, "no speaker named");
+        // The same read from the labels alone, as remembered from earlier searches.
+        let known = labels(CHAT.into_iter().chain(mel));
+        assert_eq!(known, ["Caroline", "Mel", "Melanie"]);
+        assert_eq!(
+            Speakers::among("What activities does Melanie partake in?", &known)
+                .unnamed("What activities does Melanie partake in?")
+                .as_deref(),
+            Some("What activities does partake in?")
+        );
+        assert_eq!(
+            labels(["Note: a", "Note: b", "Caroline: c"]),
+            Vec::<String>::new()
+        );
         assert_eq!(ask("Melanie?"), None, "nothing but a name");
         assert_eq!(ask("What did Melanies say?"), None, "whole words only");
     }

@@ -17,7 +17,9 @@
 //! ([`crowded`]): a small project among larger ones, compared one by one at once. And how
 //! wide that index had to be asked for a project's list narrowed by kind ([`widened`]): a
 //! search for messages among a million operations is asked that wide at once, not after a
-//! first answer left it short.
+//! first answer left it short. And the speakers' labels a project's searches last found
+//! ([`speakers`], for an hour): a query naming one is embedded without the name at once,
+//! beside its full-text list, rather than again after it (`recall::speaker`).
 
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -62,6 +64,38 @@ static CROWDED: LazyLock<Cache<(String, Vectors, bool), ()>> = LazyLock::new(cac
 static WIDENED: LazyLock<Cache<(String, Vectors, String), usize>> = LazyLock::new(cache);
 /// The whole database's turns ([`store_turns::all_size`]), under the one key `()`.
 static ALL: LazyLock<Cache<(), usize>> = LazyLock::new(cache);
+
+/// How long a project's speakers are taken as known: they change far more slowly than counts.
+const SPEAKERS_TTL: Duration = Duration::from_secs(3_600);
+/// Labels remembered per project at most.
+const SPEAKERS_KEPT: usize = 32;
+static SPEAKERS: LazyLock<Cache<String, Vec<String>>> = LazyLock::new(|| {
+    Cache::builder()
+        .max_capacity(REMEMBERED)
+        .time_to_live(SPEAKERS_TTL)
+        .build()
+});
+
+/// The speakers' labels `project`'s searches found lately; empty when none are known.
+pub fn speakers(project: &str) -> Vec<String> {
+    SPEAKERS.get(project).unwrap_or_default()
+}
+
+/// Remembers `labels` among `project`'s speakers (beside those known, the newest first, at
+/// most [`SPEAKERS_KEPT`]).
+pub fn remember_speakers(project: &str, labels: &[String]) {
+    if labels.is_empty() {
+        return;
+    }
+    let known = speakers(project);
+    if labels.iter().all(|l| known.contains(l)) {
+        return;
+    }
+    let mut all: Vec<String> = labels.to_vec();
+    all.extend(known.into_iter().filter(|l| !labels.contains(l)));
+    all.truncate(SPEAKERS_KEPT);
+    SPEAKERS.insert(project.to_string(), all);
+}
 
 /// The share of the database's turns `project` holds, when both counts are remembered (a
 /// large project searched within [`TTL`]); `None` otherwise.
@@ -194,6 +228,24 @@ pub async fn for_query(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_projects_speakers_are_remembered_newest_first_beside_those_known() {
+        let project = "turn-stats-speakers-test";
+        let names = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(speakers(project).is_empty());
+        remember_speakers(project, &[]);
+        assert!(speakers(project).is_empty());
+        remember_speakers(project, &names(&["Caroline", "Melanie"]));
+        remember_speakers(project, &names(&["Melanie"]));
+        assert_eq!(speakers(project), ["Caroline", "Melanie"], "nothing new");
+        remember_speakers(project, &names(&["Ann"]));
+        assert_eq!(speakers(project), ["Ann", "Caroline", "Melanie"]);
+        let many: Vec<String> = (0..40).map(|i| format!("Name{i}")).collect();
+        remember_speakers(project, &many);
+        assert_eq!(speakers(project).len(), SPEAKERS_KEPT);
+        assert!(speakers("turn-stats-speakers-other").is_empty());
+    }
 
     #[test]
     fn a_crowded_list_is_remembered_for_its_project_vectors_and_typing_alone() {

@@ -37,7 +37,7 @@ use crate::embed::{signature, Calibration, Embedder};
 use crate::graph::turns::{self as store_turns, Filter, TurnRow, Vectors};
 use crate::graph::{now_ms, Store, StoreResult};
 use crate::recall::rank::{self, Lists, Mode, Weights};
-use crate::recall::speaker::{Named, Speakers};
+use crate::recall::speaker::{self, Named, Speakers};
 use crate::recall::{bm25, excerpt, turn_stats};
 
 /// Query characters at most.
@@ -267,8 +267,11 @@ pub async fn search_in(
     let unfiltered = q.types.is_none() && q.sessions.is_none();
     let whole = turn_stats::known_share(q.project).filter(|s| unfiltered && *s >= WHOLE_INDEX);
     let model = embedder.map(|e| e.model());
-    // The two lists are asked for at once: the vector list as soon as the query is embedded.
+    // The two lists are asked for at once: the vector list as soon as the query is embedded,
+    // without the names of the project's speakers it names when they are known already.
     let words = bm25::query_words(worded);
+    let guess = Speakers::among(q.text, &turn_stats::speakers(q.project)).unnamed(q.text);
+    let guessed = guess.as_deref().unwrap_or(q.text);
     // Each list on the heap: together they are too large for a request's stack.
     let (bm25, nearest, pending, stats) = tokio::join!(
         Box::pin(async {
@@ -279,7 +282,7 @@ pub async fn search_in(
         }),
         Box::pin(async {
             match embedder {
-                Some(e) => by_meaning(store, &filter, e, q.text, asked, k, then_k).await,
+                Some(e) => by_meaning(store, &filter, e, guessed, asked, k, then_k).await,
                 None => Ok(Ok(Vec::new())),
             }
         }),
@@ -302,20 +305,21 @@ pub async fn search_in(
     let stats = stats?;
     let pending_embeddings = pending.transpose()?;
     // A query naming speakers is read for its meaning without their names (its words keep
-    // them): the vector list is asked again, the first one only saved the wait when it names
-    // none.
-    let speakers = Speakers::in_query(
-        q.text,
+    // them), the speakers as its full-text candidates show them; the vector list is asked
+    // again when the guess from those known before differs.
+    let labels = speaker::labels(
         bm25.iter()
             .filter(|r| r.kind.as_deref() == Some("message"))
             .filter_map(|r| r.text.as_deref()),
     );
-    let (nearest, meaning) = match (embedder, speakers.unnamed(q.text)) {
-        (Some(e), Some(unnamed)) => (
-            by_meaning(store, &filter, e, &unnamed, asked, k, then_k).await,
-            Some(unnamed),
-        ),
-        _ => (nearest, None),
+    turn_stats::remember_speakers(q.project, &labels);
+    let meaning = Speakers::among(q.text, &labels).unnamed(q.text);
+    let nearest = match embedder {
+        Some(e) if meaning != guess => {
+            let text = meaning.as_deref().unwrap_or(q.text);
+            by_meaning(store, &filter, e, text, asked, k, then_k).await
+        }
+        _ => nearest,
     };
     let mut degraded = None;
     let nearest = match nearest? {
