@@ -306,14 +306,19 @@ pub async fn search_in(
     let pending_embeddings = pending.transpose()?;
     // A query naming speakers is read for its meaning without their names (its words keep
     // them), the speakers as its full-text candidates show them; the vector list is asked
-    // again when the guess from those known before differs.
-    let labels = speaker::labels(
-        bm25.iter()
-            .filter(|r| r.kind.as_deref() == Some("message"))
-            .filter_map(|r| r.text.as_deref()),
-    );
-    turn_stats::remember_speakers(q.project, &labels);
-    let meaning = Speakers::among(q.text, &labels).unnamed(q.text);
+    // again when the guess from those known before differs. Without a full-text list (vectors
+    // alone asked for, or no word to search), the guess stands.
+    let meaning = if lucene.is_some() {
+        let labels = speaker::labels(
+            bm25.iter()
+                .filter(|r| r.kind.as_deref() == Some("message"))
+                .filter_map(|r| r.text.as_deref()),
+        );
+        turn_stats::remember_speakers(q.project, &labels);
+        Speakers::among(q.text, &labels).unnamed(q.text)
+    } else {
+        guess.clone()
+    };
     let nearest = match embedder {
         Some(e) if meaning != guess => {
             let text = meaning.as_deref().unwrap_or(q.text);
