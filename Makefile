@@ -47,6 +47,7 @@ fmt:
 
 lint:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --workspace
 
 # `cairn-bench` and the `cairn` it starts as a server, both release builds in target/release;
 # e.g. `./target/release/cairn-bench ingest` (docs/performance.md lists the benchmarks).

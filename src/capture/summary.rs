@@ -1,7 +1,7 @@
 //! Every session ends with a summary. A session closed without one (SessionEnd, an import, a
 //! client that sent none) or marked abandoned by the idle sweep is summed up from what it
 //! holds: the last compaction summary when Claude Code compacted it (the most faithful recap
-//! there is), else its last assistant turn and the state of its todo list. [`derive`] is pure;
+//! there is), else its last assistant turn and the state of its todo list. [`derive()`] is pure;
 //! the writer and the sweep feed it what `graph::sessions::summary_material` reads. What it
 //! returns is redacted, at most [`SUMMARY_TOKENS`] tokens and within the close limits.
 

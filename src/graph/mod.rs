@@ -217,7 +217,7 @@ impl Store {
 
     /// Runs a statement on the writer and collects every row. A statement Neo4j rolls back
     /// with a transient error, even while its rows stream, is sent again (see
-    /// [`again_if_transient`]).
+    /// `again_if_transient`).
     pub fn rows(&self, q: Query) -> impl Future<Output = StoreResult<Vec<Row>>> + Send + '_ {
         self.rows_as(Access::Write, q)
     }

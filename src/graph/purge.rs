@@ -22,7 +22,7 @@ pub async fn project(tx: &mut Tx, project: &str) -> StoreResult<()> {
         .await
 }
 
-/// Deletes a project's operations (the bulk of any project) in transactions of [`CHUNK`],
+/// Deletes a project's operations (the bulk of any project) in transactions of `CHUNK`,
 /// ahead of [`project`], which then has little left to do; a transaction refused for
 /// Neo4j's transaction memory (`dbms.memory.transaction.total.max`, shared by every
 /// transaction running) is tried again at half the size. Returns how many were deleted.

@@ -125,7 +125,7 @@ fn best_piece(pieces: &[&str], task: &[String]) -> Option<usize> {
 }
 
 /// Where, in characters, the part of `text` that bears on `task` (stemmed words) begins: the
-/// piece holding most of them ([`best_piece`]; the whole text when it is one piece), from its
+/// piece holding most of them (`best_piece`; the whole text when it is one piece), from its
 /// start, or from `lead` characters before its first task word when that lies further in;
 /// `None` when no piece holds a task word.
 pub fn telling_start(text: &str, task: &[String], lead: usize) -> Option<usize> {

@@ -278,7 +278,7 @@ pub fn over_lists_holding(fused: f64, in_play: usize, cannot_hold: usize) -> f64
 /// Score fusion of lists whose scores are already on 0..=1 (BM25 over its best, [`spread`]
 /// vectors): the mean over the lists that could hold the candidate (0 where such a list lacks
 /// it; the last list cannot hold those in `vectorless`, [`Vectorless`]), those under
-/// [`MIN_SIMILARITY`] dropped, those `in_time` counted [`in_time_factor`] times (then all scaled
+/// `MIN_SIMILARITY` dropped, those `in_time` counted [`in_time_factor`] times (then all scaled
 /// back onto 0..=1), then [`with_neighbours`] over what `places` locates, the `pool` best
 /// kept. On LoCoMo's questions the mean holds more of the evidence in its top 20 than
 /// reciprocal-rank fusion (0.50 against 0.45; docs/performance.md).

@@ -1,7 +1,7 @@
 //! Hybrid session search: BM25 over search documents (always), embedding similarity (when an
 //! embedder is configured and the project has embeddings) and the sessions of the turns turn
 //! search finds (and, when the query names a time, the sessions of those turns from then),
-//! fused by reciprocal rank ([`rank::fuse`]), then re-ranked by
+//! fused by reciprocal rank ([`crate::recall::rank::fuse`]), then re-ranked by
 //! `w_s·similarity + w_r·recency + w_i·importance`.
 //!
 //! - recency = 1 / (1 + days/30) of the session's last activity;

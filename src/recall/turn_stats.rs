@@ -82,7 +82,7 @@ pub fn speakers(project: &str) -> Vec<String> {
 }
 
 /// Remembers `labels` among `project`'s speakers (beside those known, the newest first, at
-/// most [`SPEAKERS_KEPT`]).
+/// most `SPEAKERS_KEPT`).
 pub fn remember_speakers(project: &str, labels: &[String]) {
     if labels.is_empty() {
         return;

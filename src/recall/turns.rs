@@ -8,7 +8,8 @@
 //! neighbours' similarities spread between their worst and best: [`rank::spread`],
 //! [`rank::fuse_scores`]; a candidate gains part of the score of a strong one beside it or
 //! two places away and of the best one in its session, [`rank::with_neighbours`]; the turns
-//! of the one speaker a query names gain a little, [`crate::recall::speaker`]), re-ranked by
+//! of the one speaker a query names gain a little, and a query naming speakers is embedded
+//! without their names, [`crate::recall::speaker`]), re-ranked by
 //! `w_s·similarity + w_r·recency + w_i·importance` (the weights of
 //! [`crate::recall::search`]), then diversified by maximal marginal relevance
 //! (cosine between the first 100's vectors — their signatures, which the lists' rows bring,
@@ -818,7 +819,7 @@ enum Likeness {
 
 /// Maximal marginal relevance against near-duplicates: repeatedly takes the candidate with the
 /// best `λ·score − (1−λ)·d`, where `d` is how far its greatest likeness to one already taken
-/// lies above [`NEAR_DUPLICATE`] (0 below it, 1 for the same text). Turns of one conversation
+/// lies above `NEAR_DUPLICATE` (0 below it, 1 for the same text). Turns of one conversation
 /// are alike in topic; only repeats should give way.
 pub fn diversify(
     mut candidates: Vec<TurnHit>,

@@ -10,7 +10,7 @@
 //! origin check. Every response carries a strict Content-Security-Policy and framing,
 //! sniffing, referrer and caching headers ([`headers`]).
 //!
-//! One file per page: [`project`], [`session`], [`decisions`], [`beliefs`], [`file`],
+//! One file per page: [`project`], [`session`], [`decisions`], [`beliefs`], [`mod@file`],
 //! [`runs`], [`search`]; [`layout`] is the frame and the shared bits of markup.
 
 pub mod assets;

@@ -8,7 +8,7 @@
 //! The baseline, timed last in the same run: the two index statements a turn search cannot do
 //! without (the full-text index's best 440 for the query's words, of which the project's 200;
 //! the vector index's 200 nearest), sent at once straight to Neo4j with no ranking, fusion or
-//! HTTP around them ([`index_statements`]). Each search and task context is also given as a
+//! HTTP around them (`index_statements`). Each search and task context is also given as a
 //! ratio of its p95 to the baseline's: what cairn adds to what Neo4j must do anyway, read
 //! against the same moment's machine.
 //!

@@ -571,7 +571,7 @@ async fn purge(store: &Store, project: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Subjects decided on: each a chain of [`DECISIONS_PER_SUBJECT`] decisions, the newest in
+/// Subjects decided on: each a chain of `DECISIONS_PER_SUBJECT` decisions, the newest in
 /// force.
 pub const SUBJECTS: &[&str] = &[
     "cache eviction policy",

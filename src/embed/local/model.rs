@@ -38,7 +38,7 @@ pub struct Spec {
     pub weights: Weights,
     /// `tokenizer.json` (the file's name in the model directory) and its digest.
     pub tokenizer: (&'static str, &'static str),
-    /// Tokens per text at most, [CLS] and [SEP] included (`max_seq_length`).
+    /// Tokens per text at most, `[CLS]` and `[SEP]` included (`max_seq_length`).
     pub max_tokens: usize,
     /// Put before a search's text, and before a stored text, as the model was trained.
     pub query_prefix: &'static str,
