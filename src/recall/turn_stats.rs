@@ -46,9 +46,18 @@ where
     K: std::hash::Hash + Eq + Send + Sync + 'static,
     V: Clone + Send + Sync + 'static,
 {
+    cache_for(TTL)
+}
+
+/// A cache of at most [`REMEMBERED`] entries, each kept for `ttl`.
+fn cache_for<K, V>(ttl: Duration) -> Cache<K, V>
+where
+    K: std::hash::Hash + Eq + Send + Sync + 'static,
+    V: Clone + Send + Sync + 'static,
+{
     Cache::builder()
         .max_capacity(REMEMBERED)
-        .time_to_live(TTL)
+        .time_to_live(ttl)
         .build()
 }
 
@@ -69,12 +78,7 @@ static ALL: LazyLock<Cache<(), usize>> = LazyLock::new(cache);
 const SPEAKERS_TTL: Duration = Duration::from_secs(3_600);
 /// Labels remembered per project at most.
 const SPEAKERS_KEPT: usize = 32;
-static SPEAKERS: LazyLock<Cache<String, Vec<String>>> = LazyLock::new(|| {
-    Cache::builder()
-        .max_capacity(REMEMBERED)
-        .time_to_live(SPEAKERS_TTL)
-        .build()
-});
+static SPEAKERS: LazyLock<Cache<String, Vec<String>>> = LazyLock::new(|| cache_for(SPEAKERS_TTL));
 
 /// The speakers' labels `project`'s searches found lately; empty when none are known.
 pub fn speakers(project: &str) -> Vec<String> {
