@@ -9,6 +9,10 @@
 //! A share too small for the best hit and its header holds that hit alone, cut to fit
 //! ([`History::fit`]).
 //!
+//! A message opening with the name of one of the project's speakers (a conversation captured
+//! from several people, [`crate::recall::speaker`]) is shown as said, without the role it was
+//! captured under ([`read_items`]).
+//!
 //! The files of a task context are the ones these operations touched ([`History::files`]), in
 //! the order of the hits: what the work on the task touched, not every file its sessions did.
 //!
@@ -25,7 +29,7 @@ use crate::graph::{self, operations, Store, StoreResult};
 use crate::recall::scope::ScopeSession;
 use crate::recall::touches::{file_rows, Touch};
 use crate::recall::turns::TurnHit;
-use crate::recall::{bm25, excerpt};
+use crate::recall::{bm25, excerpt, speaker, turn_stats};
 
 /// One operation turn search found relevant, best first.
 #[derive(Clone, Debug, PartialEq)]
@@ -365,17 +369,24 @@ pub async fn read_items(
     let answers = answers_only(found);
     let rows = operations::at(store, project, &keys).await?;
     let excerpt = excerpt_cap(how.share);
+    let speakers = turn_stats::speakers(project);
     Ok(rows
         .into_iter()
         .map(|r| {
             let key = (r.session_id.clone(), r.seq);
             let cap = cap_of(&key, &answers, how.share);
-            let text = rendered(&r);
+            // A turn opening with its speaker's name is shown as said: counted afresh, since
+            // the store counted it under its role.
+            let said = r.content.as_deref().unwrap_or(&r.summary);
+            let (text, tokens) = match as_said(&r.kind, said, &speakers) {
+                Some(said) => (said.to_string(), 0),
+                None => (rendered(&r), r.tokens),
+            };
             let mut it = item(
                 how.encoding,
                 how.stored,
                 text,
-                r.tokens,
+                tokens,
                 r.at,
                 cap,
                 (!answers.contains(&key)).then_some((how.task, excerpt)),
@@ -384,6 +395,16 @@ pub async fn read_items(
             (key, it)
         })
         .collect())
+}
+
+/// A message (an operation of `kind` saying `text`) that opens with the label of one of the
+/// project's speakers (`speakers`, [`turn_stats::speakers`]), as said: a conversation
+/// captured from several people names who spoke in each turn, and the role it was captured
+/// under ("Assistant: Melanie: …") would only cost room and mislabel the speaker. Anything
+/// else is shown as every history shows it ([`rendered`]).
+fn as_said<'a>(kind: &str, text: &'a str, speakers: &[String]) -> Option<&'a str> {
+    let label = speaker::label(text).filter(|_| kind == "message")?;
+    speakers.iter().any(|s| s == label).then_some(text)
 }
 
 /// What an operation touched: the files it wrote, then those it only read.
@@ -488,6 +509,22 @@ mod tests {
             score: 1.0,
             wants_next: answered_next("message", text, &[]),
         }
+    }
+
+    #[test]
+    fn a_turn_opening_with_a_known_speaker_is_shown_as_said() {
+        let speakers = vec!["Melanie".to_string(), "Caroline".to_string()];
+        let said = "Melanie: I signed up for a pottery class.";
+        assert_eq!(as_said("message", said, &speakers), Some(said));
+        // Not a speaker of the project: a label-like opening keeps its role.
+        assert_eq!(
+            as_said("message", "Note: the kiln is broken.", &speakers),
+            None
+        );
+        assert_eq!(as_said("message", said, &[]), None);
+        // Not a label at all, or not a message.
+        assert_eq!(as_said("message", "Melanie said hi", &speakers), None);
+        assert_eq!(as_said("tool_call", said, &speakers), None);
     }
 
     fn items(list: &[(&str, i64, usize)]) -> HashMap<Key, Item> {

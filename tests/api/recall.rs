@@ -812,6 +812,69 @@ async fn a_task_context_of_markdown_replies_keeps_its_best_hit_whole() {
     );
 }
 
+/// A conversation captured from several people: each turn opens with its speaker's name, so a
+/// task context shows it as said, not under the role it was captured with; a turn opening
+/// with some other label, and one with none, keep their role. Counted exactly all the same.
+#[tokio::test]
+async fn a_task_context_shows_a_speakers_turn_as_said() {
+    const TASK: &str = "which pottery class did Ann and Bo take?";
+    let app = TestApp::spawn().await;
+    let sid = app.session().await;
+    let turns = [
+        ("a1", "user", "Ann: Morning, Bo! Pottery today?"),
+        ("b1", "assistant", "Bo: Ann, the pottery class was fun."),
+        (
+            "a2",
+            "user",
+            "Ann: I signed up for the pottery class on Mondays.",
+        ),
+        (
+            "b2",
+            "assistant",
+            "Bo: Mine is the Tuesday pottery class, Ann.",
+        ),
+        ("a3", "user", "Ann: See you at the class then, Bo."),
+        ("b3", "assistant", "Bo: Bring the clay, Ann."),
+        ("n1", "assistant", "Note: the pottery kiln is broken."),
+        ("u1", "user", "is the pottery class still on?"),
+    ];
+    let ops: Vec<Value> = turns
+        .iter()
+        .map(|(id, role, text)| {
+            json!({"id": format!("{sid}-{id}"), "type": "message", "role": role, "content": text})
+        })
+        .collect();
+    app.ops_sync(&sid, json!(ops)).await;
+    eventually(30, "turn search finds every turn", || async {
+        let found = searched(
+            &app,
+            json!({"project": app.project, "query": TASK, "limit": 10}),
+        )
+        .await;
+        found["operations"].as_array().map_or(0, Vec::len) == 8
+    })
+    .await;
+    let r = context(
+        &app,
+        json!({"project": app.project, "task": TASK, "budget_tokens": 2000}),
+    )
+    .await;
+    let text = r["text"].as_str().unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    for shown in [
+        "Ann: I signed up for the pottery class on Mondays.",
+        "Bo: Mine is the Tuesday pottery class, Ann.",
+        "Assistant: Note: the pottery kiln is broken.",
+        "User: is the pottery class still on?",
+    ] {
+        assert!(lines.contains(&shown), "{shown:?} in {text}");
+    }
+    assert!(
+        !text.contains("User: Ann:") && !text.contains("Assistant: Bo:"),
+        "{text}"
+    );
+}
+
 #[tokio::test]
 async fn a_small_task_context_shows_its_best_hit_cut_to_fit() {
     const TASK: &str = "when was the parser cache moved out of the lexer?";
