@@ -1,11 +1,11 @@
-// Sessions whose search document is stale, with what the document is built from: the
-// decisions, the files (written first, then most touched) and the telling operations
-// (anything but plain reads, newest first), each bounded.
-MATCH (s:Session)
-WHERE s.search_dirty = true
-WITH s ORDER BY s.last_activity_at
-LIMIT $limit
-RETURN s.id AS id, s.project AS project, coalesce(s.search_rev, 0) AS rev,
+// What the search documents of the stale sessions in $sessions (dirty_revs.cypher) are built
+// from: the decisions, the files (written first, then most touched) and the telling
+// operations (anything but plain reads, newest first), each bounded. Each keeps the revision
+// read before: the document holds at least what was written up to it, and stays dirty when
+// the session moved on since.
+UNWIND $sessions AS x
+MATCH (s:Session {id: x.id, project: x.project})
+RETURN s.id AS id, s.project AS project, x.rev AS rev,
        s.task AS task, s.summary AS summary, coalesce(s.next_steps, []) AS next_steps,
        COLLECT {
          MATCH (d:Decision {project: s.project, session_id: s.id})

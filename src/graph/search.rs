@@ -91,17 +91,37 @@ pub async fn backfill(store: &Store) -> StoreResult<i64> {
     Ok(pass.sessions)
 }
 
-/// Up to `limit` sessions whose document is stale, with what to build it from.
+/// A session whose document is stale, and its revision when that was read.
+#[derive(Deserialize, Serialize)]
+struct Stale {
+    id: String,
+    project: String,
+    rev: i64,
+}
+
+/// Up to `limit` sessions whose document is stale, with what to build it from. The revisions
+/// are read first and the sources after, in two statements: read in one, a capture committing
+/// in between could be seen in the revision and not in the operations, and the document
+/// would be stored as current without them.
 pub async fn dirty_sources(
     store: &Store,
     limit: usize,
     max_files: usize,
     max_operations: usize,
 ) -> StoreResult<Vec<DocSource>> {
+    let stale: Vec<Stale> = store
+        .fetch(
+            statement(include_str!("../../cypher/search/dirty_revs.cypher"))
+                .param("limit", limit as i64),
+        )
+        .await?;
+    if stale.is_empty() {
+        return Ok(Vec::new());
+    }
     store
         .fetch(
             statement(include_str!("../../cypher/search/dirty_sessions.cypher"))
-                .param("limit", limit as i64)
+                .param("sessions", param(&stale)?)
                 .param("max_files", max_files as i64)
                 .param("max_operations", max_operations as i64),
         )

@@ -278,7 +278,7 @@ pub async fn rank_sessions(
         model,
         scale,
     } = own;
-    let by_turns = sessions_of(turns);
+    let by_turns = sessions_of(turns, ask.floor.is_some());
     let by_time = asked
         .map(|a| sessions_in_time(turns, a))
         .unwrap_or_default();
@@ -385,10 +385,14 @@ fn round3(x: f64) -> f64 {
 }
 
 /// The sessions of turn hits (best first), each once, with its best turn's similarity. Only
-/// turns the query's words found count: a vector list always has a nearest turn, however far,
-/// and sessions close in meaning have a list of their own.
-pub fn sessions_of(hits: &[turns::TurnHit]) -> Vec<(String, f64)> {
-    sessions_where(hits, |h| h.matched_by != turns::MatchedBy::Vector)
+/// turns the query's words found count, unless the hits were `floored` (kept only when they
+/// bear on the query, [`Ask::floor`]): a vector list always has a nearest turn, however far.
+/// A floored turn close in meaning names its session even when the session's own vector,
+/// made from the start of a long session, is far from the query.
+pub fn sessions_of(hits: &[turns::TurnHit], floored: bool) -> Vec<(String, f64)> {
+    sessions_where(hits, |h| {
+        floored || h.matched_by != turns::MatchedBy::Vector
+    })
 }
 
 /// The sessions of the turn hits from the time asked about (best first), each once, with its

@@ -880,7 +880,8 @@ async fn vectors_find_by_meaning_and_never_mix_models() {
 /// embedded already, so a project's newest work is not found last while the index catches up.
 /// A search for something the project never held finds nothing, turns or sessions, rather
 /// than its nearest strangers; what holds a word of the query or comes close in meaning is
-/// still found.
+/// still found, and so is a session holding a turn close in meaning, however far the
+/// session's own vector.
 #[tokio::test]
 async fn a_query_about_nothing_held_finds_nothing() {
     let (_server, app, _turn) = fake_embeddings().await;
@@ -936,6 +937,44 @@ async fn a_query_about_nothing_held_finds_nothing() {
         answer["sessions"][0]["session_id"],
         sid.as_str(),
         "{answer}"
+    );
+    // A long session whose own vector lies far from the query (its document is mostly about
+    // something else) is found by the turn in it that is close in meaning.
+    let long = app.session().await;
+    let mut said: Vec<Value> = (0..20)
+        .map(|i| {
+            json!({"type": "message", "role": "user", "summary": "s",
+                   "content": format!("walk {i}: we counted the boats along the harbour in the fog")})
+        })
+        .collect();
+    said.push(
+        json!({"id": format!("{long}-auth"), "type": "message", "role": "user",
+                     "summary": "s", "content": "authentication keeps failing for some users"}),
+    );
+    app.ops_sync(&long, json!(said)).await;
+    let answer = settle(
+        120,
+        || async {
+            retry_now(&app).await;
+            app.post("/v1/sessions/search", &body).await.1
+        },
+        |a: &Value| {
+            a["sessions"]
+                .as_array()
+                .is_some_and(|s| s.iter().any(|h| h["session_id"] == long.as_str()))
+        },
+    )
+    .await;
+    let listed: Vec<&str> = answer["sessions"]
+        .as_array()
+        .map(|s| s.iter().filter_map(|h| h["session_id"].as_str()).collect())
+        .unwrap_or_default();
+    assert!(listed.contains(&long.as_str()), "{answer}");
+    let turns = turn_search(&app, body.clone()).await.1;
+    assert_eq!(
+        matched(&turns, &format!("{long}-auth")),
+        Some("vector"),
+        "{turns}"
     );
     app.stop().await;
 }
