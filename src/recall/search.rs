@@ -295,21 +295,17 @@ pub async fn rank_sessions(
     };
     let meaning = (mode == Mode::Hybrid).then(|| normalise_cosine(nearest, scale));
     // What bears on the query: a session whose document holds one of its words, whose vector
-    // is close enough, which holds a turn that bears on it (turn search kept only those) or
-    // was active in the time it names.
+    // is close enough, which holds a turn that bears on it (turn search kept only those, and
+    // `by_turns` lists the sessions of them all) or was active in the time it names.
     let bearing: Option<HashSet<String>> = ask.floor.map(|floor| {
         let close = meaning.iter().flatten().filter(|(_, s)| *s >= floor);
-        let holding = turns
-            .iter()
-            .filter(|h| !h.session_id.is_empty())
-            .map(|h| h.session_id.clone());
         words
             .iter()
             .flatten()
             .chain(close)
             .chain(&by_time)
+            .chain(&by_turns)
             .map(|(id, _)| id.clone())
-            .chain(holding)
             .collect()
     });
     let mut ranked: Vec<Vec<(String, f64)>> = words.into_iter().chain(meaning).collect();
