@@ -1745,7 +1745,7 @@ fn said_by(sid: &str, id: &str, who: &str, text: &str) -> Value {
 }
 
 #[tokio::test]
-async fn a_speaker_the_query_names_is_lifted_a_little_not_alone() {
+async fn a_speaker_the_query_names_is_lifted_not_alone() {
     let app = TestApp::spawn().await;
     let sid = app.session().await;
     let said = |id: &str, who: &str, text: &str| said_by(&sid, id, who, text);
