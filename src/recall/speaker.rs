@@ -12,8 +12,10 @@
 //! A label counts as a speaker's name only when it is one to three capitalised words opening
 //! a message and followed by a colon, shared by at least [`MIN_TURNS`] of the candidates, and
 //! written the same way in the query; a query naming two speakers (or none) lifts nothing. A
-//! coding session's turns open with no such label (their speakers are roles), so its searches
-//! are untouched.
+//! chat captured with its speakers opens nearly every message with a label; a coding
+//! session's turns open with none (their speakers are roles), and the few of its messages
+//! that open with "Note:" or "Fix:" name no one: labels count only when they open at least
+//! [`MIN_LABELLED`] of the candidate messages, so such a session's searches are untouched.
 //!
 //! Who said it is left out of meaning. A small sentence model weighs a proper name heavily:
 //! "What activities does Melanie partake in?" lies closest to whatever Melanie said, and a
@@ -29,6 +31,9 @@ use std::collections::HashMap;
 pub const LIFT: f64 = 0.5;
 /// Candidates a label must open for it to count as a speaker's.
 pub const MIN_TURNS: usize = 3;
+/// The share of the candidate messages the speakers' labels must open between them (as a
+/// divisor: a third).
+pub const MIN_LABELLED: usize = 3;
 /// Characters of a speaker's label at most.
 const MAX_LABEL: usize = 40;
 /// Words of a speaker's label at most.
@@ -86,19 +91,21 @@ pub fn unlabelled(text: &str) -> &str {
 pub struct Speakers(Vec<String>);
 
 /// The speakers' labels among `texts` (the candidate messages' texts): those opening at least
-/// [`MIN_TURNS`] of them.
+/// [`MIN_TURNS`] of them, when together they open at least one in [`MIN_LABELLED`]; else none.
 pub fn labels<'a>(texts: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     let mut counts: HashMap<&str, usize> = HashMap::new();
+    let mut messages = 0;
     for t in texts {
+        messages += 1;
         if let Some(l) = label(t) {
             *counts.entry(l).or_default() += 1;
         }
     }
-    let mut out: Vec<String> = counts
-        .into_iter()
-        .filter(|(_, n)| *n >= MIN_TURNS)
-        .map(|(l, _)| l.to_string())
-        .collect();
+    counts.retain(|_, n| *n >= MIN_TURNS);
+    if counts.values().sum::<usize>() * MIN_LABELLED < messages {
+        return Vec::new();
+    }
+    let mut out: Vec<String> = counts.into_keys().map(str::to_string).collect();
     out.sort();
     out
 }
@@ -215,6 +222,24 @@ mod tests {
         // A label opening fewer than MIN_TURNS candidates is no speaker.
         let few = ["Note: cache it", "Note: or not", "Caroline: hi"];
         assert_eq!(Named::in_query("Note what Caroline said", few), None);
+        // A coding session's few labelled messages name no speaker; a chat's do.
+        let notes = ["Note: cache it", "Note: or not", "Note: later"];
+        let plain = [
+            "fix the parser",
+            "run the tests",
+            "ok",
+            "done",
+            "why?",
+            "see log",
+            "no",
+        ];
+        assert_eq!(
+            Named::in_query("Note the cache", notes.into_iter().chain(plain)),
+            None
+        );
+        assert_eq!(labels(notes.into_iter().chain(plain)), Vec::<String>::new());
+        let chat = CHAT.into_iter().chain(plain[..3].iter().copied());
+        assert_eq!(labels(chat), ["Caroline", "Melanie"]);
     }
 
     #[test]
