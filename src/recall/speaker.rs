@@ -14,8 +14,9 @@
 //! written the same way in the query; a query naming two speakers (or none) lifts nothing. A
 //! chat captured with its speakers opens nearly every message with a label; a coding
 //! session's turns open with none (their speakers are roles), and the few of its messages
-//! that open with "Note:" or "Fix:" name no one: labels count only when they open at least
-//! [`MIN_LABELLED`] of the candidate messages, so such a session's searches are untouched.
+//! that open with "Note:" or "Fix:" name no one: labels count only when together they open
+//! at least a third of the candidate messages ([`MIN_LABELLED`]), so such a session's
+//! searches are untouched.
 //!
 //! Who said it is left out of meaning. A small sentence model weighs a proper name heavily:
 //! "What activities does Melanie partake in?" lies closest to whatever Melanie said, and a
