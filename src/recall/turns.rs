@@ -310,13 +310,14 @@ pub async fn search_in(
     // again when the guess from those known before differs. Without a full-text list (vectors
     // alone asked for, or no word to search), the guess stands.
     let meaning = if lucene.is_some() {
-        let labels = speaker::labels(
-            bm25.iter()
-                .filter(|r| r.kind.as_deref() == Some("message"))
-                .filter_map(|r| r.text.as_deref()),
-        );
+        let texts: Vec<&str> = bm25
+            .iter()
+            .filter(|r| r.kind.as_deref() == Some("message"))
+            .filter_map(|r| r.text.as_deref())
+            .collect();
+        let labels = speaker::labels(texts.iter().copied());
         turn_stats::remember_speakers(q.project, &labels);
-        Speakers::among(q.text, &labels).unnamed(q.text)
+        Speakers::in_texts(q.text, &labels, &texts).unnamed(q.text)
     } else {
         guess.clone()
     };
