@@ -17,8 +17,9 @@
 //!   left out: they have no evidence to recall;
 //! - REALTALK's chats (Lee et al., 2025; danny911kr/REALTALK `data/Chat_*.json`), a file or a
 //!   folder of them: one conversation a file, named by the file, laid out as LoCoMo's
-//!   (`session_N`, `session_N_date_time`, `qa`) with each message dated (`date_time`) and its
-//!   speakers in `name`. Evidence ranges ("D12:3-D12:5") count each of their turns.
+//!   (`session_N`, `session_N_date_time`, `qa`) with each message dated (`date_time`), an
+//!   image shared captioned as in LoCoMo, and its speakers in `name`. Evidence ranges
+//!   ("D12:3-D12:5") count each of their turns.
 //!
 //! [`load`] refuses a conversation id, or a turn id within a conversation, given twice
 //! ([`check_ids`]); the bench checks that every session's date reads ([`parse_date`],
@@ -321,6 +322,14 @@ struct LocomoTurn {
     blip_caption: Option<String>,
 }
 
+/// A message's `text` with the caption of the image it shares, as LoCoMo's authors show it.
+fn with_caption(text: String, caption: Option<&str>) -> String {
+    match caption.map(str::trim) {
+        Some(caption) if !caption.is_empty() => format!("{text} [shares an image: {caption}]"),
+        _ => text,
+    }
+}
+
 /// One LoCoMo sample as a conversation of the bench's shape.
 fn locomo(sample: LocomoSample) -> anyhow::Result<Conversation> {
     let c = &sample.conversation;
@@ -339,12 +348,7 @@ fn locomo(sample: LocomoSample) -> anyhow::Result<Conversation> {
         let turns = turns
             .into_iter()
             .map(|t| Turn {
-                text: match t.blip_caption.as_deref().map(str::trim) {
-                    Some(caption) if !caption.is_empty() => {
-                        format!("{} [shares an image: {caption}]", t.text)
-                    }
-                    _ => t.text,
-                },
+                text: with_caption(t.text, t.blip_caption.as_deref()),
                 id: t.dia_id,
                 speaker: t.speaker,
                 at: None,
@@ -449,6 +453,8 @@ struct RealtalkTurn {
     clean_text: String,
     #[serde(default)]
     date_time: Option<String>,
+    #[serde(default)]
+    blip_caption: Option<String>,
 }
 
 /// One REALTALK chat as a conversation of the bench's shape, named `name`: its sessions
@@ -475,7 +481,7 @@ fn realtalk(chat: RealtalkChat, name: &str) -> anyhow::Result<Conversation> {
             .map(|t| Turn {
                 id: t.dia_id,
                 speaker: t.speaker,
-                text: t.clean_text,
+                text: with_caption(t.clean_text, t.blip_caption.as_deref()),
                 at: t.date_time,
             })
             .collect();
@@ -824,13 +830,15 @@ mod tests {
             json!({"clean_text": format!("text of {id}"), "speaker": who, "date_time": at,
                    "img_file": [], "img_url": [], "dia_id": id})
         };
+        let mut shared = msg("D1:2", "bo", "30.12.2023, 00:32:20");
+        shared["blip_caption"] = json!(" a bowl of cereal ");
         let data = read_value(json!({
             "name": {"speaker_1": "Ana", "speaker_2": "bo"},
             "session_2": [msg("D2:1", "bo", "02.01.2024, 09:00:00")],
             "session_2_date_time": "02.01.2024, 09:00:00",
             "events_session_2": {"agent_a": [], "agent_b": []},
             "session_1": [msg("D1:1", "Ana", "29.12.2023, 22:42:04"),
-                          msg("D1:2", "bo", "30.12.2023, 00:32:20"),
+                          shared,
                           msg("D1:3", "Ana", "30.12.2023, 00:33:00")],
             "session_1_date_time": "29.12.2023, 22:42:04",
             "qa": [{"question": "Where?", "answer": "Here", "category": 1,
@@ -849,7 +857,11 @@ mod tests {
             .map(|t| t.id.as_str())
             .collect();
         assert_eq!(ids, ["D1:1", "D1:2", "D1:3", "D2:1"]);
-        assert_eq!(c.sessions[0].turns[1].text, "text of D1:2");
+        assert_eq!(
+            c.sessions[0].turns[1].text, "text of D1:2 [shares an image: a bowl of cereal]",
+            "an image shared keeps its caption, as in LoCoMo"
+        );
+        assert_eq!(c.sessions[0].turns[2].text, "text of D1:3");
         let at = c.sessions[0].turns[1]
             .at
             .as_deref()
