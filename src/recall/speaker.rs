@@ -172,8 +172,13 @@ fn spelt_like(written: &str, name: &str) -> bool {
 fn held(texts: &[&str], word: &str) -> bool {
     let word = word.to_lowercase();
     texts.iter().any(|t| {
-        t.split(|c: char| !c.is_alphanumeric())
-            .any(|w| w.len() == word.len() && w.to_lowercase() == word)
+        t.split(|c: char| !c.is_alphanumeric()).any(|w| {
+            if w.is_ascii() {
+                w.eq_ignore_ascii_case(&word)
+            } else {
+                w.to_lowercase() == word
+            }
+        })
     })
 }
 
