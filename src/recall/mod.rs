@@ -8,7 +8,9 @@
 //! BM25 + embeddings); [`turns`] finds single turns (operations, decisions, memories, session
 //! summaries), its full-text candidates scored again with the project's own statistics
 //! ([`bm25`], counted by [`turn_stats`] and remembered briefly), the turns of a speaker the
-//! query names lifted a little ([`speaker`]); [`handover`] is the wake-up briefing for a new session; [`logs`]
+//! query names lifted a little ([`speaker`]), the turn after one it answers (the reply to a
+//! question on the subject, a call's result: [`answered`]) lifted more by it than other
+//! neighbours; [`handover`] is the wake-up briefing for a new session; [`logs`]
 //! caches sessions' operation logs for reconstruction and context, [`beliefs`] and
 //! [`memories`] a project's active beliefs and its memories for context while their
 //! fingerprint stays the same ([`remembered`]); [`touches`] groups the files operations
@@ -17,6 +19,7 @@
 //! only writers are [`index`] and [`turn_index`], which keep derived search fields (documents,
 //! search texts, embeddings with their model).
 
+pub mod answered;
 pub mod beliefs;
 pub mod bm25;
 pub mod context;

@@ -207,9 +207,40 @@ pub fn spread(similarities: &[f64], scale: Calibration) -> Vec<f64> {
         .collect()
 }
 
-/// Where a candidate sits: its session, its place in it (seq) and how far what stands
-/// beside it counts for it ([`reach`]).
-pub type Places<'a> = HashMap<&'a str, (&'a str, i64, f64)>;
+/// Where each candidate sits ([`Place`]), by id.
+pub type Places<'a> = HashMap<&'a str, Place<'a>>;
+
+/// Where a candidate sits: its session, its place in it (seq), how far what stands beside it
+/// counts for it ([`reach`]), and whether what comes after it probably answers it (a question
+/// on the query's subject, a tool call: [`crate::recall::answered::answered_next`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Place<'a> {
+    pub session: &'a str,
+    pub seq: i64,
+    pub reach: f64,
+    pub answered_next: bool,
+}
+
+impl<'a> Place<'a> {
+    /// A candidate at `seq` of `session`, counting its neighbours by `reach`, followed by
+    /// nothing in particular.
+    pub fn new(session: &'a str, seq: i64, reach: f64) -> Self {
+        Self {
+            session,
+            seq,
+            reach,
+            answered_next: false,
+        }
+    }
+
+    /// The same place, followed by what probably answers it.
+    pub fn answered(self) -> Self {
+        Self {
+            answered_next: true,
+            ..self
+        }
+    }
+}
 
 /// Texts up to this long (in bytes) count their neighbours in full ([`reach`]).
 pub const SHORT_TEXT: usize = 400;
@@ -230,6 +261,12 @@ pub fn reach(text_len: usize) -> f64 {
 
 /// How much of the better of its two neighbours' scores a candidate gains.
 pub const NEIGHBOUR_WEIGHT: f64 = 0.4;
+/// How much of the score of the candidate just before it a candidate gains instead when that
+/// one is answered by what comes next ([`Place::answered_next`]): the reply to a question on
+/// the subject, a call's result. On LoCoMo, through the whole task context, evidence recall
+/// at 1,000 tokens went 0.795 → 0.799 (REALTALK and LongMemEval unchanged;
+/// docs/performance.md).
+pub const ANSWER_WEIGHT: f64 = 0.6;
 /// How much of the better score of the candidates two places before and after it in its
 /// session a candidate gains: the same speaker's next turn, a call's result after the call.
 pub const NEAR_WEIGHT: f64 = 0.2;
@@ -333,46 +370,55 @@ pub fn fuse_scores(
 /// a few messages — and within the sessions on the subject, so a candidate beside a strong
 /// one, or in a session holding one, is likelier part of the answer: each score gains
 /// [`NEIGHBOUR_WEIGHT`] × the better score of the candidates just before and just after it in
-/// its session, [`NEAR_WEIGHT`] × the better of those two places away (one speaker's turn
-/// after the other's reply, a result after its call) and [`SESSION_WEIGHT`] × the best score
-/// in its session (its own included), times its [`reach`] — a long turn gains less, since it
-/// answers on its own or not at all;
-/// then all are scaled so that the best is as high as the best fused score was (on 0..=1).
-/// Candidates `places` cannot locate gain nothing. On LoCoMo's 1,981 questions, through the whole task
-/// context, evidence recall at 1,000 tokens went 0.661 → 0.688 with the neighbours,
-/// → 0.694 with the session as well, and 0.719 → 0.727 with the turns two places away; on
+/// its session ([`ANSWER_WEIGHT`] × the one before when that one is answered by what follows
+/// it: the reply to a question on the subject, a call's result), [`NEAR_WEIGHT`] × the better
+/// of those two places away (one speaker's turn after the other's reply, a result after its
+/// call) and [`SESSION_WEIGHT`] × the best score in its session (its own included), times its
+/// [`reach`] — a long turn gains less, since it answers on its own or not at all; then all are
+/// scaled so that the best is as high as the best fused score was (on 0..=1). Candidates
+/// `places` cannot locate gain nothing. On LoCoMo's 1,981 questions, through the whole task
+/// context, evidence recall at 1,000 tokens went 0.661 → 0.688 with the neighbours, → 0.694
+/// with the session as well, and 0.719 → 0.727 with the turns two places away; on
 /// LongMemEval's long replies the gains lifted every reply of a session on the subject above
 /// the user's turn that answers: 0.710 → 0.797 with the reach (full text; docs/performance.md).
 pub fn with_neighbours<'a>(
     scores: &HashMap<&'a str, f64>,
     places: &Places<'_>,
 ) -> Vec<(&'a str, f64)> {
-    let at: HashMap<(&str, i64), f64> = scores
+    let at: HashMap<(&str, i64), (f64, bool)> = scores
         .iter()
         .filter_map(|(id, s)| {
             places
                 .get(id)
-                .map(|&(session, seq, _)| ((session, seq), *s))
+                .map(|p| ((p.session, p.seq), (*s, p.answered_next)))
         })
         .collect();
     let mut best: HashMap<&str, f64> = HashMap::new();
-    for (&(session, _), &s) in &at {
+    for (&(session, _), &(s, _)) in &at {
         let b = best.entry(session).or_insert(0.0);
         *b = b.max(s);
     }
-    let scale = 1.0 + NEIGHBOUR_WEIGHT + NEAR_WEIGHT + SESSION_WEIGHT;
+    let scale = 1.0 + ANSWER_WEIGHT.max(NEIGHBOUR_WEIGHT) + NEAR_WEIGHT + SESSION_WEIGHT;
     let placed: Vec<(&'a str, f64)> = scores
         .iter()
         .map(|(&id, &s)| {
-            let Some(&(session, seq, reach)) = places.get(id) else {
+            let Some(p) = places.get(id) else {
                 return (id, s / scale);
             };
-            let score = |seq| at.get(&(session, seq)).copied().unwrap_or(0.0);
-            let apart = |d| score(seq - d).max(score(seq + d));
-            let gained = NEIGHBOUR_WEIGHT * apart(1)
+            let score = |seq| at.get(&(p.session, seq)).map_or(0.0, |a| a.0);
+            let apart = |d| score(p.seq - d).max(score(p.seq + d));
+            let weight = |answered| match answered {
+                true => ANSWER_WEIGHT,
+                false => NEIGHBOUR_WEIGHT,
+            };
+            let before = at
+                .get(&(p.session, p.seq - 1))
+                .map_or(0.0, |&(s, answered)| s * weight(answered));
+            let beside = before.max(NEIGHBOUR_WEIGHT * score(p.seq + 1));
+            let gained = beside
                 + NEAR_WEIGHT * apart(2)
-                + SESSION_WEIGHT * best.get(session).copied().unwrap_or(0.0);
-            (id, (s + reach * gained) / scale)
+                + SESSION_WEIGHT * best.get(p.session).copied().unwrap_or(0.0);
+            (id, (s + p.reach * gained) / scale)
         })
         .collect();
     // The best keeps the best fused score, so similarity weighs against recency and
@@ -541,10 +587,10 @@ mod tests {
             ("other-session".to_string(), 0.34),
         ];
         let places: Places = [
-            ("question", ("s1", 4, 1.0)),
-            ("reply", ("s1", 5, 1.0)),
-            ("elsewhere", ("s1", 9, 1.0)),
-            ("other-session", ("s2", 3, 1.0)),
+            ("question", Place::new("s1", 4, 1.0)),
+            ("reply", Place::new("s1", 5, 1.0)),
+            ("elsewhere", Place::new("s1", 9, 1.0)),
+            ("other-session", Place::new("s2", 3, 1.0)),
         ]
         .into_iter()
         .collect();
@@ -588,10 +634,10 @@ mod tests {
             ("three-on".to_string(), 0.3),
         ];
         let places: Places = [
-            ("asked", ("s1", 10, 1.0)),
-            ("beside", ("s1", 9, 1.0)),
-            ("two-on", ("s1", 12, 1.0)),
-            ("three-on", ("s1", 13, 1.0)),
+            ("asked", Place::new("s1", 10, 1.0)),
+            ("beside", Place::new("s1", 9, 1.0)),
+            ("two-on", Place::new("s1", 12, 1.0)),
+            ("three-on", Place::new("s1", 13, 1.0)),
         ]
         .into_iter()
         .collect();
@@ -607,6 +653,39 @@ mod tests {
     }
 
     #[test]
+    fn the_reply_to_a_question_gains_more_of_it_than_the_turn_before_it() {
+        let list = vec![
+            ("asks".to_string(), 1.0),
+            ("reply".to_string(), 0.3),
+            ("states".to_string(), 1.0),
+            ("after-statement".to_string(), 0.3),
+            ("before-question".to_string(), 0.3),
+        ];
+        let places: Places = [
+            ("before-question", Place::new("s1", 1, 1.0)),
+            ("asks", Place::new("s1", 2, 1.0).answered()),
+            ("reply", Place::new("s1", 3, 1.0)),
+            ("states", Place::new("s2", 1, 1.0)),
+            ("after-statement", Place::new("s2", 2, 1.0)),
+        ]
+        .into_iter()
+        .collect();
+        let fused = fuse_scores(&[list], &places, &HashSet::new(), &HashSet::new(), 10);
+        let score = |id: &str| fused.iter().find(|(i, _)| i == id).unwrap().1;
+        // Each is beside a 1.0 in a session whose best is 1.0; only the reply follows the
+        // question it answers. The reply and the turn before the question are also two
+        // places from each other.
+        let best = 1.0 + NEIGHBOUR_WEIGHT * 0.3 + SESSION_WEIGHT;
+        let near = NEAR_WEIGHT * 0.3;
+        let want = |beside: f64, near: f64| (0.3 + beside + near + SESSION_WEIGHT) / best;
+        assert!((score("reply") - want(ANSWER_WEIGHT, near)).abs() < 1e-9);
+        assert!((score("after-statement") - want(NEIGHBOUR_WEIGHT, 0.0)).abs() < 1e-9);
+        // The question's answer does not flow backwards.
+        assert!((score("before-question") - want(NEIGHBOUR_WEIGHT, near)).abs() < 1e-9);
+        assert!(score("reply") > score("before-question"));
+    }
+
+    #[test]
     fn a_long_turn_gains_less_from_what_stands_beside_it() {
         assert_eq!(reach(SHORT_TEXT), 1.0);
         assert_eq!(reach(4 * SHORT_TEXT), 0.25);
@@ -617,10 +696,10 @@ mod tests {
             ("long-reply".to_string(), 0.3),
         ];
         let places: Places = [
-            ("asked", ("s1", 1, 1.0)),
-            ("short-reply", ("s1", 2, reach(100))),
-            ("asked-too", ("s2", 1, 1.0)),
-            ("long-reply", ("s2", 2, reach(4 * SHORT_TEXT))),
+            ("asked", Place::new("s1", 1, 1.0)),
+            ("short-reply", Place::new("s1", 2, reach(100))),
+            ("asked-too", Place::new("s2", 1, 1.0)),
+            ("long-reply", Place::new("s2", 2, reach(4 * SHORT_TEXT))),
         ]
         .into_iter()
         .collect();

@@ -26,10 +26,11 @@ use crate::domain::operation::render_stored_line;
 use crate::domain::{shown, tokens};
 use crate::graph::operations::{FileRow, OperationView};
 use crate::graph::{self, operations, Store, StoreResult};
+use crate::recall::answered::answered_next;
 use crate::recall::scope::ScopeSession;
 use crate::recall::touches::{file_rows, Touch};
 use crate::recall::turns::TurnHit;
-use crate::recall::{bm25, excerpt, speaker, turn_stats};
+use crate::recall::{excerpt, speaker, turn_stats};
 
 /// One operation turn search found relevant, best first.
 #[derive(Clone, Debug, PartialEq)]
@@ -47,7 +48,7 @@ pub struct Found {
 }
 
 impl Found {
-    /// A turn hit as found for a task with the stemmed words `task` ([`bm25::words`]).
+    /// A turn hit as found for a task with the stemmed words `task` ([`crate::recall::bm25::words`]).
     pub fn of_hit(h: TurnHit, task: &[String]) -> Self {
         let wants_next = answered_next(&h.kind, &h.text, task);
         Found {
@@ -59,35 +60,6 @@ impl Found {
             score: h.score,
             wants_next,
         }
-    }
-}
-
-/// Whether the operation after one of `kind` saying `text` probably carries what a task asks
-/// (`task`: the task's stemmed words, [`bm25::words`]): the result after a tool call or a
-/// search; the reply after a message that asks about the task. A message asks about the task
-/// when one of its questions holds one of the task's words: a turn found for what it states
-/// and closing with an unrelated question ("… Any plans for the summer?") is followed by the
-/// answer to that question, not to the task. A message that shares no word with the task
-/// (found by its meaning), or a task without words, keeps the reply after any question. A
-/// statement answers for itself.
-pub fn answered_next(kind: &str, text: &str, task: &[String]) -> bool {
-    match kind {
-        "tool_call" | "search" => true,
-        "message" => {
-            let shares = |t: &str| bm25::words(t).iter().any(|w| task.contains(w));
-            let mut questions = text
-                .split_inclusive(['.', '!', '?', '\n'])
-                .filter(|s| s.trim_end().ends_with('?'))
-                .peekable();
-            // The questions are stemmed first (they are short); the whole text only when none
-            // of them holds a task word — a question's words are among the text's.
-            if questions.peek().is_none() {
-                false
-            } else {
-                task.is_empty() || questions.any(shares) || !shares(text)
-            }
-        }
-        _ => false,
     }
 }
 
@@ -190,7 +162,7 @@ pub struct History {
     pub found: Vec<Found>,
     pub items: HashMap<Key, Item>,
     pub headers: HashMap<String, (i64, String, usize)>,
-    /// The task's stemmed words ([`bm25::words`]): what a line cut to a small share is cut
+    /// The task's stemmed words ([`crate::recall::bm25::words`]): what a line cut to a small share is cut
     /// around ([`History::fit`]).
     pub task: Vec<String>,
 }
@@ -346,7 +318,7 @@ pub fn rendered(r: &OperationView) -> String {
 
 /// How [`read_items`] makes lines: counted in `encoding` (the store's counts serve when they
 /// are in `stored`), cut for a history share of `share` around what bears on `task` (its
-/// stemmed words, [`bm25::words`]; [`excerpt`]).
+/// stemmed words, [`crate::recall::bm25::words`]; [`excerpt`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Lines<'a> {
     pub encoding: Encoding,
@@ -498,6 +470,7 @@ pub fn keys_for(found: &[Found]) -> Vec<Key> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::recall::bm25;
 
     fn found(s: &str, seq: i64, role: &str, text: &str) -> Found {
         Found {
@@ -689,8 +662,6 @@ mod tests {
             keys_for(&hits),
             vec![("a".to_string(), 1), ("a".to_string(), 2)]
         );
-        assert!(answered_next("tool_call", "cargo test", &[]));
-        assert!(!answered_next("write", "why? src/a.rs", &[]));
     }
 
     #[test]
@@ -709,28 +680,6 @@ mod tests {
         assert_eq!(answer_cap(900), line_cap(900) / 2);
         // A small share keeps a floor under both.
         assert_eq!((line_cap(60), answer_cap(60)), (64, 32));
-    }
-
-    #[test]
-    fn a_reply_follows_a_question_about_the_task() {
-        let task = bm25::words("Where has Melanie camped?");
-        // Found for what it states; its question asks about something else.
-        let aside = "We went camping in the forest. Any fun plans for the summer?";
-        assert!(!answered_next("message", aside, &task));
-        // Its question is the task's.
-        let asked = "Wow, that's awesome! What's your best camping memory?";
-        assert!(answered_next("message", asked, &task));
-        // A statement answers for itself.
-        assert!(!answered_next("message", "We camped at the beach.", &task));
-        // Found by meaning, no word in common: its question is taken to be what matched.
-        let meant = "How could we make the nightly backup restore faster?";
-        assert!(answered_next(
-            "message",
-            meant,
-            &bm25::words("speed up recovery")
-        ));
-        // A task without words to compare: any question.
-        assert!(answered_next("message", aside, &[]));
     }
 
     /// 500 words in a line capped at 64 tokens, cut for `excerpt` when there is one.

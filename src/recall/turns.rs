@@ -39,7 +39,7 @@ use crate::graph::turns::{self as store_turns, Filter, TurnRow, Vectors};
 use crate::graph::{now_ms, Store, StoreResult};
 use crate::recall::rank::{self, Lists, Mode, Weights};
 use crate::recall::speaker::{self, Named, Speakers};
-use crate::recall::{bm25, excerpt, turn_stats};
+use crate::recall::{answered, bm25, excerpt, turn_stats};
 
 /// Query characters at most.
 pub const MAX_QUERY_CHARS: usize = rank::MAX_QUERY_CHARS;
@@ -675,13 +675,19 @@ async fn rank(
     for r in nearest.into_iter().chain(bm25) {
         rows.insert(r.id.clone(), r);
     }
+    let words = bm25::words(q.text);
     let places: rank::Places = rows
         .values()
         // Memories and summaries stand beside no turn.
         .filter(|r| !matches!(r.kind.as_deref(), Some("memory" | "summary")))
         .filter_map(|r| {
-            let reach = rank::reach(r.text.as_deref().map_or(0, str::len));
-            Some((r.id.as_str(), (r.session_id.as_deref()?, r.seq, reach)))
+            let text = r.text.as_deref().unwrap_or_default();
+            let kind = r.kind.as_deref().unwrap_or_default();
+            let place = rank::Place {
+                answered_next: answered::answered_next(kind, text, &words),
+                ..rank::Place::new(r.session_id.as_deref()?, r.seq, rank::reach(text.len()))
+            };
+            Some((r.id.as_str(), place))
         })
         .collect();
     let in_time: HashSet<&str> = match asked {
@@ -713,7 +719,6 @@ async fn rank(
     drop(in_time);
     drop(vectorless);
     let now = q.now();
-    let words = bm25::words(q.text);
     // How each candidate's vector can be compared: by the signature its row brought, or
     // (stored before signatures were) by looking the vector up.
     let mut likeness: HashMap<String, Likeness> = HashMap::new();
