@@ -48,7 +48,8 @@ pub struct Found {
 }
 
 impl Found {
-    /// A turn hit as found for a task with the stemmed words `task` ([`crate::recall::bm25::words`]).
+    /// A turn hit as found for a task with the stemmed words `task`
+    /// ([`crate::recall::bm25::words`]).
     pub fn of_hit(h: TurnHit, task: &[String]) -> Self {
         let wants_next = answered_next(&h.kind, &h.text, task);
         Found {
@@ -162,8 +163,8 @@ pub struct History {
     pub found: Vec<Found>,
     pub items: HashMap<Key, Item>,
     pub headers: HashMap<String, (i64, String, usize)>,
-    /// The task's stemmed words ([`crate::recall::bm25::words`]): what a line cut to a small share is cut
-    /// around ([`History::fit`]).
+    /// The task's stemmed words ([`crate::recall::bm25::words`]): what a line cut to a small
+    /// share is cut around ([`History::fit`]).
     pub task: Vec<String>,
 }
 
