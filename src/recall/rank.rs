@@ -233,11 +233,20 @@ impl<'a> Place<'a> {
         }
     }
 
-    /// The same place, followed by what probably answers it.
-    pub fn answered(self) -> Self {
+    /// The same place, followed by what probably answers it when `answered_next`.
+    pub fn answered(self, answered_next: bool) -> Self {
         Self {
-            answered_next: true,
+            answered_next,
             ..self
+        }
+    }
+
+    /// How much of this candidate's score the one just after it gains.
+    fn lends_next(&self) -> f64 {
+        if self.answered_next {
+            ANSWER_WEIGHT
+        } else {
+            NEIGHBOUR_WEIGHT
         }
     }
 }
@@ -385,12 +394,13 @@ pub fn with_neighbours<'a>(
     scores: &HashMap<&'a str, f64>,
     places: &Places<'_>,
 ) -> Vec<(&'a str, f64)> {
-    let at: HashMap<(&str, i64), (f64, bool)> = scores
+    // Each located candidate's score, and how much of it the candidate after it gains.
+    let at: HashMap<(&str, i64), (f64, f64)> = scores
         .iter()
         .filter_map(|(id, s)| {
             places
                 .get(id)
-                .map(|p| ((p.session, p.seq), (*s, p.answered_next)))
+                .map(|p| ((p.session, p.seq), (*s, p.lends_next())))
         })
         .collect();
     let mut best: HashMap<&str, f64> = HashMap::new();
@@ -407,13 +417,9 @@ pub fn with_neighbours<'a>(
             };
             let score = |seq| at.get(&(p.session, seq)).map_or(0.0, |a| a.0);
             let apart = |d| score(p.seq - d).max(score(p.seq + d));
-            let weight = |answered| match answered {
-                true => ANSWER_WEIGHT,
-                false => NEIGHBOUR_WEIGHT,
-            };
             let before = at
                 .get(&(p.session, p.seq - 1))
-                .map_or(0.0, |&(s, answered)| s * weight(answered));
+                .map_or(0.0, |&(s, lent)| s * lent);
             let beside = before.max(NEIGHBOUR_WEIGHT * score(p.seq + 1));
             let gained = beside
                 + NEAR_WEIGHT * apart(2)
@@ -663,7 +669,7 @@ mod tests {
         ];
         let places: Places = [
             ("before-question", Place::new("s1", 1, 1.0)),
-            ("asks", Place::new("s1", 2, 1.0).answered()),
+            ("asks", Place::new("s1", 2, 1.0).answered(true)),
             ("reply", Place::new("s1", 3, 1.0)),
             ("states", Place::new("s2", 1, 1.0)),
             ("after-statement", Place::new("s2", 2, 1.0)),

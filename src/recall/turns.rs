@@ -683,11 +683,11 @@ async fn rank(
         .filter_map(|r| {
             let text = r.text.as_deref().unwrap_or_default();
             let kind = r.kind.as_deref().unwrap_or_default();
-            let place = rank::Place {
-                answered_next: answered::answered_next(kind, text, &words),
-                ..rank::Place::new(r.session_id.as_deref()?, r.seq, rank::reach(text.len()))
-            };
-            Some((r.id.as_str(), place))
+            let place = rank::Place::new(r.session_id.as_deref()?, r.seq, rank::reach(text.len()));
+            Some((
+                r.id.as_str(),
+                place.answered(answered::answered_next(kind, text, &words)),
+            ))
         })
         .collect();
     let in_time: HashSet<&str> = match asked {
