@@ -9,7 +9,9 @@
 //! - similarity = the mean, over the lists in play that could hold the session, of its
 //!   normalised score in each: a session with no search document yet cannot be in the
 //!   words' list, one not embedded by the model yet not in the nearest neighbours'
-//!   ([`over_lists_holding`]).
+//!   ([`over_lists_holding`]); when turns were found, half of it is the session's lead
+//!   instead: its best turn's score over the best turn's ([`leads`]). A session's document
+//!   and vector sum up all it did; the turn that answers is what the query looks for.
 
 use std::collections::{HashMap, HashSet};
 
@@ -279,6 +281,7 @@ pub async fn rank_sessions(
         scale,
     } = own;
     let by_turns = sessions_of(turns, ask.floor.is_some());
+    let leads = leads(turns, ask.floor.is_some());
     let by_time = asked
         .map(|a| sessions_in_time(turns, a))
         .unwrap_or_default();
@@ -333,7 +336,10 @@ pub async fn rank_sessions(
             // one its model has not embedded yet not in the nearest neighbours'.
             let cannot_hold = usize::from(lists.fulltext() && !r.worded)
                 + usize::from(model.is_some() && !r.vectored);
-            let sim = over_lists_holding(fused, in_play, cannot_hold);
+            let mut sim = over_lists_holding(fused, in_play, cannot_hold);
+            if !leads.is_empty() {
+                sim = (sim + leads.get(r.id.as_str()).copied().unwrap_or(0.0)) / 2.0;
+            }
             let last = r.last_activity_at.unwrap_or(now);
             let days = (now - last).max(0) as f64 / DAY_MS;
             let score = weights.similarity * sim
@@ -386,9 +392,31 @@ fn round3(x: f64) -> f64 {
 /// A floored turn close in meaning names its session even when the session's own vector,
 /// made from the start of a long session, is far from the query.
 pub fn sessions_of(hits: &[turns::TurnHit], floored: bool) -> Vec<(String, f64)> {
-    sessions_where(hits, |h| {
-        floored || h.matched_by != turns::MatchedBy::Vector
-    })
+    sessions_where(hits, |h| counts(h, floored))
+}
+
+/// Each session's lead: its best turn's score over the best of all (0..=1), of the turns
+/// [`sessions_of`] counts. Empty when none counts.
+pub fn leads(hits: &[turns::TurnHit], floored: bool) -> HashMap<String, f64> {
+    let counted = || {
+        hits.iter()
+            .filter(move |h| !h.session_id.is_empty() && counts(h, floored))
+    };
+    let top = counted().map(|h| h.score).fold(0.0_f64, f64::max);
+    let mut out: HashMap<String, f64> = HashMap::new();
+    if top <= 0.0 {
+        return out;
+    }
+    for h in counted() {
+        let lead = out.entry(h.session_id.clone()).or_insert(0.0);
+        *lead = lead.max(h.score / top);
+    }
+    out
+}
+
+/// Whether a turn hit names its session ([`sessions_of`]).
+fn counts(h: &turns::TurnHit, floored: bool) -> bool {
+    floored || h.matched_by != turns::MatchedBy::Vector
 }
 
 /// The sessions of the turn hits from the time asked about (best first), each once, with its
@@ -426,4 +454,47 @@ fn normalise_cosine(list: Vec<Scored>, scale: Calibration) -> Vec<(String, f64)>
     list.into_iter()
         .map(|s| (s.id, scale.read(2.0 * s.score - 1.0)))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use turns::{MatchedBy, TurnHit};
+
+    fn hit(session: &str, score: f64, matched_by: MatchedBy) -> TurnHit {
+        TurnHit {
+            operation_id: format!("{session}-{score}"),
+            session_id: session.into(),
+            seq: 1,
+            kind: "message".into(),
+            role: None,
+            text: String::new(),
+            snippet: String::new(),
+            at: 0,
+            score,
+            similarity: score,
+            matched_by,
+        }
+    }
+
+    #[test]
+    fn a_session_leads_by_its_best_turn_over_the_best_found() {
+        let hits = [
+            hit("a", 0.8, MatchedBy::Both),
+            hit("b", 0.6, MatchedBy::Fulltext),
+            hit("a", 0.7, MatchedBy::Both),
+            hit("c", 0.9, MatchedBy::Vector),
+            hit("", 1.0, MatchedBy::Both),
+        ];
+        // Unfloored, a turn found by its meaning alone names no session: the best is a's.
+        let leads = leads(&hits, false);
+        assert_eq!(leads.len(), 2);
+        assert!((leads["a"] - 1.0).abs() < 1e-9);
+        assert!((leads["b"] - 0.75).abs() < 1e-9);
+        // Floored, every turn kept bears on the query: c's turn is the best.
+        let leads = super::leads(&hits, true);
+        assert!((leads["c"] - 1.0).abs() < 1e-9);
+        assert!((leads["a"] - 0.8 / 0.9).abs() < 1e-9);
+        assert!(super::leads(&[hit("a", 0.0, MatchedBy::Both)], true).is_empty());
+    }
 }
