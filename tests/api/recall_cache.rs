@@ -329,3 +329,66 @@ async fn context_sees_memory_changes_at_once() {
     assert!(text.contains("fridays deploy nothing"), "{text}");
     app.stop().await;
 }
+
+/// A task context with relevant operations lists the decisions about the files they touched,
+/// even one made in a session the task never found; and the project's memories and beliefs
+/// it remembers between contexts give way at once to a memory or a belief added since.
+#[tokio::test]
+async fn a_task_context_reads_decisions_of_its_files_and_sees_long_term_changes_at_once() {
+    let app = TestApp::spawn().await;
+    let worked = start(&app, "key rotation", None).await;
+    app.ops_sync(
+        &worked,
+        json!([{"type": "write", "summary": "rotated the signing keys in the vault module",
+                "files_modified": ["src/vault.rs"]}]),
+    )
+    .await;
+    let elsewhere = start(&app, "an unrelated review", None).await;
+    let (s, b) = app
+        .post(
+            "/v1/decisions",
+            &json!({"project": app.project, "session_id": elsewhere, "subject": "vault layout",
+                    "choice": "one file per backend", "rationale": "backends change apart",
+                    "files": ["src/vault.rs"]}),
+        )
+        .await;
+    assert_eq!(s, 201, "{b}");
+    let context = || async {
+        let (s, r) = app
+            .post(
+                "/v1/context",
+                &json!({"project": app.project, "budget_tokens": 4000,
+                        "task": "how were the signing keys rotated"}),
+            )
+            .await;
+        assert_eq!(s, 200, "{r}");
+        r["text"].as_str().unwrap().to_string()
+    };
+    let text = context().await;
+    assert!(text.contains("rotated the signing keys"), "{text}");
+    assert!(
+        text.contains("- vault layout: one file per backend — backends change apart"),
+        "{text}"
+    );
+    assert!(!text.contains("weekly"), "{text}");
+
+    let (s, b) = app
+        .post(
+            "/v1/memories",
+            &json!({"project": app.project, "session_id": worked, "kind": "lesson",
+                    "content": "signing keys rotate weekly", "confidence": 0.9}),
+        )
+        .await;
+    assert_eq!(s, 201, "{b}");
+    let id = belief(&app, "signing keys are rotated by hand").await;
+    app.ops_sync(
+        &worked,
+        json!([{"type": "tool_call", "tool": "Bash", "summary": "rotated the signing keys by hand",
+                "informs_belief": id}]),
+    )
+    .await;
+    let text = context().await;
+    assert!(text.contains("signing keys rotate weekly"), "{text}");
+    assert!(text.contains("signing keys are rotated by hand"), "{text}");
+    app.stop().await;
+}
