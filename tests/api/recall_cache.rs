@@ -153,6 +153,30 @@ async fn belief(app: &TestApp, content: &str) -> String {
     b["id"].as_str().unwrap().to_string()
 }
 
+/// The text of a task's context at 4,000 tokens.
+async fn task_context(app: &TestApp, task: &str) -> String {
+    let (s, r) = app
+        .post(
+            "/v1/context",
+            &json!({"project": app.project, "budget_tokens": 4000, "task": task}),
+        )
+        .await;
+    assert_eq!(s, 200, "{r}");
+    r["text"].as_str().unwrap().to_string()
+}
+
+/// Records a lesson learnt in `session`.
+async fn remember(app: &TestApp, session: &str, content: &str) {
+    let (s, b) = app
+        .post(
+            "/v1/memories",
+            &json!({"project": app.project, "session_id": session, "kind": "lesson",
+                    "content": content, "confidence": 0.9}),
+        )
+        .await;
+    assert_eq!(s, 201, "{b}");
+}
+
 /// The text of a session's context at 4,000 tokens.
 async fn session_context(app: &TestApp, sid: &str) -> String {
     let (s, r) = app
@@ -288,35 +312,17 @@ async fn context_sees_memory_changes_at_once() {
     let app = TestApp::spawn().await;
     let sid = start(&app, "the week's work", None).await;
     let other = start(&app, "an aside", None).await;
-    let remember = |session: String, content: &'static str| {
-        let app = &app;
-        async move {
-            let (s, b) = app
-                .post(
-                    "/v1/memories",
-                    &json!({"project": app.project, "session_id": session, "kind": "lesson",
-                            "content": content, "confidence": 0.9}),
-                )
-                .await;
-            assert_eq!(s, 201, "{b}");
-        }
-    };
     // A task naming both, so each memory is relevant whichever session holds it.
-    let context = || async {
-        let (s, r) = app
-            .post(
-                "/v1/context",
-                &json!({"project": app.project, "budget_tokens": 4000,
-                        "task": "what do we deploy on fridays, which keys rotate on saturdays"}),
-            )
-            .await;
-        assert_eq!(s, 200, "{r}");
-        r["text"].as_str().unwrap().to_string()
+    let context = || {
+        task_context(
+            &app,
+            "what do we deploy on fridays, which keys rotate on saturdays",
+        )
     };
-    remember(sid.clone(), "fridays deploy nothing").await;
+    remember(&app, &sid, "fridays deploy nothing").await;
     let text = context().await;
     assert!(text.contains("fridays deploy nothing"), "{text}");
-    remember(other.clone(), "saturdays rotate the keys").await;
+    remember(&app, &other, "saturdays rotate the keys").await;
     let text = context().await;
     assert!(text.contains("saturdays rotate the keys"), "{text}");
     // Purging the other session takes its memory with it.
@@ -353,17 +359,7 @@ async fn a_task_context_reads_decisions_of_its_files_and_sees_long_term_changes_
         )
         .await;
     assert_eq!(s, 201, "{b}");
-    let context = || async {
-        let (s, r) = app
-            .post(
-                "/v1/context",
-                &json!({"project": app.project, "budget_tokens": 4000,
-                        "task": "how were the signing keys rotated"}),
-            )
-            .await;
-        assert_eq!(s, 200, "{r}");
-        r["text"].as_str().unwrap().to_string()
-    };
+    let context = || task_context(&app, "how were the signing keys rotated");
     let text = context().await;
     assert!(text.contains("rotated the signing keys"), "{text}");
     assert!(
@@ -372,14 +368,7 @@ async fn a_task_context_reads_decisions_of_its_files_and_sees_long_term_changes_
     );
     assert!(!text.contains("weekly"), "{text}");
 
-    let (s, b) = app
-        .post(
-            "/v1/memories",
-            &json!({"project": app.project, "session_id": worked, "kind": "lesson",
-                    "content": "signing keys rotate weekly", "confidence": 0.9}),
-        )
-        .await;
-    assert_eq!(s, 201, "{b}");
+    remember(&app, &worked, "signing keys rotate weekly").await;
     let id = belief(&app, "signing keys are rotated by hand").await;
     app.ops_sync(
         &worked,
