@@ -57,11 +57,15 @@ pub struct SeedArgs {
 }
 
 impl SeedArgs {
-    /// The project's name: `--project`, or one per size (shared by every read benchmark).
+    /// The project's name: `--project`, or one per size and form of the seed (shared by
+    /// every read benchmark; a seed of an earlier form is not taken for this one).
     pub fn project(&self) -> String {
-        self.project
-            .clone()
-            .unwrap_or_else(|| format!("bench-recall-{}-{}", self.sessions, self.operations))
+        self.project.clone().unwrap_or_else(|| {
+            format!(
+                "bench-recall-{}-{}-f{SEED_FORM}",
+                self.sessions, self.operations
+            )
+        })
     }
 
     /// Operations of session number `n` (the last one is the big one).
@@ -388,13 +392,18 @@ fn session_row(n: usize, ops: usize, base: i64, rng: &mut Rng, project: &str) ->
             let path = format!("src/{w1}/{w2}_{}.rs", rng.next() % 100);
             let summary = format!("{} the {w1} {w2} code in step {i}", kind.as_str());
             let (role, content) = match kind {
+                // Each message says something of its own, as people do: a history of one
+                // sentence said ten thousand times would leave a task context two lines
+                // to show once repeats give way (`turns::drop_repeated_texts`).
                 OpType::Message if i % 2 == 0 => (
                     Some("user"),
-                    Some(format!("please look at the {w1} and the {w2}")),
+                    Some(format!("please look at the {w1} and the {w2} in {path}, step {i}")),
                 ),
                 OpType::Message => (
                     Some("assistant"),
-                    Some(format!("I changed the {w1} {w2} logic and ran the tests")),
+                    Some(format!(
+                        "I changed the {w1} {w2} logic in {path} and ran the tests, step {i}"
+                    )),
                 ),
                 _ => (None, None),
             };
@@ -587,6 +596,9 @@ pub const SUBJECTS: &[&str] = &[
     "spool segment size",
     "metrics naming",
 ];
+/// The form of the seeded texts, in the default project's name: 2 since each message says
+/// something of its own.
+const SEED_FORM: usize = 2;
 const DECISIONS_PER_SUBJECT: usize = 5;
 /// Operations informing each belief.
 const EVIDENCE_PER_BELIEF: usize = 40;
