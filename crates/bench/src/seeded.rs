@@ -397,7 +397,9 @@ fn session_row(n: usize, ops: usize, base: i64, rng: &mut Rng, project: &str) ->
                 // to show once repeats give way (`turns::drop_repeated_texts`).
                 OpType::Message if i % 2 == 0 => (
                     Some("user"),
-                    Some(format!("please look at the {w1} and the {w2} in {path}, step {i}")),
+                    Some(format!(
+                        "please look at the {w1} and the {w2} in {path}, step {i}"
+                    )),
                 ),
                 OpType::Message => (
                     Some("assistant"),
