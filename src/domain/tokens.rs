@@ -1,6 +1,7 @@
 //! Token counting with the real BPE tokenizers (tiktoken-rs), never a chars/4 estimate.
-//! The counts of short texts are remembered: the headers and list lines of one context come
-//! back in the next, and counting a short line costs far more than finding its count.
+//! A context's short lines can have their counts remembered ([`count_line`]): its headers
+//! and list lines come back in the next context, and counting a short line costs far more
+//! than finding its count. Captured texts, each new, are counted afresh ([`count`]).
 
 use std::sync::OnceLock;
 
@@ -23,20 +24,21 @@ fn bpe(encoding: Encoding) -> &'static CoreBPE {
 
 /// Exact number of tokens of `text` in `encoding` (special-token text counted as ordinary text).
 pub fn count(encoding: Encoding, text: &str) -> usize {
+    bpe(encoding).encode_ordinary(text).len()
+}
+
+/// [`count`] of a text that comes back: remembered when it is short, found again at once.
+pub fn count_line(encoding: Encoding, text: &str) -> usize {
     if text.len() > REMEMBERED_BYTES {
-        return counted(encoding, text);
+        return count(encoding, text);
     }
     let cache = remembered(encoding);
     if let Some(n) = cache.get(text) {
         return n as usize;
     }
-    let n = counted(encoding, text);
+    let n = count(encoding, text);
     cache.insert(text.into(), n as u32);
     n
-}
-
-fn counted(encoding: Encoding, text: &str) -> usize {
-    bpe(encoding).encode_ordinary(text).len()
 }
 
 /// The remembered counts of short texts in `encoding`.
@@ -110,15 +112,15 @@ mod tests {
             for text in texts.iter().copied().chain([long.as_str()]) {
                 let own = bpe(enc).encode_ordinary(text).len();
                 // Counted, then remembered: the same either way.
-                assert_eq!(count(enc, text), own, "{enc:?} {text:?}");
-                assert_eq!(count(enc, text), own, "{enc:?} {text:?} again");
+                assert_eq!(count_line(enc, text), own, "{enc:?} {text:?}");
+                assert_eq!(count_line(enc, text), own, "{enc:?} {text:?} again");
             }
         }
         // One encoding's count is not the other's.
         let text = "déjà vu, 東京, 🚀🚀";
         assert_ne!(
-            count(Encoding::O200kBase, text),
-            count(Encoding::Cl100kBase, text)
+            count_line(Encoding::O200kBase, text),
+            count_line(Encoding::Cl100kBase, text)
         );
     }
 

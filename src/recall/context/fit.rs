@@ -78,9 +78,9 @@ pub(super) fn fit(req: &Request<'_>, plan: Plan, inputs: &Inputs, listed: &[List
     };
     let offered = std::iter::once((SectionKind::History, history.len()))
         .chain(listed.iter().map(|l| (l.kind, l.lines.len())));
-    let mut framing = tokens::count(enc, &title) + 1;
+    let mut framing = tokens::count_line(enc, &title) + 1;
     for (kind, _) in offered.filter(|(_, n)| *n > 0) {
-        framing += tokens::count(enc, kind.heading()) + 1;
+        framing += tokens::count_line(enc, kind.heading()) + 1;
     }
     let framed = framing <= plan.text / 2;
     // Framing is paid from the overhead share; what it leaves of that share is content's.

@@ -17,7 +17,7 @@ pub(super) struct Line {
 /// `text` as a line, counted in `encoding`.
 pub(super) fn line(encoding: Encoding, text: String) -> Line {
     let (text, _) = shown::blanked_owned(text);
-    let cost = tokens::count(encoding, &text) + 1;
+    let cost = tokens::count_line(encoding, &text) + 1;
     Line { text, cost }
 }
 
