@@ -10,7 +10,8 @@
 //! ([`bm25`], counted by [`turn_stats`] and remembered briefly), the turns of a speaker the
 //! query names lifted a little ([`speaker`]), the turn after one it answers (the reply to a
 //! question on the subject, a call's result: [`answered`]) lifted more by it than other
-//! neighbours; [`handover`] is the wake-up briefing for a new session; [`logs`]
+//! neighbours, a text said again weighed by a few of its copies and searched past
+//! ([`repeats`]); [`handover`] is the wake-up briefing for a new session; [`logs`]
 //! caches sessions' operation logs for reconstruction and context, [`beliefs`] and
 //! [`memories`] a project's active beliefs and its memories for context while their
 //! fingerprint stays the same ([`remembered`]); [`touches`] groups the files operations
@@ -33,6 +34,7 @@ pub mod rank;
 pub mod reconstruction;
 pub mod relevant;
 pub mod remembered;
+pub mod repeats;
 pub mod scope;
 pub mod search;
 pub mod speaker;

@@ -91,7 +91,8 @@ pub struct Chosen {
 
 /// Takes `found` in rank order, each with its next operation when [`Found::wants_next`] and it
 /// is known whole (an answer longer than [`answer_cap`] would come as an excerpt: a glimpse
-/// that costs the room of further hits; a long answer that matters is found for itself),
+/// that costs the room of further hits; a long answer that matters is found for itself) and
+/// does not say the same as the hit,
 /// while the cost stays within `share`: a hit whose pair does not fit is tried alone; one that
 /// does not fit at all is skipped for smaller ones further down. The first item taken from a
 /// session also pays for the session's header (`header_cost`).
@@ -108,8 +109,11 @@ pub fn select(
             continue;
         }
         let next = (f.session_id.clone(), f.seq + 1);
-        let mut group = vec![hit];
-        if f.wants_next && items.get(&next).is_some_and(|i| !i.cut) {
+        // An answer saying what its hit says (a command run twice in a row) adds nothing.
+        let said = &items[&hit].text;
+        let answers = |i: &Item| !i.cut && i.text != *said;
+        let mut group = vec![hit.clone()];
+        if f.wants_next && items.get(&next).is_some_and(answers) {
             group.push(next);
         }
         let header = if out.sessions.contains(&f.session_id) {
@@ -548,6 +552,19 @@ mod tests {
         big.get_mut(&("b".to_string(), 5)).unwrap().cost = 500;
         let skipped = select(&hits, &big, &headers, 30);
         assert_eq!(skipped.keys, HashSet::from([("a".to_string(), 1)]));
+    }
+
+    #[test]
+    fn an_answer_saying_what_its_hit_says_stays_out() {
+        let mut its = items(&[("a", 1, 10), ("a", 2, 10)]);
+        its.get_mut(&("a".to_string(), 2)).unwrap().text = "a#1".into();
+        let headers: HashMap<String, usize> = [("a".into(), 5)].into();
+        let mut call = found("a", 1, "assistant", "cargo test");
+        call.kind = "tool_call".into();
+        call.wants_next = true;
+        let chosen = select(&[call], &its, &headers, 100);
+        assert_eq!(chosen.keys, HashSet::from([("a".to_string(), 1)]));
+        assert_eq!(chosen.tokens, 15);
     }
 
     #[test]

@@ -25,12 +25,15 @@
 //! and the nearest operations of the project's sessions active then join the vector list.
 //! "Then" counts back from when the query is asked ([`TurnQuery::asked_at`], else now).
 //!
+//! A text said again and again (a command run in every session) is weighed by a few of its
+//! copies, and a list its copies crowd is asked deeper ([`repeats`]), so what else bears on the
+//! query is still found.
+//!
 //! A search (not a task context) keeps only what bears on the query ([`bears_on_query`]: a
 //! word of it, a cosine past the floor, or the time it names), so a query about nothing the
 //! project holds finds nothing rather than its nearest strangers.
 
 use std::collections::{BinaryHeap, HashMap, HashSet};
-use std::hash::{Hash, Hasher};
 
 use crate::domain::operation::OpType;
 use crate::domain::{shown, when};
@@ -38,6 +41,7 @@ use crate::embed::{signature, Calibration, Embedder};
 use crate::graph::turns::{self as store_turns, Filter, TurnRow, Vectors};
 use crate::graph::{now_ms, Store, StoreResult};
 use crate::recall::rank::{self, Lists, Mode, Weights};
+use crate::recall::repeats::{self, drop_repeated_texts};
 use crate::recall::speaker::{self, Named, Speakers};
 use crate::recall::{answered, bm25, excerpt, turn_stats};
 
@@ -346,6 +350,8 @@ pub async fn search_in(
         Some(stats) => rescore(&words, stats, &bm25, &nearest),
         None => bm25,
     };
+    // A few copies of a text said again stand for the rest in fusion.
+    let (bm25, nearest) = (repeats::thinned(bm25), repeats::thinned(nearest));
     let hits = Box::pin(rank(
         store,
         model,
@@ -449,6 +455,22 @@ async fn fulltext_list(
     k: usize,
     share: Option<f64>,
 ) -> StoreResult<Vec<TurnRow>> {
+    let rows = fulltext_at(store, filter, model, words, k, share).await?;
+    match repeats::deeper(&rows, k) {
+        Some(deeper) => fulltext_at(store, filter, model, words, deeper, share).await,
+        None => Ok(rows),
+    }
+}
+
+/// [`fulltext_list`] asked for `k` rows once.
+async fn fulltext_at(
+    store: &Store,
+    filter: &Filter<'_>,
+    model: Option<&str>,
+    words: &str,
+    k: usize,
+    share: Option<f64>,
+) -> StoreResult<Vec<TurnRow>> {
     if let Some(share) = share {
         let wide = (k as f64 / share * WIDE_MARGIN).ceil() as usize;
         let rows = store_turns::fulltext(store, filter, model, words, k, wide).await?;
@@ -464,6 +486,21 @@ async fn fulltext_list(
 /// the better of its own vector and its best passage's (`domain::passages`): both lists are
 /// asked at once ([`nearest_of`]) and merged.
 async fn vector_list(
+    store: &Store,
+    filter: &Filter<'_>,
+    model: &str,
+    v: &[f32],
+    k: usize,
+) -> StoreResult<Vec<TurnRow>> {
+    let rows = vector_list_at(store, filter, model, v, k).await?;
+    match repeats::deeper(&rows, k) {
+        Some(deeper) => vector_list_at(store, filter, model, v, deeper).await,
+        None => Ok(rows),
+    }
+}
+
+/// [`vector_list`] asked for `k` rows once.
+async fn vector_list_at(
     store: &Store,
     filter: &Filter<'_>,
     model: &str,
@@ -983,36 +1020,6 @@ pub fn drop_repeated_summaries(hits: &mut Vec<TurnHit>) {
         .map(|h| h.operation_id.clone())
         .collect();
     hits.retain(|h| !repeated.contains(&h.operation_id));
-}
-
-/// Of the candidates of one kind saying the same words (whitespace aside: a prompt sent again,
-/// a command run again in another session), only the first, the best ranked, stays. Diversity
-/// only discounts a twin ([`diversify`]), and where little else scores well the copies of
-/// one turn would fill the list.
-pub fn drop_repeated_texts(hits: &mut Vec<TurnHit>) {
-    let key = |h: &TurnHit| {
-        let mut hasher = std::hash::DefaultHasher::new();
-        h.kind.hash(&mut hasher);
-        for w in h.text.split_whitespace() {
-            w.hash(&mut hasher);
-        }
-        hasher.finish()
-    };
-    let same = |a: &TurnHit, b: &TurnHit| {
-        a.kind == b.kind && a.text.split_whitespace().eq(b.text.split_whitespace())
-    };
-    let mut seen: HashMap<u64, Vec<usize>> = HashMap::with_capacity(hits.len());
-    let mut kept = vec![true; hits.len()];
-    for i in 0..hits.len() {
-        let earlier = seen.entry(key(&hits[i])).or_default();
-        if earlier.iter().any(|&j| same(&hits[j], &hits[i])) {
-            kept[i] = false;
-        } else {
-            earlier.push(i);
-        }
-    }
-    let mut flags = kept.into_iter();
-    hits.retain(|_| flags.next().unwrap_or(true));
 }
 
 /// Whitespace runs as one space.

@@ -1854,3 +1854,78 @@ async fn top(app: &TestApp, query: &str) -> Value {
     assert_eq!(status, 200, "{answer}");
     answer["operations"][0].clone()
 }
+
+#[tokio::test]
+async fn a_command_run_hundreds_of_times_leaves_room_for_what_else_was_said() {
+    let app = TestApp::spawn().await;
+    commands_run_again(&app, "fulltext").await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn by_meaning_too_a_command_run_hundreds_of_times_leaves_room_for_the_rest() {
+    // The copies share one vector too: they stand together in the nearest list.
+    let (_server, app, _turn) = fake_embeddings().await;
+    commands_run_again(&app, "hybrid").await;
+    app.stop().await;
+}
+
+/// One command run 250 times, more often than a list is deep, among 30 messages on the same
+/// subject: its short text holds the query's word twice and ranks above every message. Turn
+/// search (in `mode`, once every turn is embedded) lists it once beside nine messages, and a
+/// task context shows the messages, not one line.
+async fn commands_run_again(app: &TestApp, mode: &str) {
+    let sid = app.session().await;
+    let mut ops: Vec<Value> = (0..250)
+        .map(|_| {
+            json!({"type": "tool_call", "tool": "Bash", "target": "cargo test",
+                   "summary": "test run", "status": "ok"})
+        })
+        .collect();
+    let parts = ["parser", "lexer", "cache", "router", "spool", "indexer"];
+    ops.extend((0..30).map(|i| {
+        let part = parts[i % parts.len()];
+        json!({"type": "message", "role": "user",
+               "content": format!("the {part} test failed again after we moved {part}_{i}.rs into the new crate")})
+    }));
+    app.ops_sync(&sid, json!(ops)).await;
+    let body = json!({"project": app.project, "query": "test", "limit": 10});
+    let answer = settle(
+        180,
+        || async {
+            retry_now(app).await;
+            turn_search(app, body.clone()).await.1
+        },
+        |a: &Value| {
+            a["mode"] == mode
+                && a["pending_embeddings"].as_i64().unwrap_or(0) == 0
+                && a["operations"].as_array().is_some_and(|o| o.len() >= 10)
+        },
+    )
+    .await;
+    let found = answer["operations"].as_array().unwrap();
+    let kinds: Vec<&str> = found.iter().filter_map(|o| o["type"].as_str()).collect();
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "tool_call").count(),
+        1,
+        "the command listed once: {answer}"
+    );
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "message").count(),
+        9,
+        "{answer}"
+    );
+    let (status, context) = app
+        .post(
+            "/v1/context",
+            &json!({"project": app.project, "task": "which test failed", "budget_tokens": 2000}),
+        )
+        .await;
+    assert_eq!(status, 200, "{context}");
+    let text = context["text"].as_str().unwrap();
+    let said = (0..30)
+        .filter(|i| text.contains(&format!("_{i}.rs into")))
+        .count();
+    assert!(said >= 20, "{said} of the 30 messages: {text}");
+    assert!(text.matches("cargo test").count() <= 1, "{text}");
+}
