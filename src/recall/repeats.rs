@@ -24,9 +24,9 @@ pub const DEEPEST: usize = 1_000;
 /// and the best-ranked copy after fusion stands for the rest.
 pub const COPIES_KEPT: usize = 3;
 
-/// For each of `items` in order, how many before it are of the same kind and say the same
-/// words (whitespace aside); `of` gives an item's kind and text.
-fn copies_before<T>(items: &[T], of: impl Fn(&T) -> (&str, &str)) -> Vec<usize> {
+/// For each of `items` in order, the text it says: the index (in order of first appearance) of
+/// the distinct text of its kind, whitespace aside; `of` gives an item's kind and text.
+fn texts_of<T>(items: &[T], of: impl Fn(&T) -> (&str, &str)) -> Vec<usize> {
     let key = |kind: &str, text: &str| {
         let mut hasher = std::hash::DefaultHasher::new();
         kind.hash(&mut hasher);
@@ -35,25 +35,23 @@ fn copies_before<T>(items: &[T], of: impl Fn(&T) -> (&str, &str)) -> Vec<usize> 
         }
         hasher.finish()
     };
-    // Each distinct text once, with how often it came so far; a shared hash is told apart by
-    // the words themselves.
+    // Each distinct text by its first item; a shared hash is told apart by the words.
     let mut seen: HashMap<u64, Vec<(usize, usize)>> = HashMap::with_capacity(items.len());
     let mut out = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
+    let mut texts = 0;
+    for item in items {
         let (kind, text) = of(item);
         let same = seen.entry(key(kind, text)).or_default();
-        let earlier = same.iter_mut().find(|(j, _)| {
-            let (k, t) = of(&items[*j]);
+        let earlier = same.iter().find(|(first, _)| {
+            let (k, t) = of(&items[*first]);
             k == kind && t.split_whitespace().eq(text.split_whitespace())
         });
         match earlier {
-            Some((_, n)) => {
-                out.push(*n);
-                *n += 1;
-            }
+            Some((_, id)) => out.push(*id),
             None => {
-                out.push(0);
-                same.push((i, 1));
+                same.push((out.len(), texts));
+                out.push(texts);
+                texts += 1;
             }
         }
     }
@@ -74,21 +72,34 @@ pub fn deeper(rows: &[TurnRow], k: usize) -> Option<usize> {
     if rows.len() < k || k >= DEEPEST {
         return None;
     }
-    let texts = copies_before(rows, row_text)
+    let texts = texts_of(rows, row_text)
         .into_iter()
-        .filter(|n| *n == 0)
-        .count();
+        .max()
+        .map_or(0, |t| t + 1);
     (texts < k / 2).then_some(DEEPEST)
 }
 
-/// `rows` with at most [`COPIES_KEPT`] copies of each text, in their order.
+/// `rows` with at most [`COPIES_KEPT`] copies of each text, in their order: the newest ones.
+/// Copies score alike in a list (the same words, the same vector), so which stand for the
+/// rest is for their times to say: recency ranks them next.
 pub fn thinned(rows: Vec<TurnRow>) -> Vec<TurnRow> {
-    let copies = copies_before(&rows, row_text);
-    rows.into_iter()
-        .zip(copies)
-        .filter(|(_, n)| *n < COPIES_KEPT)
-        .map(|(r, _)| r)
-        .collect()
+    let texts = texts_of(&rows, row_text);
+    let mut copies: HashMap<usize, Vec<usize>> = HashMap::new();
+    for (i, t) in texts.iter().enumerate() {
+        copies.entry(*t).or_default().push(i);
+    }
+    let mut kept = vec![false; rows.len()];
+    for mut same in copies.into_values() {
+        // Newest first; of copies made at one moment, the first in the list.
+        same.sort_by_key(|&i| (std::cmp::Reverse(rows[i].at), i));
+        for i in same.into_iter().take(COPIES_KEPT) {
+            kept[i] = true;
+        }
+    }
+    let mut keep = kept.into_iter();
+    let mut rows = rows;
+    rows.retain(|_| keep.next().unwrap_or(false));
+    rows
 }
 
 /// Of the candidates of one kind saying the same words (whitespace aside: a prompt sent again,
@@ -96,8 +107,11 @@ pub fn thinned(rows: Vec<TurnRow>) -> Vec<TurnRow> {
 /// only discounts a twin ([`crate::recall::turns::diversify`]), and where little else scores
 /// well the copies of one turn would fill the list.
 pub fn drop_repeated_texts(hits: &mut Vec<TurnHit>) {
-    let copies = copies_before(hits, |h| (h.kind.as_str(), h.text.as_str()));
-    let mut first = copies.into_iter().map(|n| n == 0);
+    let texts = texts_of(hits, |h| (h.kind.as_str(), h.text.as_str()));
+    let mut seen = vec![false; texts.iter().max().map_or(0, |t| t + 1)];
+    let mut first = texts
+        .into_iter()
+        .map(|t| !std::mem::replace(&mut seen[t], true));
     hits.retain(|_| first.next().unwrap_or(true));
 }
 
@@ -129,7 +143,18 @@ mod tests {
             row(3, "tool_call", "cargo test --release"),
             row(4, "tool_call", "cargo test"),
         ];
-        assert_eq!(copies_before(&rows, row_text), vec![0, 1, 0, 0, 2]);
+        assert_eq!(texts_of(&rows, row_text), vec![0, 0, 1, 2, 0]);
+    }
+
+    #[test]
+    fn the_newest_copies_stand_for_the_rest() {
+        let mut rows: Vec<TurnRow> = (0..6).map(|i| row(i, "tool_call", "cargo test")).collect();
+        for (r, at) in rows.iter_mut().zip([10, 60, 20, 50, 40, 30]) {
+            r.at = at;
+        }
+        rows.insert(2, row(9, "message", "the test failed"));
+        let ids: Vec<String> = thinned(rows).into_iter().map(|r| r.id).collect();
+        assert_eq!(ids, ["o1", "o9", "o3", "o4"], "in list order");
     }
 
     #[test]
