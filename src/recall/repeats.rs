@@ -10,7 +10,7 @@
 //! kind and say the same words, whitespace aside.
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasher, Hash, Hasher};
 
 use crate::graph::turns::TurnRow;
 use crate::recall::turns::TurnHit;
@@ -27,29 +27,46 @@ pub const COPIES_KEPT: usize = 3;
 /// For each of `items` in order, the text it says: the index (in order of first appearance) of
 /// the distinct text of its kind, whitespace aside; `of` gives an item's kind and text.
 fn texts_of<T>(items: &[T], of: impl Fn(&T) -> (&str, &str)) -> Vec<usize> {
+    // A fast hash (the lists are read on every search); copies are confirmed by their words.
+    let state = foldhash::fast::FixedState::default();
     let key = |kind: &str, text: &str| {
-        let mut hasher = std::hash::DefaultHasher::new();
+        let mut hasher = state.build_hasher();
         kind.hash(&mut hasher);
         for w in text.split_whitespace() {
             w.hash(&mut hasher);
         }
         hasher.finish()
     };
-    // Each distinct text by its first item; a shared hash is told apart by the words.
-    let mut seen: HashMap<u64, Vec<(usize, usize)>> = HashMap::with_capacity(items.len());
-    let mut out = Vec::with_capacity(items.len());
+    let same = |i: usize, kind: &str, text: &str| {
+        let (k, t) = of(&items[i]);
+        k == kind && t.split_whitespace().eq(text.split_whitespace())
+    };
+    // Each hash by the first item that had it; other texts sharing a hash (rare) aside.
+    let mut first: HashMap<u64, usize, foldhash::fast::FixedState> =
+        HashMap::with_capacity_and_hasher(items.len(), Default::default());
+    let mut shared: Vec<(u64, usize)> = Vec::new();
+    let mut out: Vec<usize> = Vec::with_capacity(items.len());
     let mut texts = 0;
-    for item in items {
+    for (i, item) in items.iter().enumerate() {
         let (kind, text) = of(item);
-        let same = seen.entry(key(kind, text)).or_default();
-        let earlier = same.iter().find(|(first, _)| {
-            let (k, t) = of(&items[*first]);
-            k == kind && t.split_whitespace().eq(text.split_whitespace())
-        });
-        match earlier {
-            Some((_, id)) => out.push(*id),
+        let h = key(kind, text);
+        let earlier = match first.get(&h) {
             None => {
-                same.push((out.len(), texts));
+                first.insert(h, i);
+                None
+            }
+            Some(&j) if same(j, kind, text) => Some(j),
+            Some(_) => shared
+                .iter()
+                .find(|(sh, j)| *sh == h && same(*j, kind, text))
+                .map(|(_, j)| *j),
+        };
+        match earlier {
+            Some(j) => out.push(out[j]),
+            None => {
+                if first.get(&h) != Some(&i) {
+                    shared.push((h, i));
+                }
                 out.push(texts);
                 texts += 1;
             }
@@ -84,6 +101,10 @@ pub fn deeper(rows: &[TurnRow], k: usize) -> Option<usize> {
 /// rest is for their times to say: recency ranks them next.
 pub fn thinned(rows: Vec<TurnRow>) -> Vec<TurnRow> {
     let texts = texts_of(&rows, row_text);
+    if texts.iter().enumerate().all(|(i, t)| *t == i) {
+        // Every text once: the usual list.
+        return rows;
+    }
     let mut copies: HashMap<usize, Vec<usize>> = HashMap::new();
     for (i, t) in texts.iter().enumerate() {
         copies.entry(*t).or_default().push(i);
