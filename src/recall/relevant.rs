@@ -111,7 +111,7 @@ pub fn select(
         let next = (f.session_id.clone(), f.seq + 1);
         // An answer saying what its hit says (a command run twice in a row) adds nothing.
         let said = &items[&hit].text;
-        let answers = |i: &Item| !i.cut && i.text != *said;
+        let answers = |i: &Item| !i.cut && !i.text.split_whitespace().eq(said.split_whitespace());
         let mut group = vec![hit.clone()];
         if f.wants_next && items.get(&next).is_some_and(answers) {
             group.push(next);

@@ -5,11 +5,12 @@
 //! ([`drop_repeated_texts`]) a search or a task context holds a few lines where more would fit.
 //!
 //! So a list whose rows say fewer than half as many texts as it holds is asked again, deeper
-//! ([`deeper`]), and each list keeps a few copies of a text ([`thinned`]) before fusion, so
-//! the copies do not fill fusion's pool either. Two texts are the same when they are of one
+//! ([`deeper`]), and fusion takes a few copies of a text ([`left_out`]: the same ones from
+//! every list, after each list's scale is read from all its rows), so the copies do not fill
+//! fusion's pool either. Two texts are the same when they are of one
 //! kind and say the same words, whitespace aside.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, Hash, Hasher};
 
 use crate::graph::turns::TurnRow;
@@ -20,7 +21,7 @@ use crate::recall::turns::TurnHit;
 /// neighbours rather than 200 took ~5 times as long; only a list crowded by copies pays it.
 pub const DEEPEST: usize = 1_000;
 
-/// Copies of one text a list keeps for fusion ([`thinned`]): their neighbours and times differ,
+/// Copies of one text fusion takes ([`left_out`]): their neighbours and times differ,
 /// and the best-ranked copy after fusion stands for the rest.
 pub const COPIES_KEPT: usize = 3;
 
@@ -96,31 +97,34 @@ pub fn deeper(rows: &[TurnRow], k: usize) -> Option<usize> {
     (texts < k / 2).then_some(DEEPEST)
 }
 
-/// `rows` with at most [`COPIES_KEPT`] copies of each text, in their order: the newest ones.
-/// Copies score alike in a list (the same words, the same vector), so which stand for the
-/// rest is for their times to say: recency ranks them next.
-pub fn thinned(rows: Vec<TurnRow>) -> Vec<TurnRow> {
-    let texts = texts_of(&rows, row_text);
+/// The ids fusion leaves out: of each text more than [`COPIES_KEPT`] operations say among
+/// `lists`' rows, all but the newest [`COPIES_KEPT`] (of copies made at one moment, the
+/// smaller ids). One choice for every list, so a copy kept stands in each list that holds it
+/// and keeps the score both lists give it. Copies score alike in a list (the same words, the
+/// same vector): which stand for the rest is for their times to say, as recency ranks them
+/// next. Empty for the usual lists, which hold no text that often.
+pub fn left_out(lists: &[&[TurnRow]]) -> HashSet<String> {
+    let mut seen: HashSet<&str> = HashSet::new();
+    let rows: Vec<&TurnRow> = lists
+        .iter()
+        .flat_map(|l| l.iter())
+        .filter(|r| seen.insert(r.id.as_str()))
+        .collect();
+    let texts = texts_of(&rows, |r| row_text(r));
     if texts.iter().enumerate().all(|(i, t)| *t == i) {
-        // Every text once: the usual list.
-        return rows;
+        // Every text once: nothing to leave out.
+        return HashSet::new();
     }
-    let mut copies: HashMap<usize, Vec<usize>> = HashMap::new();
-    for (i, t) in texts.iter().enumerate() {
-        copies.entry(*t).or_default().push(i);
+    let mut copies: HashMap<usize, Vec<&TurnRow>> = HashMap::new();
+    for (r, t) in rows.iter().zip(&texts) {
+        copies.entry(*t).or_default().push(r);
     }
-    let mut kept = vec![false; rows.len()];
-    for mut same in copies.into_values() {
-        // Newest first; of copies made at one moment, the first in the list.
-        same.sort_by_key(|&i| (std::cmp::Reverse(rows[i].at), i));
-        for i in same.into_iter().take(COPIES_KEPT) {
-            kept[i] = true;
-        }
+    let mut out = HashSet::new();
+    for mut same in copies.into_values().filter(|c| c.len() > COPIES_KEPT) {
+        same.sort_by(|a, b| b.at.cmp(&a.at).then_with(|| a.id.cmp(&b.id)));
+        out.extend(same.into_iter().skip(COPIES_KEPT).map(|r| r.id.clone()));
     }
-    let mut keep = kept.into_iter();
-    let mut rows = rows;
-    rows.retain(|_| keep.next().unwrap_or(false));
-    rows
+    out
 }
 
 /// Of the candidates of one kind saying the same words (whitespace aside: a prompt sent again,
@@ -168,18 +172,30 @@ mod tests {
     }
 
     #[test]
-    fn the_newest_copies_stand_for_the_rest() {
+    fn the_newest_copies_stand_for_the_rest_in_every_list() {
         let mut rows: Vec<TurnRow> = (0..6).map(|i| row(i, "tool_call", "cargo test")).collect();
-        for (r, at) in rows.iter_mut().zip([10, 60, 20, 50, 40, 30]) {
+        for (r, at) in rows.iter_mut().zip([10, 60, 20, 50, 40, 40]) {
             r.at = at;
         }
-        rows.insert(2, row(9, "message", "the test failed"));
-        let ids: Vec<String> = thinned(rows).into_iter().map(|r| r.id).collect();
-        assert_eq!(ids, ["o1", "o9", "o3", "o4"], "in list order");
+        let other = row(9, "message", "the test failed");
+        // One list holds the oldest copies only, the other the rest in another order.
+        let a = vec![rows[0].clone(), other.clone(), rows[2].clone()];
+        let b = vec![
+            rows[5].clone(),
+            rows[4].clone(),
+            rows[1].clone(),
+            rows[3].clone(),
+        ];
+        let mut out: Vec<String> = left_out(&[&a, &b]).into_iter().collect();
+        out.sort();
+        // Kept: o1 (60), o3 (50) and o4 (40, the smaller id of the two made at 40).
+        assert_eq!(out, ["o0", "o2", "o5"]);
+        // No text more often than the copies kept: nothing left out.
+        assert!(left_out(&[&a[..2], &b[..2]]).is_empty());
     }
 
     #[test]
-    fn a_list_crowded_by_copies_is_asked_deeper_and_thinned() {
+    fn a_list_crowded_by_copies_is_asked_deeper_and_its_copies_left_out() {
         // 200 rows of which 150 are one command: 51 texts, fewer than half of 200.
         let mut rows: Vec<TurnRow> = (0..150)
             .map(|i| row(i, "tool_call", "cargo test"))
@@ -196,13 +212,10 @@ mod tests {
             .collect();
         varied.extend((100..200).map(|i| row(i, "message", &format!("step {i} failed"))));
         assert_eq!(deeper(&varied, 200), None);
-        let thin = thinned(rows);
-        assert_eq!(thin.len(), COPIES_KEPT + 50);
-        let ids: Vec<&str> = thin.iter().take(4).map(|r| r.id.as_str()).collect();
-        assert_eq!(
-            ids,
-            ["o0", "o1", "o2", "o150"],
-            "the first copies, in order"
-        );
+        let out = left_out(&[&rows]);
+        assert_eq!(out.len(), 150 - COPIES_KEPT);
+        // Made at one moment: the smaller ids stay.
+        assert!(["o0", "o1", "o10"].iter().all(|id| !out.contains(*id)));
+        assert!(out.contains("o100") && !out.contains("o150"));
     }
 }

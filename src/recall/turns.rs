@@ -346,12 +346,12 @@ pub async fn search_in(
     } else {
         Mode::Fulltext
     };
+    // A few copies of a text said again stand for the rest, the same ones in both lists.
+    let left_out = repeats::left_out(&[&bm25, &nearest]);
     let bm25 = match &stats {
-        Some(stats) => rescore(&words, stats, &bm25, &nearest),
+        Some(stats) => rescore(&words, stats, &bm25, &nearest, &left_out),
         None => bm25,
     };
-    // A few copies of a text said again stand for the rest in fusion.
-    let (bm25, nearest) = (repeats::thinned(bm25), repeats::thinned(nearest));
     let hits = Box::pin(rank(
         store,
         model,
@@ -365,8 +365,11 @@ pub async fn search_in(
             scale: embedder.map_or(Calibration::PLAIN, Embedder::calibration),
             floor: q.floor,
         },
-        bm25,
-        nearest,
+        Listed {
+            bm25,
+            nearest,
+            left_out,
+        },
     ))
     .await?;
     Ok(TurnResult {
@@ -406,20 +409,21 @@ async fn by_meaning(
 }
 
 /// The full-text list scored again with the project's own statistics: every candidate either
-/// list found (a turn the vector list found may hold the query's words too), best first,
-/// those without any of the words left out.
+/// list found (a turn the vector list found may hold the query's words too) but the copies
+/// `left_out` ([`repeats::left_out`]), best first, those without any of the words left out.
 fn rescore(
     words: &[(String, String)],
     stats: &bm25::Stats,
     bm25_rows: &[TurnRow],
     nearest: &[TurnRow],
+    left_out: &HashSet<String>,
 ) -> Vec<TurnRow> {
     let query: Vec<String> = words.iter().map(|(_, stem)| stem.clone()).collect();
     let mut seen = HashSet::new();
     let rows: Vec<&TurnRow> = bm25_rows
         .iter()
         .chain(nearest)
-        .filter(|r| seen.insert(r.id.as_str()))
+        .filter(|r| !left_out.contains(&r.id) && seen.insert(r.id.as_str()))
         .collect();
     let docs: Vec<bm25::Doc> = rows
         .iter()
@@ -664,16 +668,28 @@ struct Ranking {
     floor: Option<f64>,
 }
 
-/// Fuses, re-ranks and diversifies the lists in play into at most `limit` hits.
+/// The lists as found, and the copies fusion leaves out of them ([`repeats::left_out`]).
+struct Listed {
+    bm25: Vec<TurnRow>,
+    nearest: Vec<TurnRow>,
+    left_out: HashSet<String>,
+}
+
+/// Fuses, re-ranks and diversifies the lists in play into at most `limit` hits. The copies
+/// left out count in the vector list's scale, not among the candidates.
 async fn rank(
     store: &Store,
     model: Option<&str>,
     weights: Weights,
     q: &TurnQuery<'_>,
     how: Ranking,
-    bm25: Vec<TurnRow>,
-    nearest: Vec<TurnRow>,
+    listed: Listed,
 ) -> StoreResult<Vec<TurnHit>> {
+    let Listed {
+        bm25,
+        nearest,
+        left_out,
+    } = listed;
     let Ranking {
         limit,
         pool,
@@ -708,9 +724,14 @@ async fn rank(
                 .collect(),
         );
     }
+    for list in &mut lists {
+        list.retain(|(id, _)| !left_out.contains(id));
+    }
     let mut rows: HashMap<String, TurnRow> = HashMap::new();
     for r in nearest.into_iter().chain(bm25) {
-        rows.insert(r.id.clone(), r);
+        if !left_out.contains(&r.id) {
+            rows.insert(r.id.clone(), r);
+        }
     }
     let words = bm25::words(q.text);
     let places: rank::Places = rows
@@ -1455,7 +1476,7 @@ mod tests {
             row("also", "the ledger again", 0.8),
             row("none", "nothing alike", 0.7),
         ];
-        let out = rescore(&words, &stats, &fulltext, &nearest);
+        let out = rescore(&words, &stats, &fulltext, &nearest, &HashSet::new());
         let ids: Vec<&str> = out.iter().map(|r| r.id.as_str()).collect();
         assert_eq!(ids, ["also", "answer", "chatter"]);
         assert!(out.iter().all(|r| r.score > 0.0));

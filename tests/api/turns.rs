@@ -1915,6 +1915,10 @@ async fn commands_run_again(app: &TestApp, mode: &str) {
         9,
         "{answer}"
     );
+    // The copy listed is one both lists kept: found by its words and, in hybrid, its meaning.
+    let command = found.iter().find(|o| o["type"] == "tool_call").unwrap();
+    let both = if mode == "hybrid" { "both" } else { "fulltext" };
+    assert_eq!(command["matched_by"], both, "{answer}");
     let (status, context) = app
         .post(
             "/v1/context",
