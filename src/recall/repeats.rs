@@ -7,8 +7,8 @@
 //! So a list whose rows say fewer than half as many texts as it holds is asked again, deeper
 //! ([`deeper`]), and fusion takes a few copies of a text ([`left_out`]: the same ones from
 //! every list, after each list's scale is read from all its rows), so the copies do not fill
-//! fusion's pool either. Two texts are the same when they are of one
-//! kind and say the same words, whitespace aside.
+//! fusion's pool either. Two texts are the same when they are of one kind and say the same
+//! words, whitespace aside.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, Hash, Hasher};
@@ -17,8 +17,8 @@ use crate::graph::turns::TurnRow;
 use crate::recall::turns::TurnHit;
 
 /// Rows a list is asked for at most when the first ones repeat a few texts ([`deeper`]): the
-/// approximate vector index's widest ask. At a million operations, asking the index for 1,000
-/// neighbours rather than 200 took ~5 times as long; only a list crowded by copies pays it.
+/// approximate vector index's widest ask. At a million operations, 400 neighbours took twice
+/// as long to find as 200, and 1,000 take longer still; only a list crowded by copies pays it.
 pub const DEEPEST: usize = 1_000;
 
 /// Copies of one text fusion takes ([`left_out`]): their neighbours and times differ,
