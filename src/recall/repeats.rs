@@ -5,18 +5,20 @@
 //! ([`drop_repeated_texts`]) a search or a task context holds a few lines where more would fit.
 //!
 //! So a list whose rows say fewer than half as many texts as it holds is asked again, deeper
-//! ([`deeper`]), and fusion takes a few copies of a text ([`left_out`]: the same ones from
+//! ([`past_copies`]), and fusion takes a few copies of a text ([`left_out`]: the same ones from
 //! every list, after each list's scale is read from all its rows), so the copies do not fill
 //! fusion's pool either. Two texts are the same when they are of one kind and say the same
 //! words, whitespace aside.
 
 use std::collections::{HashMap, HashSet};
+use std::future::Future;
 use std::hash::{BuildHasher, Hash, Hasher};
 
 use crate::graph::turns::TurnRow;
+use crate::graph::StoreResult;
 use crate::recall::turns::TurnHit;
 
-/// Rows a list is asked for at most when the first ones repeat a few texts ([`deeper`]): the
+/// Rows a list is asked for at most when the first ones repeat a few texts ([`past_copies`]): the
 /// approximate vector index's widest ask. At a million operations, 400 neighbours took twice
 /// as long to find as 200, and 1,000 take longer still; only a list crowded by copies pays it.
 pub const DEEPEST: usize = 1_000;
@@ -83,10 +85,24 @@ fn row_text(r: &TurnRow) -> (&str, &str) {
     )
 }
 
+/// The list `ask` answers for `k` rows, asked once more as deep as `deeper` says when
+/// copies crowd it.
+pub async fn past_copies<F, Fut>(k: usize, ask: F) -> StoreResult<Vec<TurnRow>>
+where
+    F: Fn(usize) -> Fut,
+    Fut: Future<Output = StoreResult<Vec<TurnRow>>>,
+{
+    let rows = ask(k).await?;
+    match deeper(&rows, k) {
+        Some(deeper) => ask(deeper).await,
+        None => Ok(rows),
+    }
+}
+
 /// How deep to ask a list again that answered `rows` when asked for `k`: [`DEEPEST`] when it
 /// came full and its rows say fewer than `k / 2` texts, since copies crowd out what else bears
 /// on the query; `None` otherwise (the usual case: nothing is asked again).
-pub fn deeper(rows: &[TurnRow], k: usize) -> Option<usize> {
+fn deeper(rows: &[TurnRow], k: usize) -> Option<usize> {
     if rows.len() < k || k >= DEEPEST {
         return None;
     }

@@ -459,11 +459,7 @@ async fn fulltext_list(
     k: usize,
     share: Option<f64>,
 ) -> StoreResult<Vec<TurnRow>> {
-    let rows = fulltext_at(store, filter, model, words, k, share).await?;
-    match repeats::deeper(&rows, k) {
-        Some(deeper) => fulltext_at(store, filter, model, words, deeper, share).await,
-        None => Ok(rows),
-    }
+    repeats::past_copies(k, |k| fulltext_at(store, filter, model, words, k, share)).await
 }
 
 /// [`fulltext_list`] asked for `k` rows once.
@@ -496,11 +492,7 @@ async fn vector_list(
     v: &[f32],
     k: usize,
 ) -> StoreResult<Vec<TurnRow>> {
-    let rows = vector_list_at(store, filter, model, v, k).await?;
-    match repeats::deeper(&rows, k) {
-        Some(deeper) => vector_list_at(store, filter, model, v, deeper).await,
-        None => Ok(rows),
-    }
+    repeats::past_copies(k, |k| vector_list_at(store, filter, model, v, k)).await
 }
 
 /// [`vector_list`] asked for `k` rows once.
