@@ -1,7 +1,9 @@
 //! Token counting with the real BPE tokenizers (tiktoken-rs), never a chars/4 estimate.
 //! A context's short lines can have their counts remembered ([`count_line`]): its headers
 //! and list lines come back in the next context, and counting a short line costs far more
-//! than finding its count. Captured texts, each new, are counted afresh ([`count`]).
+//! than finding its count. A context's whole text is counted as the sum of its parts between
+//! clean line breaks, each remembered too ([`count_joined`]): exactly the count of the whole.
+//! Captured texts, each new, are counted afresh ([`count`]).
 
 use std::sync::OnceLock;
 
@@ -39,6 +41,37 @@ pub fn count_line(encoding: Encoding, text: &str) -> usize {
     let n = count(encoding, text);
     cache.insert(text.into(), n as u32);
     n
+}
+
+/// [`count`] of `lines` joined by newlines, from the counts of its pieces between clean
+/// breaks, each remembered like a line's ([`count_line`]): a context counted again (a refit,
+/// the next prompt's recall) counts only its new lines.
+///
+/// Both encodings split text into pieces before pairing bytes, and a piece never reaches past
+/// a newline into a line that opens with a character that is neither whitespace nor `/`: the
+/// newline closes the piece it joins (after a letter, a digit or a space it stands alone;
+/// after punctuation it ends the punctuation's piece, which takes in newlines and, in
+/// `o200k_base`, slashes). So the count of the whole is the sum of the counts of its parts
+/// broken there, each with its newline. A line that opens otherwise (empty, indented, a path)
+/// is counted with the one before it.
+pub fn count_joined(encoding: Encoding, lines: &[&str]) -> usize {
+    let mut total = 0;
+    let mut part = String::new();
+    for (i, line) in lines.iter().enumerate() {
+        let clean = line
+            .chars()
+            .next()
+            .is_some_and(|c| !c.is_whitespace() && c != '/');
+        if i > 0 {
+            part.push('\n');
+            if clean {
+                total += count_line(encoding, &part);
+                part.clear();
+            }
+        }
+        part.push_str(line);
+    }
+    total + count_line(encoding, &part)
 }
 
 /// The remembered counts of short texts in `encoding`.
@@ -95,6 +128,8 @@ pub fn truncate(encoding: Encoding, text: &str, max_tokens: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
     #[test]
@@ -122,6 +157,103 @@ mod tests {
             count_line(Encoding::O200kBase, text),
             count_line(Encoding::Cl100kBase, text)
         );
+    }
+
+    /// Characters where pieces begin, end or run on: letters of each case and script,
+    /// digits, marks, apostrophes, punctuation, slashes, every kind of space and break.
+    const EDGES: &[char] = &[
+        'a', 'Z', 's', 't', 'é', '東', 'ß', '\u{301}', '7', '0', ' ', ' ', '\t', '\r', '\n',
+        '\u{85}', '\u{2028}', '\u{a0}', '/', '.', '!', ':', '#', '-', '\'', '’', '"', '🚀', '…',
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3_000))]
+        #[test]
+        fn lines_counted_in_parts_count_as_the_whole(
+            lines in proptest::collection::vec(
+                proptest::collection::vec(proptest::sample::select(EDGES), 0..12)
+                    .prop_map(|cs| cs.into_iter().collect::<String>()),
+                0..8,
+            )
+        ) {
+            let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+            for enc in [Encoding::O200kBase, Encoding::Cl100kBase] {
+                let whole = count(enc, &lines.join("\n"));
+                prop_assert_eq!(count_joined(enc, &lines), whole, "{:?} {:?}", enc, lines);
+            }
+        }
+    }
+
+    #[test]
+    fn a_context_counted_in_parts_counts_as_a_whole() {
+        // Lines as contexts show them, and ones that open on what runs on from the line
+        // before (an indent, a path, an empty line, punctuation after punctuation).
+        let lines = [
+            "# Context for task: why did the lexer token change?",
+            "## History",
+            "### 2023-07-03",
+            "Melanie: Wow, Caroline! That's great!!",
+            "User: fix it...",
+            "/usr/lib/x86_64-linux-gnu/ was missing",
+            "",
+            "    indented   ",
+            "[tool_call] cargo test 2>&1: Bash failed: Exit code 101",
+            "…and 17 more",
+            "- src/main.rs (write; sessions: s1, s2)",
+            "東京 🚀 don't won’t I'LL",
+        ];
+        for enc in [Encoding::O200kBase, Encoding::Cl100kBase] {
+            for n in 0..=lines.len() {
+                for start in 0..n {
+                    let part = &lines[start..n];
+                    assert_eq!(
+                        count_joined(enc, part),
+                        count(enc, &part.join("\n")),
+                        "{enc:?} {part:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Every turn of LoCoMo's ten conversations (the fixture's extract), a session at a time
+    /// under its date, as a context shows them, and the Claude Code transcripts' lines as
+    /// they are.
+    #[test]
+    fn real_conversations_counted_in_parts_count_as_a_whole() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+        let locomo: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(format!("{dir}/locomo/locomo10.json")).unwrap(),
+        )
+        .unwrap();
+        let mut contexts: Vec<Vec<String>> = Vec::new();
+        for conv in locomo["conversations"].as_array().unwrap() {
+            for session in conv["sessions"].as_array().unwrap() {
+                let mut lines = vec![format!("### {}", session["date"].as_str().unwrap())];
+                for turn in session["turns"].as_array().unwrap() {
+                    let (who, text) = (&turn["speaker"], &turn["text"]);
+                    lines.push(format!(
+                        "{}: {}",
+                        who.as_str().unwrap(),
+                        text.as_str().unwrap()
+                    ));
+                }
+                contexts.push(lines);
+            }
+        }
+        let transcript = std::fs::read_to_string(format!(
+            "{dir}/claude-code/transcripts/v1.0-inline-sidechains/\
+             5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
+        ))
+        .unwrap();
+        contexts.push(transcript.lines().map(str::to_string).collect());
+        assert!(contexts.len() > 250);
+        for enc in [Encoding::O200kBase, Encoding::Cl100kBase] {
+            for lines in &contexts {
+                let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+                assert_eq!(count_joined(enc, &lines), count(enc, &lines.join("\n")));
+            }
+        }
     }
 
     #[test]

@@ -51,9 +51,9 @@ pub fn encoding_name(e: Encoding) -> &'static str {
 /// than the budget.
 const MAX_REFITS: usize = 4;
 
-/// The text of `fitted`'s sections in order, under `title` and their headings when framed:
+/// The lines of `fitted`'s sections in order, under `title` and their headings when framed:
 /// oldest first for history, files and decisions; rank order for the rest (as fitted).
-fn joined<'a>(title: Option<&'a str>, fitted: impl Iterator<Item = &'a Fitted>) -> String {
+fn joined<'a>(title: Option<&'a str>, fitted: impl Iterator<Item = &'a Fitted>) -> Vec<&'a str> {
     let mut out: Vec<&str> = Vec::new();
     out.extend(title);
     for f in fitted.filter(|f| !f.lines.is_empty()) {
@@ -62,7 +62,7 @@ fn joined<'a>(title: Option<&'a str>, fitted: impl Iterator<Item = &'a Fitted>) 
         }
         out.extend(f.lines.iter().map(String::as_str));
     }
-    out.join("\n")
+    out
 }
 
 /// The context of `inputs` within `plan`: its history and the `listed` sections' candidates
@@ -113,11 +113,15 @@ pub(super) fn fit(req: &Request<'_>, plan: Plan, inputs: &Inputs, listed: &[List
     let (history, mut text, mut used, mut warnings) = loop {
         let mut warnings = Vec::new();
         let fitted = history.fit(share, enc, &mut warnings);
-        let text = joined(
+        let lines = joined(
             framed.then_some(title.as_str()),
             std::iter::once(&fitted).chain(&others),
         );
-        let used = tokens::count(enc, &text);
+        // Counted as the text it makes; the lines counted before (a refit, an earlier
+        // context) are not counted again.
+        let used = tokens::count_joined(enc, &lines);
+        let text = lines.join("\n");
+        drop(lines);
         let over = used.saturating_sub(req.budget);
         if over == 0 || refits == MAX_REFITS || fitted.tokens == 0 {
             break (fitted, text, used, warnings);
