@@ -43,7 +43,7 @@ pub fn count_line(encoding: Encoding, text: &str) -> usize {
     n
 }
 
-/// [`count`] of `lines` joined by newlines, from the counts of its pieces between clean
+/// [`count`] of `lines` joined by newlines, from the counts of its parts between clean
 /// breaks, each remembered like a line's ([`count_line`]): a context counted again (a refit,
 /// the next prompt's recall) counts only its new lines.
 ///
@@ -55,23 +55,80 @@ pub fn count_line(encoding: Encoding, text: &str) -> usize {
 /// broken there, each with its newline. A line that opens otherwise (empty, indented, a path)
 /// is counted with the one before it.
 pub fn count_joined(encoding: Encoding, lines: &[&str]) -> usize {
-    let mut total = 0;
-    let mut part = String::new();
-    for (i, line) in lines.iter().enumerate() {
-        let clean = line
-            .chars()
-            .next()
-            .is_some_and(|c| !c.is_whitespace() && c != '/');
-        if i > 0 {
-            part.push('\n');
-            if clean {
-                total += count_line(encoding, &part);
-                part.clear();
+    let mut text = Growing::new(encoding);
+    for line in lines {
+        text.push(line);
+    }
+    text.count()
+}
+
+/// Whether nothing of the line before a newline can run on into `line` ([`count_joined`]).
+fn opens_cleanly(line: &str) -> bool {
+    line.chars()
+        .next()
+        .is_some_and(|c| !c.is_whitespace() && c != '/')
+}
+
+/// A text built a line at a time (lines joined by newlines), counted as it grows: a part
+/// between clean breaks ([`count_joined`]) is counted once it is closed, so asking what one
+/// more line would make costs that line and the part it joins, not the whole text again.
+#[derive(Clone, Debug)]
+pub struct Growing {
+    encoding: Encoding,
+    /// Tokens of the closed parts, each with its newline.
+    closed: usize,
+    /// The lines since the last clean break, joined; `None` before the first line.
+    open: Option<String>,
+}
+
+impl Growing {
+    pub fn new(encoding: Encoding) -> Self {
+        Self {
+            encoding,
+            closed: 0,
+            open: None,
+        }
+    }
+
+    /// Exact tokens of the text so far.
+    pub fn count(&self) -> usize {
+        self.closed
+            + self
+                .open
+                .as_deref()
+                .map_or(0, |o| count_line(self.encoding, o))
+    }
+
+    /// Exact tokens the text would have with `line` after it.
+    pub fn with(&self, line: &str) -> usize {
+        let Some(open) = &self.open else {
+            return count_line(self.encoding, line);
+        };
+        if opens_cleanly(line) {
+            self.closed
+                + count_line(self.encoding, &format!("{open}\n"))
+                + count_line(self.encoding, line)
+        } else {
+            self.closed + count_line(self.encoding, &format!("{open}\n{line}"))
+        }
+    }
+
+    /// Puts `line` after the text.
+    pub fn push(&mut self, line: &str) {
+        match &mut self.open {
+            None => self.open = Some(line.to_string()),
+            Some(open) if opens_cleanly(line) => {
+                open.push('\n');
+                self.closed += count_line(self.encoding, open);
+                open.clear();
+                open.push_str(line);
+            }
+            Some(open) => {
+                open.push('\n');
+                open.push_str(line);
             }
         }
-        part.push_str(line);
     }
-    total + count_line(encoding, &part)
 }
 
 /// The remembered counts of short texts in `encoding`.
@@ -180,6 +237,14 @@ mod tests {
             for enc in [Encoding::O200kBase, Encoding::Cl100kBase] {
                 let whole = count(enc, &lines.join("\n"));
                 prop_assert_eq!(count_joined(enc, &lines), whole, "{:?} {:?}", enc, lines);
+                // Grown a line at a time, asked before each line what it would make.
+                let mut grown = Growing::new(enc);
+                for (i, line) in lines.iter().enumerate() {
+                    let with = count(enc, &lines[..=i].join("\n"));
+                    prop_assert_eq!(grown.with(line), with, "{:?} {:?}", enc, &lines[..=i]);
+                    grown.push(line);
+                    prop_assert_eq!(grown.count(), with);
+                }
             }
         }
     }

@@ -292,6 +292,11 @@ async fn untested(store: &Store, project: &str, session_id: &str) -> StoreResult
 /// The Markdown block: sections in priority order, each line added only while the whole
 /// stays within `budget` tokens. Returns the text and its token count.
 pub fn render(h: &Handover, encoding: Encoding, budget: usize) -> (String, usize) {
+    fitted(&sections(h), encoding, budget)
+}
+
+/// The handover's sections in priority order: each heading with its lines.
+fn sections(h: &Handover) -> Vec<(String, Vec<String>)> {
     let mut sections: Vec<(String, Vec<String>)> = Vec::new();
     if let Some(l) = &h.last_session {
         let mut lines = vec![format!(
@@ -354,29 +359,50 @@ pub fn render(h: &Handover, encoding: Encoding, budget: usize) -> (String, usize
         sections.push(("### Patterns".into(), patterns));
     }
 
+    sections
+}
+
+/// `sections` under the handover's heading, each line added only while the whole stays within
+/// `budget` tokens; the text and its token count.
+fn fitted(
+    sections: &[(String, Vec<String>)],
+    encoding: Encoding,
+    budget: usize,
+) -> (String, usize) {
+    // The text's lines, each ending with a newline; counted as they are added, and with the
+    // newline after the last one (an empty line after it) when asked what they would make.
     let mut text = String::from("## Handover\n");
-    if tokens::count(encoding, &text) > budget {
+    let mut counted = tokens::Growing::new(encoding);
+    counted.push("## Handover");
+    if counted.with("") > budget {
         return (String::new(), 0);
     }
     for (heading, lines) in sections {
-        let with_heading = format!("{text}\n{heading}\n");
-        if tokens::count(encoding, &with_heading) > budget {
+        let mut section = counted.clone();
+        section.push("");
+        section.push(heading);
+        if section.with("") > budget {
             continue;
         }
-        let mut section = with_heading;
-        let mut added = false;
+        let mut added = String::new();
         for line in lines {
-            let candidate = format!("{section}{line}\n");
-            if tokens::count(encoding, &candidate) <= budget {
+            let mut candidate = section.clone();
+            candidate.push(line);
+            if candidate.with("") <= budget {
                 section = candidate;
-                added = true;
+                added.push_str(line);
+                added.push('\n');
             }
         }
-        if added {
-            text = section;
+        if !added.is_empty() {
+            counted = section;
+            text.push('\n');
+            text.push_str(heading);
+            text.push('\n');
+            text.push_str(&added);
         }
     }
-    let used = tokens::count(encoding, &text);
+    let used = counted.with("");
     (text, used)
 }
 
@@ -415,10 +441,18 @@ pub fn append_decisions_in_force(
         return;
     }
     let mut section = String::from("\n\n### Decisions in force\n");
+    // `md` and the section, counted as they grow; the newline after the last line is the
+    // empty line asked about.
+    let mut counted = tokens::Growing::new(encoding);
+    for line in md.split('\n').chain(["", "### Decisions in force"]) {
+        counted.push(line);
+    }
     for d in standing {
         let line = decision_line(&d.subject, &d.choice, &d.alternatives, &d.rationale);
-        let candidate = format!("{md}{section}{line}\n");
-        if tokens::count(encoding, &candidate) <= budget {
+        let mut candidate = counted.clone();
+        candidate.push(&line);
+        if candidate.with("") <= budget {
+            counted = candidate;
             section.push_str(&line);
             section.push('\n');
         }
@@ -457,25 +491,33 @@ mod tests {
         }
     }
 
-    #[test]
-    fn markdown_respects_the_budget() {
-        let h = Handover {
+    /// A handover with a line of each kind, some opening on what runs on from the line
+    /// before (an indent, a path).
+    fn handover() -> Handover {
+        let unfinished = |content: &str| Unfinished {
+            content: content.into(),
+            source: "todo".into(),
+            status: Some("pending".into()),
+        };
+        let mut summary = "half done ".repeat(50);
+        summary.push_str("\n\n/etc/app.conf still old!");
+        Handover {
             project: "p".into(),
             session_id: None,
             last_session: Some(LastSession {
                 session_id: "s".into(),
                 task: Some("fix login".into()),
-                summary: Some("half done ".repeat(50)),
+                summary: Some(summary),
                 status: Some("abandoned".into()),
                 days_ago: 1.0,
-                unfinished: vec![],
+                unfinished: vec![unfinished("write the test…"), unfinished("/tmp clean-up")],
                 children: vec![],
             }),
-            related: (0..5)
+            related: (0..6)
                 .map(|i| RelatedSession {
                     session_id: format!("r{i}"),
                     task: Some(format!("related task {i}")),
-                    summary: Some("done".into()),
+                    summary: Some(format!("done; see src/auth/{i}.rs.")),
                     relevance_pct: 80,
                     days_ago: 2.0,
                     files: vec![],
@@ -484,13 +526,24 @@ mod tests {
             search_mode: search::Mode::Fulltext,
             patterns: Patterns {
                 beliefs: vec![],
-                hot_files: vec![],
+                hot_files: vec![crate::graph::operations::HotFile {
+                    path: "src/auth/token.rs".into(),
+                    sessions: 3,
+                }],
             },
-            next_steps: vec![],
+            next_steps: vec![NextStep {
+                kind: "untested_change".into(),
+                text: "src/auth/token.rs changed without a test".into(),
+            }],
             markdown: String::new(),
             tokens_used: 0,
             budget_tokens: 0,
-        };
+        }
+    }
+
+    #[test]
+    fn markdown_respects_the_budget() {
+        let h = handover();
         for budget in [5, 40, 80, 2_000] {
             let (text, used) = render(&h, Encoding::O200kBase, budget);
             assert!(used <= budget, "{used} > {budget}");
@@ -498,5 +551,95 @@ mod tests {
         }
         let (full, _) = render(&h, Encoding::O200kBase, 2_000);
         assert!(full.contains("### Last session") && full.contains("80% related task 4"));
+    }
+
+    /// What every line added would make, counted whole each time: the text the handover and
+    /// its decisions must match, budget by budget.
+    fn counted_whole(sections: &[(String, Vec<String>)], enc: Encoding, budget: usize) -> String {
+        let mut text = String::from("## Handover\n");
+        if tokens::count(enc, &text) > budget {
+            return String::new();
+        }
+        for (heading, lines) in sections {
+            let mut section = format!("{text}\n{heading}\n");
+            if tokens::count(enc, &section) > budget {
+                continue;
+            }
+            let mut added = false;
+            for line in lines {
+                let candidate = format!("{section}{line}\n");
+                if tokens::count(enc, &candidate) <= budget {
+                    section = candidate;
+                    added = true;
+                }
+            }
+            if added {
+                text = section;
+            }
+        }
+        text
+    }
+
+    #[test]
+    fn decisions_in_force_counted_as_they_grow_are_the_ones_counted_whole() {
+        let decision = |i: usize| crate::graph::decisions::DecisionView {
+            id: format!("d{i}"),
+            session_id: None,
+            subject: format!("token expiry {i}"),
+            choice: "15 minutes".into(),
+            rationale: "short-lived tokens limit a leak's reach.".into(),
+            alternatives: vec!["1 hour".into(), "/refresh only".into()],
+            confidence: 0.9,
+            files: vec![],
+            at: 0,
+            supersedes: None,
+            superseded_by: None,
+        };
+        let standing: Vec<_> = (0..5).map(decision).collect();
+        for enc in [Encoding::O200kBase, Encoding::Cl100kBase] {
+            for md in [
+                "",
+                "## Handover\n",
+                "## Handover\n\n### Last session\n- fix login!\n",
+            ] {
+                for budget in (0..300).step_by(4) {
+                    let mut grown = md.to_string();
+                    append_decisions_in_force(&mut grown, &standing, enc, budget);
+                    let mut whole = String::from("\n\n### Decisions in force\n");
+                    for d in &standing {
+                        let line =
+                            decision_line(&d.subject, &d.choice, &d.alternatives, &d.rationale);
+                        if tokens::count(enc, &format!("{md}{whole}{line}\n")) <= budget {
+                            whole.push_str(&line);
+                            whole.push('\n');
+                        }
+                    }
+                    let whole = if whole.lines().count() > 3 {
+                        format!("{md}{whole}")
+                    } else {
+                        md.to_string()
+                    };
+                    assert_eq!(grown, whole, "{enc:?} {budget} {md:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_handover_counted_as_it_grows_is_the_one_counted_whole() {
+        let h = handover();
+        let sections = sections(&h);
+        for enc in [Encoding::O200kBase, Encoding::Cl100kBase] {
+            for budget in (0..400).step_by(3) {
+                let (text, used) = render(&h, enc, budget);
+                assert_eq!(
+                    text,
+                    counted_whole(&sections, enc, budget),
+                    "{enc:?} {budget}"
+                );
+                assert_eq!(used, tokens::count(enc, &text));
+                assert!(used <= budget || text.is_empty());
+            }
+        }
     }
 }
