@@ -98,22 +98,22 @@ pub async fn window(
             .collect();
     }
     turns.reverse();
-    let join = |turns: &[Turn]| {
-        turns
-            .iter()
-            .map(|t| t.text.as_str())
-            .collect::<Vec<_>>()
-            .join("\n")
+    let count = |turns: &[Turn]| {
+        let parts: Vec<&str> = turns.iter().map(|t| t.text.as_str()).collect();
+        tokens::count_joined(encoding, &parts)
     };
-    let mut text = join(&turns);
-    let mut used = tokens::count(encoding, &text);
+    let mut used = count(&turns);
     // Stored counts make the selection; the joined text is checked once and the oldest
     // turns dropped should a join ever tokenise longer than the parts.
     while used > limit && turns.len() > 1 {
         turns.remove(0);
-        text = join(&turns);
-        used = tokens::count(encoding, &text);
+        used = count(&turns);
     }
+    let text = turns
+        .iter()
+        .map(|t| t.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
     let omitted = total.saturating_sub(turns.len()) as u64;
     Ok(Window {
         session_id: session_id.to_string(),
