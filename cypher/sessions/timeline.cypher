@@ -1,8 +1,10 @@
 // The project's most recently active top-level sessions, each with the files it touched
-// (written first) and its child sessions (subagents), for the web UI's timeline.
+// (written first) and its child sessions (subagents), for the web UI's timeline. Walked
+// newest first along the (project, last_activity_at) index (asked for both, it gives that
+// order), not sorted from every session of the project.
 MATCH (s:Session {project: $project})
 WHERE s.last_activity_at IS NOT NULL AND s.parent IS NULL
-WITH s ORDER BY s.last_activity_at DESC LIMIT $limit
+WITH s ORDER BY s.project DESC, s.last_activity_at DESC LIMIT $limit
 CALL (s) {
   OPTIONAL MATCH (s)<-[:PART_OF]-(:Operation)-[t:TOUCHED]->(f:File)
   WITH f.path AS path, max(CASE t.mode WHEN 'write' THEN 1 ELSE 0 END) AS written

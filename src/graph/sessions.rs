@@ -321,15 +321,17 @@ pub async fn last_with_content(
     exclude: &str,
     own: bool,
 ) -> StoreResult<Option<LastSession>> {
+    let text = if own {
+        include_str!("../../cypher/sessions/own_with_content.cypher")
+    } else {
+        include_str!("../../cypher/sessions/last_with_content.cypher")
+    };
     store
         .read()
         .fetch_one(
-            statement(include_str!(
-                "../../cypher/sessions/last_with_content.cypher"
-            ))
-            .param("project", project)
-            .param("exclude", exclude)
-            .param("own", own),
+            statement(text)
+                .param("project", project)
+                .param("exclude", exclude),
         )
         .await
 }
