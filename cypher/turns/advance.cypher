@@ -2,13 +2,15 @@
 // appended beyond it (the writer holds the session's lock while it appends). Texts are
 // followed by their own cursor; a pass without a model ($model empty) moves only that one,
 // so an instance with an embedding model still finds the session pending.
-// A cursor moves only from where the pass read it (`row.from`): one reset meanwhile (vectors
-// of another model found, the session queued again by another instance) waits for the next
-// pass, which reads it afresh.
+// A cursor moves only from where the pass read it (`row.from`) and while the session's resets
+// are as the pass read them (`row.resets`): one reset meanwhile (vectors of another model
+// found, the session queued again by another instance, a text made whole again) waits for the
+// next pass, which reads it afresh.
 UNWIND $rows AS row
 MATCH (s:Session {id: row.id, project: row.project})
 WHERE CASE WHEN $model = '' THEN coalesce(s.turns_text_seq, 0)
            WHEN s.turns_model = $model THEN coalesce(s.turns_seq, 0) ELSE 0 END = row.from
+  AND coalesce(s.turns_resets, 0) = row.resets
 SET s.turns_text_seq = CASE WHEN row.seq > coalesce(s.turns_text_seq, 0) THEN row.seq
                             ELSE s.turns_text_seq END
 FOREACH (_ IN CASE WHEN $model <> '' THEN [1] ELSE [] END |

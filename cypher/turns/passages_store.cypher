@@ -1,8 +1,13 @@
 // Replaces operations' passages (src/domain/passages.rs): each operation's earlier passages
 // are deleted and its new vectors stored, recording the model and dimension that made them;
 // the operation records that model (`passages_model`), also when its text is one passage.
+// Nothing is stored for a session reset since the pass read it (`row.resets`).
 UNWIND $rows AS row
 MATCH (o:Operation {id: row.id})
+WHERE EXISTS {
+  MATCH (s:Session {id: o.session_id, project: o.project})
+  WHERE coalesce(s.turns_resets, 0) = row.resets
+}
 SET o.passages_model = $model
 WITH o, row
 CALL (o) {

@@ -19,6 +19,7 @@ LIMIT $sessions
 WITH s, CASE WHEN $model = '' THEN coalesce(s.turns_text_seq, 0)
             WHEN s.turns_model = $model THEN coalesce(s.turns_seq, 0) ELSE 0 END AS after
 RETURN s.id AS id, s.project AS project, after, coalesce(s.last_seq, 0) AS last_seq,
+       coalesce(s.turns_resets, 0) AS resets,
        COLLECT {
          MATCH (o:Operation {session_id: s.id})
          WHERE o.seq > after

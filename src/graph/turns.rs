@@ -231,6 +231,8 @@ pub struct WorkSession {
     pub project: String,
     pub after: i64,
     pub last_seq: i64,
+    /// How often its cursor was reset by a text made whole again (`texts_rewrite.cypher`).
+    pub resets: i64,
     pub ops: Vec<WorkOp>,
 }
 
@@ -258,6 +260,8 @@ pub struct TurnWrite {
     pub id: String,
     pub text: Option<String>,
     pub vector: Option<Vec<f32>>,
+    /// Its session's resets as the pass read them: a reset meanwhile stores nothing.
+    pub resets: i64,
 }
 
 /// Stores search texts and vectors (recording `model` and `dim` with each vector).
@@ -289,6 +293,8 @@ pub async fn store_turns(
 pub struct PassageWrite {
     pub id: String,
     pub vectors: Vec<Vec<f32>>,
+    /// Its session's resets as the pass read them: a reset meanwhile stores nothing.
+    pub resets: i64,
 }
 
 /// Replaces the operations' passages with these (recording `model` and `dim`).
@@ -319,6 +325,8 @@ pub struct Cursor<'a> {
     /// Where the pass read the cursor (`after` of its work).
     pub from: i64,
     pub seq: i64,
+    /// The session's resets as the pass read them.
+    pub resets: i64,
 }
 
 /// Moves the sessions' cursors (processed with `model`), each only from where its pass read

@@ -193,6 +193,7 @@ fn plan(work: &[WorkSession], model: Option<&str>, budget: usize) -> Plan {
                         None
                     },
                     vector: None,
+                    resets: s.resets,
                 });
                 if need.vector {
                     let slot = Slot::Vector(p.writes.len() - 1);
@@ -204,6 +205,7 @@ fn plan(work: &[WorkSession], model: Option<&str>, budget: usize) -> Plan {
                 p.passages.push(PassageWrite {
                     id: op.id.clone(),
                     vectors: Vec::new(),
+                    resets: s.resets,
                 });
                 let slot = Slot::Passage(p.passages.len() - 1);
                 p.embed.extend(parts.into_iter().map(|text| (slot, text)));
@@ -252,6 +254,7 @@ pub async fn run_once(store: &Store, embedder: Option<&Embedder>) -> StoreResult
             project: &work[si].project,
             from: work[si].after,
             seq,
+            resets: work[si].resets,
         })
         .collect();
     let mut out = Pass {
@@ -601,6 +604,7 @@ mod tests {
             project: "p".into(),
             after,
             last_seq: ops.last().map_or(after, |o| o.seq),
+            resets: 0,
             ops,
         }
     }
@@ -750,6 +754,7 @@ mod tests {
             project: "p".into(),
             after: 0,
             last_seq: 7,
+            resets: 0,
             ops: vec![],
         }];
         assert_eq!(plan(&work, Some("m"), 4).cursors, vec![(0, 7)]);

@@ -696,6 +696,56 @@ async fn texts_cut_at_an_older_bound_are_made_whole_and_embedded_again() {
         .find(|(id, _)| *id != long)
         .map(|(id, _)| id.clone())
         .expect("the decision's operation");
+    // A pass that read the cut text before the texts were made whole, writing after: its
+    // vector, its passages and its cursor land nowhere (the session was reset meanwhile),
+    // where the vector of the cut text stood as the turn's own and the cursor moved past it.
+    let stale: Vec<f32> = (0..384).map(|i| if i == 0 { 1.0 } else { 0.0 }).collect();
+    let store = crate::helpers::store();
+    let model = "remote:fake#unlabelled";
+    #[derive(serde::Deserialize)]
+    struct At {
+        seq: i64,
+        last: i64,
+    }
+    let at: At = store
+        .fetch_one(
+            neo4rs::query(
+                "MATCH (s:Session {id: $sid}) \
+                 RETURN coalesce(s.turns_seq, 0) AS seq, s.last_seq AS last",
+            )
+            .param("sid", sid.as_str()),
+        )
+        .await
+        .expect("the cursor")
+        .expect("the session");
+    use cairn::graph::turns::{Cursor, PassageWrite, TurnWrite};
+    let write = [TurnWrite {
+        id: long.clone(),
+        text: None,
+        vector: Some(stale.clone()),
+        resets: 0,
+    }];
+    cairn::graph::turns::store_turns(&store, model, 384, &write)
+        .await
+        .expect("a stale vector");
+    let passages = [PassageWrite {
+        id: long.clone(),
+        vectors: vec![stale.clone(), stale.clone()],
+        resets: 0,
+    }];
+    cairn::graph::turns::store_passages(&store, model, 384, &passages)
+        .await
+        .expect("stale passages");
+    let cursor = [Cursor {
+        id: &sid,
+        project: &app.project,
+        from: at.seq,
+        seq: at.last,
+        resets: 0,
+    }];
+    cairn::graph::turns::advance(&store, model, &cursor)
+        .await
+        .expect("a stale cursor");
     let answer = settle(
         180,
         || async {
@@ -712,6 +762,24 @@ async fn texts_cut_at_an_older_bound_are_made_whole_and_embedded_again() {
         sent(&server, &content).await > embedded_whole,
         "the turn is embedded again from its whole text"
     );
+    #[derive(serde::Deserialize)]
+    struct Count {
+        n: i64,
+    }
+    let stale_left: Count = store
+        .fetch_one(
+            neo4rs::query(
+                "MATCH (o:Operation {id: $id}) \
+                 RETURN size([v IN [o.embedding] + COLLECT { \
+                   MATCH (p:Passage {operation_id: $id}) RETURN p.embedding } \
+                   WHERE v[0] = 1.0 AND v[1] = 0.0]) AS n",
+            )
+            .param("id", long.as_str()),
+        )
+        .await
+        .expect("the vectors")
+        .expect("the operation");
+    assert_eq!(stale_left.n, 0, "the stale pass's vectors are not kept");
     let snippet = answer["operations"]
         .as_array()
         .into_iter()
