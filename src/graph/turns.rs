@@ -231,7 +231,9 @@ pub struct WorkSession {
     pub project: String,
     pub after: i64,
     pub last_seq: i64,
-    /// How often its cursor was reset by a text made whole again (`texts_rewrite.cypher`).
+    /// How often its cursor was reset by a text made whole again (`texts_rewrite.cypher`);
+    /// 0 where a statement does not say.
+    #[serde(default)]
     pub resets: i64,
     pub ops: Vec<WorkOp>,
 }
