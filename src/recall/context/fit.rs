@@ -121,7 +121,6 @@ pub(super) fn fit(req: &Request<'_>, plan: Plan, inputs: &Inputs, listed: &[List
         // context) are not counted again.
         let used = tokens::count_joined(enc, &lines);
         let text = lines.join("\n");
-        drop(lines);
         let over = used.saturating_sub(req.budget);
         if over == 0 || refits == MAX_REFITS || fitted.tokens == 0 {
             break (fitted, text, used, warnings);
