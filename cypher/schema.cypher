@@ -69,11 +69,13 @@ CREATE INDEX session_embed_pending IF NOT EXISTS FOR (n:Session) ON (n.embed_pen
 // and without these the planner scans the label across every project.
 CREATE INDEX decision_project IF NOT EXISTS FOR (n:Decision) ON (n.project);
 CREATE INDEX belief_project_any_status IF NOT EXISTS FOR (n:Belief) ON (n.project);
-// Turn search: the bounded search text of each operation, memory and session summary (BM25,
-// English stemming, the project indexed too so a query is narrowed inside Lucene). Kept
-// eventually consistent: Neo4j updates it after commit, off capture's write path.
+// Turn search: the bounded search text of each operation, memory and session summary and the
+// parts of the identifiers in it (BM25, English stemming, the project indexed too so a query
+// is narrowed inside Lucene). Kept eventually consistent: Neo4j updates it after commit, off
+// capture's write path. One made without the parts is dropped on start and made again
+// (`graph::schema`).
 CREATE FULLTEXT INDEX turn_search IF NOT EXISTS
-FOR (n:Operation|Memory|Session) ON EACH [n.search_text, n.project]
+FOR (n:Operation|Memory|Session) ON EACH [n.search_text, n.search_parts, n.project]
 OPTIONS {indexConfig: {`fulltext.analyzer`: 'english', `fulltext.eventually_consistent`: true}};
 // Meaning search over operations; each vector records the model and dimension that made it.
 CREATE VECTOR INDEX operation_embedding IF NOT EXISTS

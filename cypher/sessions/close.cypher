@@ -6,6 +6,7 @@ SET s.status = $status,
     s.summary = coalesce($summary, s.summary),
     s.next_steps = CASE WHEN size($next_steps) > 0 THEN $next_steps ELSE coalesce(s.next_steps, []) END,
     s.closed_at = $at,
+    s.search_parts = CASE WHEN $search_text IS NULL THEN s.search_parts ELSE $search_parts END,
     s.search_text = coalesce($search_text, s.search_text),
     s.search_dirty = true, s.search_rev = coalesce(s.search_rev, 0) + 1,
     s.last_activity_at = CASE

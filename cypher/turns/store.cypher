@@ -9,6 +9,7 @@ WHERE EXISTS {
   MATCH (s:Session {id: o.session_id, project: o.project})
   WHERE coalesce(s.turns_resets, 0) = row.resets
 }
+SET o.search_parts = CASE WHEN o.search_text IS NULL THEN row.parts ELSE o.search_parts END
 SET o.search_text = coalesce(o.search_text, row.text)
 WITH o, row
 WHERE row.vector IS NOT NULL

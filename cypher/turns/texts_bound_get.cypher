@@ -1,4 +1,5 @@
 // The bound on search texts (characters) of the last pass that made every text cut at a
-// shorter one whole again; null before the first.
+// shorter one whole again, and the form of the identifiers' parts it stored; null before the
+// first.
 OPTIONAL MATCH (m:SchemaMeta {id: 'cairn'})
-RETURN m.texts_bound AS bound
+RETURN m.texts_bound AS bound, m.texts_parts AS parts

@@ -7,7 +7,7 @@
 UNWIND $rows AS row
 MATCH (n)
 WHERE elementId(n) = row.eid AND n.search_text = row.was
-SET n.search_text = row.text
+SET n.search_text = row.text, n.search_parts = row.parts
 WITH n
 WHERE n:Operation AND (n.embedding_model IS NOT NULL OR n.passages_model IS NOT NULL)
 REMOVE n.embedding_model, n.passages_model

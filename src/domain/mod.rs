@@ -4,6 +4,7 @@
 //! network or the database.
 
 pub mod budget;
+pub mod compounds;
 pub mod conviction;
 pub mod field;
 pub mod limits;

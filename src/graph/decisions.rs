@@ -90,17 +90,19 @@ pub async fn create(tx: &mut Tx, d: &NewDecision) -> StoreResult<()> {
         .await?;
     }
     if let Some(op) = &d.operation {
-        tx.run(
+        tx.run(super::with_search_text(
             statement(include_str!(
                 "../../cypher/decisions/record_operation.cypher"
             ))
             .param("id", d.id.as_str())
-            .param("operation_id", op.id.as_str())
-            .param(
-                "search_text",
-                turn_text::decision(&d.subject, &d.choice, &d.rationale, &d.alternatives),
-            ),
-        )
+            .param("operation_id", op.id.as_str()),
+            Some(turn_text::decision(
+                &d.subject,
+                &d.choice,
+                &d.rationale,
+                &d.alternatives,
+            )),
+        ))
         .await?;
     }
     Ok(())

@@ -6,7 +6,7 @@ use super::{statement, Store, StoreResult, Tx};
 use crate::domain::{record::NewMemory, turn_text};
 
 pub async fn create(tx: &mut Tx, m: &NewMemory) -> StoreResult<()> {
-    tx.run(
+    tx.run(super::with_search_text(
         statement(include_str!("../../cypher/memories/create.cypher"))
             .param("id", m.id.as_str())
             .param("project", m.project.as_str())
@@ -15,9 +15,9 @@ pub async fn create(tx: &mut Tx, m: &NewMemory) -> StoreResult<()> {
             .param("content", m.content.as_str())
             .param("confidence", m.confidence)
             .param("tokens", m.tokens)
-            .param("search_text", turn_text::memory(&m.kind, &m.content))
             .param("at", m.at),
-    )
+        turn_text::memory(&m.kind, &m.content),
+    ))
     .await
 }
 

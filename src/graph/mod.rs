@@ -516,6 +516,13 @@ pub fn statement(text: &'static str) -> Query {
     neo4rs::query(text)
 }
 
+/// `$search_text` and `$search_parts`: what a turn is found by, and the parts of the
+/// identifiers in it (`domain::compounds`), always written together.
+pub fn with_search_text(q: Query, text: Option<String>) -> Query {
+    let parts = text.as_deref().and_then(crate::domain::compounds::parts);
+    q.param("search_text", text).param("search_parts", parts)
+}
+
 /// Milliseconds since the Unix epoch: how cairn stores instants (sortable, index-friendly).
 pub fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()

@@ -7,7 +7,7 @@ use neo4rs::{BoltList, BoltMap, BoltString, BoltType};
 use serde::{Deserialize, Serialize};
 
 use super::{now_ms, param, statement, Store, StoreResult, Tx};
-use crate::domain::{operation::NewOperation, turn_text};
+use crate::domain::{compounds, operation::NewOperation, turn_text};
 
 /// Operations for one session, in arrival order.
 pub struct Group<'a> {
@@ -63,6 +63,8 @@ struct Row<'a> {
     created_at: i64,
     /// What the turn index finds it by (`domain::turn_text`); absent when nothing is.
     search_text: Option<String>,
+    /// The parts of the identifiers in it (`domain::compounds`); absent when it has none.
+    search_parts: Option<String>,
 }
 
 impl Row<'_> {
@@ -91,6 +93,7 @@ impl Row<'_> {
             ("context", self.context),
             ("triggered_by", self.triggered_by),
             ("search_text", self.search_text.as_deref()),
+            ("search_parts", self.search_parts.as_deref()),
         ] {
             if let Some(v) = v {
                 put(k, v.into());
@@ -251,6 +254,15 @@ pub async fn append(tx: &mut Tx, groups: &[Group<'_>], known: Ids) -> StoreResul
                 continue;
             }
             seq += 1;
+            let search_text = turn_text::operation(&turn_text::OperationText {
+                kind: op.kind.as_str(),
+                role: op.role.as_deref(),
+                summary: &op.summary,
+                content: op.content.as_deref(),
+                target: op.target.as_deref(),
+                tool: op.tool.as_deref(),
+                rationale: op.rationale.as_deref(),
+            });
             rows.push(Row {
                 id: &op.id,
                 project: g.project,
@@ -272,15 +284,8 @@ pub async fn append(tx: &mut Tx, groups: &[Group<'_>], known: Ids) -> StoreResul
                 tokens: op_tokens,
                 triggered_by: op.triggered_by.as_deref(),
                 created_at: now,
-                search_text: turn_text::operation(&turn_text::OperationText {
-                    kind: op.kind.as_str(),
-                    role: op.role.as_deref(),
-                    summary: &op.summary,
-                    content: op.content.as_deref(),
-                    target: op.target.as_deref(),
-                    tool: op.tool.as_deref(),
-                    rationale: op.rationale.as_deref(),
-                }),
+                search_parts: search_text.as_deref().and_then(compounds::parts),
+                search_text,
             });
             tokens += op_tokens;
             if let Some(t) = op.triggered_by.as_deref() {

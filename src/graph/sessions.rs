@@ -57,19 +57,16 @@ pub async fn start(tx: &mut Tx, cmd: &NewSession) -> StoreResult<()> {
 }
 
 pub async fn close(tx: &mut Tx, cmd: &NewClose) -> StoreResult<()> {
-    tx.run(
+    tx.run(super::with_search_text(
         statement(include_str!("../../cypher/sessions/close.cypher"))
             .param("id", cmd.id.as_str())
             .param("project", cmd.project.as_str())
             .param("status", cmd.status.as_str())
             .param("summary", cmd.summary.clone())
             .param("next_steps", cmd.next_steps.clone())
-            .param(
-                "search_text",
-                turn_text::session_summary(cmd.summary.as_deref(), &cmd.next_steps),
-            )
             .param("at", cmd.at),
-    )
+        turn_text::session_summary(cmd.summary.as_deref(), &cmd.next_steps),
+    ))
     .await
 }
 

@@ -261,6 +261,8 @@ pub async fn work(
 pub struct TurnWrite {
     pub id: String,
     pub text: Option<String>,
+    /// The parts of the identifiers in `text` (`domain::compounds`).
+    pub parts: Option<String>,
     pub vector: Option<Vec<f32>>,
     /// Its session's resets as the pass read them: a reset meanwhile stores nothing.
     pub resets: i64,
@@ -410,6 +412,8 @@ pub struct TextWrite<'a> {
     pub label: &'a str,
     pub id: &'a str,
     pub text: String,
+    /// The parts of the identifiers in `text` (`domain::compounds`).
+    pub parts: Option<String>,
 }
 
 pub async fn store_texts(store: &Store, rows: &[TextWrite<'_>]) -> StoreResult<()> {
@@ -539,6 +543,12 @@ pub struct StoredText {
     pub label: String,
     pub eid: String,
     pub search_text: String,
+    /// The parts of its identifiers as stored (`domain::compounds`).
+    #[serde(default)]
+    pub search_parts: Option<String>,
+    /// Whether the text is long enough to have been cut at the bound of the pass.
+    #[serde(default)]
+    pub cut: bool,
     #[serde(flatten)]
     pub fields: TextFields,
     pub decision: Option<DecisionText>,
@@ -556,20 +566,22 @@ pub struct TextPage {
 }
 
 /// A page of `label`'s nodes after id `after`, with what the texts of at least `from`
-/// characters are made of.
+/// characters are made of (of every text, when `parts` are made again).
 pub async fn stored_texts(
     store: &Store,
     label: Texted,
     after: &str,
     page: usize,
     from: usize,
+    parts: bool,
 ) -> StoreResult<TextPage> {
     store
         .fetch_one(
             statement(label.statement())
                 .param("after", after)
                 .param("page", page as i64)
-                .param("from", from as i64),
+                .param("from", from as i64)
+                .param("parts", parts),
         )
         .await
         .map(Option::unwrap_or_default)
@@ -581,6 +593,8 @@ pub struct Rewrite<'a> {
     pub eid: &'a str,
     pub was: &'a str,
     pub text: String,
+    /// The parts of the identifiers in `text` (`domain::compounds`).
+    pub parts: Option<String>,
 }
 
 /// Writes texts made again (each only while it holds what was read); operations embedded
@@ -597,27 +611,45 @@ pub async fn rewrite_texts(store: &Store, rows: &[Rewrite<'_>]) -> StoreResult<(
         .await
 }
 
-/// The bound of the last pass that made every text cut shorter whole again, if any.
-pub async fn texts_bound(store: &Store) -> StoreResult<Option<usize>> {
+/// Writes the parts of texts read (each only while it holds what was read).
+pub async fn store_parts(store: &Store, rows: &[Rewrite<'_>]) -> StoreResult<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    store
+        .run(
+            statement(include_str!("../../cypher/turns/texts_parts.cypher"))
+                .param("rows", param(rows)?),
+        )
+        .await
+}
+
+/// The bound of the last pass that made every text cut shorter whole again, and the form
+/// of the parts it stored (`domain::compounds::FORM`), if any.
+pub async fn texts_bound(store: &Store) -> StoreResult<(Option<usize>, Option<i64>)> {
     #[derive(Deserialize)]
     struct Row {
         bound: Option<i64>,
+        parts: Option<i64>,
     }
     Ok(store
         .fetch_one::<Row>(statement(include_str!(
             "../../cypher/turns/texts_bound_get.cypher"
         )))
         .await?
-        .and_then(|r| r.bound)
-        .map(|b| b.max(0) as usize))
+        .map_or((None, None), |r| {
+            (r.bound.map(|b| b.max(0) as usize), r.parts)
+        }))
 }
 
-/// Records that every text cut at a bound shorter than `bound` was made whole again.
-pub async fn set_texts_bound(store: &Store, bound: usize) -> StoreResult<()> {
+/// Records that every text cut at a bound shorter than `bound` was made whole again, and
+/// every text's parts stored in form `parts`.
+pub async fn set_texts_bound(store: &Store, bound: usize, parts: i64) -> StoreResult<()> {
     store
         .run(
             statement(include_str!("../../cypher/turns/texts_bound_set.cypher"))
-                .param("bound", bound as i64),
+                .param("bound", bound as i64)
+                .param("parts", parts),
         )
         .await
 }

@@ -14,6 +14,7 @@ use std::collections::HashMap;
 
 use rust_stemmers::{Algorithm, Stemmer};
 
+use crate::domain::compounds;
 use crate::recall::rank::is_stop_word;
 
 /// Term-frequency saturation.
@@ -34,22 +35,34 @@ pub fn cut(text: &str) -> Vec<(String, String)> {
 fn each_word(text: &str, mut f: impl FnMut(&str, &str)) {
     let mut lower = String::new();
     for w in text.split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’') {
-        let w = w.trim_matches(|c| c == '\'' || c == '’');
-        if w.is_empty() {
-            continue;
-        }
-        lower.clear();
-        if w.is_ascii() && !w.contains('\'') {
-            lower.push_str(w);
-            lower.make_ascii_lowercase();
+        if compounds::may_change_case(w) {
+            // An identifier is asked by its parts (`compounds`): `parseConfig` is parse, config.
+            for piece in compounds::camel_pieces(w).filter(|p| p.chars().nth(1).is_some()) {
+                one_word(piece, &mut lower, &mut f);
+            }
         } else {
-            lower.push_str(&kept_word(w));
+            one_word(w, &mut lower, &mut f);
         }
-        if lower.is_empty() || is_stop_word(&lower) {
-            continue;
-        }
-        with_stem(&lower, |stem| f(&lower, stem));
     }
+}
+
+/// [`each_word`] for one word, lowered into `lower`.
+fn one_word(w: &str, lower: &mut String, f: &mut impl FnMut(&str, &str)) {
+    let w = w.trim_matches(|c| c == '\'' || c == '’');
+    if w.is_empty() {
+        return;
+    }
+    lower.clear();
+    if w.is_ascii() && !w.contains('\'') {
+        lower.push_str(w);
+        lower.make_ascii_lowercase();
+    } else {
+        lower.push_str(&kept_word(w));
+    }
+    if lower.is_empty() || is_stop_word(lower) {
+        return;
+    }
+    with_stem(lower, |stem| f(lower, stem));
 }
 
 /// A word holding an apostrophe or a letter beyond ASCII, as the index keeps it: lower case,
@@ -192,13 +205,29 @@ mod tests {
             .map(|(_, stem)| stem)
             .collect();
         assert_eq!(q, ["carolin", "research"]);
+        // An identifier is its parts, as the index holds them beside the text.
+        assert_eq!(
+            words("parseConfig in token_store.rs, getHTTPResponse"),
+            ["pars", "config", "token", "store", "rs", "get", "http", "respons"]
+        );
     }
 
-    /// The words as the index keeps them, one allocation after another: what `cut` must
-    /// agree with, fast path and remembered stems or not.
+    /// The words as the index keeps them (with identifiers' parts), one allocation after
+    /// another: what `cut` must agree with, fast path and remembered stems or not.
     fn cut_plainly(text: &str) -> Vec<(String, String)> {
         let stemmer = Stemmer::create(Algorithm::English);
         text.split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’')
+            .flat_map(|w| {
+                let pieces: Vec<&str> = compounds::camel_pieces(w).collect();
+                if pieces.len() > 1 {
+                    pieces
+                        .into_iter()
+                        .filter(|p| p.chars().count() > 1)
+                        .collect()
+                } else {
+                    vec![w]
+                }
+            })
             .filter_map(|w| {
                 let w = w.trim_matches(|c| c == '\'' || c == '’').to_lowercase();
                 let w = match w.strip_suffix("'s").or_else(|| w.strip_suffix("’s")) {
@@ -221,6 +250,7 @@ mod tests {
         let texts = [
             "Don't stop: James' cafés and ÉCOLE’s 'quoted' words’ ''s x''s rock'n'roll",
             "ΟΔΟΣ Σίσυφος naïve Straße İstanbul 42nd 3.14 user_id CamelCase",
+            "getHTTPResponse iPhone IPv4 McDonald's O'Brien parseConfig's tokenStore.rs",
             "Running runners ran; the RUNNING runner's runs",
         ];
         // Twice: the second pass finds every stem remembered.
@@ -230,7 +260,7 @@ mod tests {
             }
         }
         let q = words("runner running");
-        let d = Doc::of(texts[2], &q);
+        let d = Doc::of(texts[3], &q);
         assert_eq!(
             d,
             Doc {

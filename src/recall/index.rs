@@ -390,8 +390,9 @@ impl TurnProgress {
                 tracing::info!(
                     nodes = retexting.scanned,
                     rewritten = retexting.rewritten,
+                    parted = retexting.parted,
                     bound = crate::domain::turn_text::MAX_CHARS,
-                    "search texts cut at the old bound are whole again; their operations are embedded again by the turn indexer"
+                    "search texts are whole and their identifiers parted; operations written again are embedded again by the turn indexer"
                 );
             }
         }
@@ -409,9 +410,10 @@ impl TurnProgress {
             tracing::info!(
                 nodes_read = r.scanned,
                 rewritten = r.rewritten,
+                parted = r.parted,
                 from = r.from(),
                 to = crate::domain::turn_text::MAX_CHARS,
-                "making whole the search texts cut at the old bound"
+                "making search texts cut at the old bound whole, and parting their identifiers"
             );
         }
         let model = turn_index::model_of(embedder);

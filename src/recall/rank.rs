@@ -12,6 +12,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::config::SearchSettings;
+use crate::domain::compounds;
 pub use crate::domain::lucene::{escape_lucene, project_clause};
 use crate::embed::Calibration;
 
@@ -124,7 +125,18 @@ pub fn within_project(project: &str, words: &str) -> String {
 /// The words part of [`lucene_query_on`] alone, narrowed to no project: the caller keeps
 /// the project's rows itself.
 pub fn lucene_words_on(field: &str, text: &str) -> Option<String> {
-    let terms: Vec<String> = text
+    lucene_words_in(&[field], text)
+}
+
+/// The fields a turn's words are indexed in: its text, and the parts of the identifiers in
+/// it (`domain::compounds`).
+pub const TURN_FIELDS: [&str; 2] = ["search_text", "search_parts"];
+
+/// [`lucene_words_on`] over several `fields`, any of which may hold a word. The query's
+/// identifiers are asked by their parts too (`token_store` also as `token store`), so they
+/// find a text that writes them apart, or joined otherwise.
+pub fn lucene_words_in(fields: &[&str], text: &str) -> Option<String> {
+    let mut terms: Vec<String> = text
         .split_whitespace()
         .map(str::to_lowercase)
         .filter(|t| t.chars().any(char::is_alphanumeric))
@@ -135,7 +147,23 @@ pub fn lucene_words_on(field: &str, text: &str) -> Option<String> {
     if terms.is_empty() {
         return None;
     }
-    Some(format!("+{field}:({})", terms.join(" ")))
+    if let Some(parts) = compounds::parts(text) {
+        for part in parts.split(' ').filter(|p| !is_stop_word(p)) {
+            if terms.len() >= 2 * MAX_TERMS {
+                break;
+            }
+            let part = escape_lucene(part);
+            if !terms.contains(&part) {
+                terms.push(part);
+            }
+        }
+    }
+    let terms = terms.join(" ");
+    let clauses: Vec<String> = fields.iter().map(|f| format!("{f}:({terms})")).collect();
+    Some(match clauses.as_slice() {
+        [one] => format!("+{one}"),
+        _ => format!("+({})", clauses.join(" ")),
+    })
 }
 
 /// 1 / (1 + days/30).
@@ -476,6 +504,17 @@ mod tests {
             format!("{} {words}", project_clause("bench-1m"))
         );
         assert_eq!(lucene_words_on("search_text", "the of"), None);
+        // A turn's words are asked in its text and its identifiers' parts; an identifier in
+        // the query is asked whole and by its parts.
+        assert_eq!(
+            lucene_words_in(&TURN_FIELDS, "why did token_store.rs fail").unwrap(),
+            "+(search_text:(token_store.rs fail token store rs) \
+             search_parts:(token_store.rs fail token store rs))"
+        );
+        assert_eq!(
+            lucene_words_in(&TURN_FIELDS, "parseConfig").unwrap(),
+            "+(search_text:(parseconfig parse config) search_parts:(parseconfig parse config))"
+        );
     }
 
     #[test]

@@ -12,7 +12,7 @@
 //! ([`Retexting`]). Both take a step in every slice of the indexer's loop (`Sweep`).
 //! [`run_once`] is one pass; `recall::index::run` calls it in its loop.
 
-use crate::domain::{passages, turn_text};
+use crate::domain::{compounds, passages, turn_text};
 use crate::embed::Embedder;
 use crate::graph::turns::{
     self as store_turns, Cursor, PassageWrite, TextWrite, Texted, TurnWrite, WorkSession,
@@ -192,6 +192,11 @@ fn plan(work: &[WorkSession], model: Option<&str>, budget: usize) -> Plan {
                     } else {
                         None
                     },
+                    parts: need
+                        .text
+                        .as_deref()
+                        .filter(|_| need.missing)
+                        .and_then(compounds::parts),
                     vector: None,
                     resets: s.resets,
                 });
@@ -351,10 +356,14 @@ pub async fn backfill(store: &Store, embedder: Option<&Embedder>) -> StoreResult
         }
         let rows: Vec<TextWrite> = missing
             .iter()
-            .map(|m| TextWrite {
-                label: &m.label,
-                id: &m.id,
-                text: text_made(&m.label, &m.fields, None, &m.next_steps).unwrap_or_default(),
+            .map(|m| {
+                let text = text_made(&m.label, &m.fields, None, &m.next_steps).unwrap_or_default();
+                TextWrite {
+                    label: &m.label,
+                    id: &m.id,
+                    parts: compounds::parts(&text),
+                    text,
+                }
             })
             .collect();
         store_turns::store_texts(store, &rows).await?;
@@ -443,7 +452,7 @@ impl Sweep for Retexting {
         self.done
     }
     fn changed(&self) -> u64 {
-        self.rewritten
+        self.rewritten + self.parted
     }
     async fn step(&mut self, store: &Store) -> StoreResult<()> {
         Retexting::step(self, store).await
@@ -496,18 +505,25 @@ pub fn text_now(row: &store_turns::StoredText) -> Option<String> {
 /// operations, then memories, then sessions (by id) per [`Retexting::step`]; only texts at
 /// least as long as the old bound are compared with what their fields make today, and only
 /// those that differ are written. An operation written again is embedded again by the turn
-/// indexer, its words find it at once. The database records the bound once a pass is done.
+/// indexer, its words find it at once. When the parts of identifiers were stored by another
+/// form, or not at all (`domain::compounds::FORM`), the same pass parts every text again,
+/// writing only the parts that differ. The database records the bound and the form once a
+/// pass is done.
 #[derive(Debug)]
 pub struct Retexting {
     /// Texts at least this long may have been cut.
     from: usize,
+    /// Whether every text's identifiers are parted again (`domain::compounds`), whatever
+    /// its length: parts were not stored, or by another form.
+    parts: bool,
     /// Index into [`Texted::ALL`] of the label being read.
     label: usize,
     after: String,
     pub done: bool,
-    /// Nodes read, and texts written again.
+    /// Nodes read, texts written again, and texts whose parts alone were written.
     pub scanned: u64,
     pub rewritten: u64,
+    pub parted: u64,
 }
 
 impl Retexting {
@@ -515,21 +531,24 @@ impl Retexting {
     pub fn pass(from: usize) -> Self {
         Self {
             from,
+            parts: true,
             label: 0,
             after: String::new(),
             done: false,
             scanned: 0,
             rewritten: 0,
+            parted: 0,
         }
     }
 
     /// The indexer's pass: none when the recorded bound is today's.
     pub async fn unless_done(store: &Store) -> StoreResult<Self> {
-        let bound = store_turns::texts_bound(store)
-            .await?
-            .unwrap_or(FIRST_TEXT_BOUND);
+        let (bound, parts) = store_turns::texts_bound(store).await?;
+        let bound = bound.unwrap_or(FIRST_TEXT_BOUND);
+        let parts = parts != Some(compounds::FORM);
         Ok(Self {
-            done: bound == turn_text::MAX_CHARS,
+            done: bound == turn_text::MAX_CHARS && !parts,
+            parts,
             ..Self::pass(bound.min(turn_text::MAX_CHARS))
         })
     }
@@ -546,22 +565,36 @@ impl Retexting {
             return Ok(());
         };
         let page =
-            store_turns::stored_texts(store, label, &self.after, TEXT_PAGE, self.from).await?;
-        let rewrites: Vec<store_turns::Rewrite> = page
-            .rows
-            .iter()
-            .filter_map(|row| {
-                let text = text_now(row)?;
-                (text != row.search_text).then_some(store_turns::Rewrite {
+            store_turns::stored_texts(store, label, &self.after, TEXT_PAGE, self.from, self.parts)
+                .await?;
+        let mut rewrites: Vec<store_turns::Rewrite> = Vec::new();
+        let mut parted: Vec<store_turns::Rewrite> = Vec::new();
+        for row in &page.rows {
+            match text_now(row).filter(|t| row.cut && *t != row.search_text) {
+                Some(text) => rewrites.push(store_turns::Rewrite {
                     eid: &row.eid,
                     was: &row.search_text,
+                    parts: compounds::parts(&text),
                     text,
-                })
-            })
-            .collect();
+                }),
+                None => {
+                    let parts = compounds::parts(&row.search_text);
+                    if self.parts && parts != row.search_parts {
+                        parted.push(store_turns::Rewrite {
+                            eid: &row.eid,
+                            was: &row.search_text,
+                            text: String::new(),
+                            parts,
+                        });
+                    }
+                }
+            }
+        }
         store_turns::rewrite_texts(store, &rewrites).await?;
+        store_turns::store_parts(store, &parted).await?;
         self.scanned += page.scanned.max(0) as u64;
         self.rewritten += rewrites.len() as u64;
+        self.parted += parted.len() as u64;
         metrics::counter!("cairn_turn_texts_rewritten_total").increment(rewrites.len() as u64);
         match page.last {
             Some(last) if page.scanned as usize >= TEXT_PAGE => self.after = last,
@@ -569,7 +602,8 @@ impl Retexting {
                 self.label += 1;
                 self.after.clear();
                 if self.label == Texted::ALL.len() {
-                    store_turns::set_texts_bound(store, turn_text::MAX_CHARS).await?;
+                    store_turns::set_texts_bound(store, turn_text::MAX_CHARS, compounds::FORM)
+                        .await?;
                     self.done = true;
                 }
             }

@@ -199,9 +199,11 @@ pub async fn for_query(
             None if !missing.iter().any(|t| &t.word == stem) => missing.push(TermQuery {
                 word: stem.clone(),
                 query: format!(
-                    "{} +search_text:({})",
+                    "{} +({})",
                     rank::project_clause(project),
-                    rank::escape_lucene(raw)
+                    rank::TURN_FIELDS
+                        .map(|f| format!("{f}:({})", rank::escape_lucene(raw)))
+                        .join(" ")
                 ),
             }),
             None => {}

@@ -265,7 +265,7 @@ pub async fn search_in(
     let read = when::read(q.text, q.now());
     let asked = read.as_ref().map(|r| r.asked);
     let worded = read.as_ref().map_or(q.text, |r| r.rest.as_str());
-    let lucene = rank::lucene_words_on("search_text", worded).filter(|_| lists.fulltext());
+    let lucene = rank::lucene_words_in(&rank::TURN_FIELDS, worded).filter(|_| lists.fulltext());
     // The project's share of the shared full-text index, when it is nearly all of it. Leaving
     // one session out (prompt recall leaves out the asking session) keeps nearly that share;
     // an answer it leaves short is asked again, narrowed ([`fulltext_list`]).

@@ -49,6 +49,22 @@ fn asked_and_answered(sid: &str, question: &str, answer: &str) -> [Value; 2] {
     ]
 }
 
+/// Records `decision` (subject, choice, …) and a lesson `learnt` in session `sid`.
+async fn decided_and_learnt(app: &TestApp, sid: &str, mut decision: Value, learnt: &str) {
+    decision["project"] = json!(app.project);
+    decision["session_id"] = json!(sid);
+    let (status, body) = app.post("/v1/decisions", &decision).await;
+    assert!(status == 201 || status == 202, "{status} {body}");
+    let (status, body) = app
+        .post(
+            "/v1/memories",
+            &json!({"project": app.project, "session_id": sid, "kind": "lesson",
+                    "content": learnt}),
+        )
+        .await;
+    assert!(status == 201 || status == 202, "{status} {body}");
+}
+
 /// A session about token expiry with a few unrelated turns around the answer.
 async fn conversation(app: &TestApp) -> String {
     let sid = app.session().await;
@@ -71,23 +87,15 @@ async fn conversation(app: &TestApp) -> String {
         ]),
     )
     .await;
-    let (status, body) = app
-        .post(
-            "/v1/decisions",
-            &json!({"project": app.project, "session_id": sid, "subject": "session lifetime",
-                    "choice": "sliding expiry of thirty minutes", "rationale": "fewer forced logins",
-                    "alternatives": ["fixed daily lifetime", "never expire"]}),
-        )
-        .await;
-    assert!(status == 201 || status == 202, "{status} {body}");
-    let (status, body) = app
-        .post(
-            "/v1/memories",
-            &json!({"project": app.project, "session_id": sid, "kind": "lesson",
-                    "content": "rotating refresh tokens broke the mobile client once"}),
-        )
-        .await;
-    assert!(status == 201 || status == 202, "{status} {body}");
+    decided_and_learnt(
+        app,
+        &sid,
+        json!({"subject": "session lifetime", "choice": "sliding expiry of thirty minutes",
+               "rationale": "fewer forced logins",
+               "alternatives": ["fixed daily lifetime", "never expire"]}),
+        "rotating refresh tokens broke the mobile client once",
+    )
+    .await;
     let (status, body) = app
         .post(
             &format!("/v1/sessions/{sid}/close"),
@@ -589,6 +597,98 @@ async fn a_long_turn_is_found_by_the_passage_that_answers() {
 }
 
 /// The search texts of the project's operations with at least this many characters.
+/// The ids of the turns `query` finds by its words.
+async fn found_by_words(app: &TestApp, query: &str) -> Vec<String> {
+    let (status, answer) = turn_search(app, json!({"project": app.project, "query": query})).await;
+    assert_eq!(status, 200, "{answer}");
+    answer["operations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|o| matches!(o["matched_by"].as_str(), Some("fulltext" | "both")))
+        .filter_map(|o| o["operation_id"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// Code names its things `token_store.rs`, `parseConfig`, `SessionRegistry`: the index's
+/// tokenizer keeps each whole, and they are found by their words all the same — in a turn,
+/// a tool call, a decision and a memory, and again after an upgrade parts the texts an older
+/// cairn stored without their identifiers' parts.
+#[tokio::test]
+async fn identifiers_are_found_by_their_words() {
+    let app = TestApp::spawn().await;
+    let sid = app.session().await;
+    let (moved, grep) = (format!("{sid}-moved"), format!("{sid}-grep"));
+    app.ops_sync(
+        &sid,
+        json!([
+            {"id": moved, "type": "message", "role": "assistant", "summary": "moved",
+             "content": "Moved the expiry check into src/auth/token_store.rs and renamed parseConfig."},
+            {"id": grep, "type": "tool_call", "tool": "Bash", "target": "rg SessionRegistry lib/",
+             "summary": "3 matches", "status": "ok"},
+            {"id": format!("{sid}-other"), "type": "message", "role": "user", "summary": "other",
+             "content": "the shop opens at nine; a token of thanks for the team"}
+        ]),
+    )
+    .await;
+    decided_and_learnt(
+        &app,
+        &sid,
+        json!({"subject": "retry policy", "choice": "honour the retry_after header",
+               "rationale": "the API says when"}),
+        "lazy_html is only a test dependency",
+    )
+    .await;
+
+    let first = |query: &'static str| {
+        let app = &app;
+        async move {
+            settle(
+                60,
+                || found_by_words(app, query),
+                |ids: &Vec<String>| !ids.is_empty(),
+            )
+            .await
+        }
+    };
+    for query in ["token store", "token_store", "tokenStore", "parse config"] {
+        assert_eq!(first(query).await.first(), Some(&moved), "{query}");
+    }
+    assert_eq!(first("session registry").await, std::slice::from_ref(&grep));
+    let decision = first("retry after").await;
+    assert_eq!(decision.len(), 1, "{decision:?}");
+    let memory = first("lazy html").await;
+    assert_eq!(memory.len(), 1, "{memory:?}");
+
+    // As an older cairn stored them: texts without their identifiers' parts.
+    crate::helpers::store()
+        .run(
+            neo4rs::query(
+                "MATCH (n) WHERE (n:Operation OR n:Memory) AND n.project = $project \
+                 REMOVE n.search_parts",
+            )
+            .param("project", app.project.as_str()),
+        )
+        .await
+        .expect("parts removed");
+    let gone = settle(
+        60,
+        || found_by_words(&app, "session registry"),
+        |ids: &Vec<String>| ids.is_empty(),
+    )
+    .await;
+    assert!(gone.is_empty(), "only the parts found it: {gone:?}");
+    let mut pass = turn_index::Retexting::pass(cairn::domain::turn_text::MAX_CHARS);
+    while !pass.done {
+        pass.step(&crate::helpers::store())
+            .await
+            .expect("parting step");
+    }
+    assert_eq!(first("session registry").await, [grep]);
+    assert_eq!(first("parse config").await.first(), Some(&moved));
+    assert_eq!(first("lazy html").await, memory);
+}
+
 async fn texts_longer_than(app: &TestApp, chars: usize) -> Vec<(String, String)> {
     #[derive(serde::Deserialize)]
     struct Row {
@@ -722,6 +822,7 @@ async fn texts_cut_at_an_older_bound_are_made_whole_and_embedded_again() {
     let write = [TurnWrite {
         id: long.clone(),
         text: None,
+        parts: None,
         vector: Some(stale.clone()),
         resets: 0,
     }];
