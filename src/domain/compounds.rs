@@ -9,8 +9,11 @@
 //! A compound is what the tokenizer joins: letters and digits, `_` anywhere, and one of
 //! `.` `:` `,` `'` between two letters or digits (`std::io` is two words already). Its parts
 //! are its runs of letters and digits, each cut where the case changes (`HTTPServer` →
-//! `http`, `server`); parts of one character are left out. Numbers (`1,000`, `3.14`) and words
-//! joined only by an apostrophe (`don't`, `Caroline's`) have no parts. Pure.
+//! `http`, `server`); parts of one character and numbers are left out, and so are parts the
+//! text also holds as words of their own ("the handler in handler_60.rs" is found by
+//! "handler" already: the index holds less, and a query matches no more than it needs).
+//! Numbers (`1,000`, `3.14`) and words joined only by an apostrophe (`don't`, `Caroline's`)
+//! have no parts. Pure.
 
 /// The form of the parts: bump when [`parts`] changes, and every stored text is parted
 /// again in the background.
@@ -24,9 +27,8 @@ fn joins_between(c: char) -> bool {
     matches!(c, '.' | ':' | ',' | '\'' | '’')
 }
 
-/// The compounds of `text`: the tokenizer's words that hold more than letters and digits
-/// (or change case inside), as they are written.
-fn compounds(text: &str) -> impl Iterator<Item = &str> {
+/// The tokenizer's words of `text`, as they are written.
+fn tokens(text: &str) -> Vec<&str> {
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let mut words: Vec<&str> = Vec::new();
     let mut start: Option<usize> = None;
@@ -52,7 +54,14 @@ fn compounds(text: &str) -> impl Iterator<Item = &str> {
     if let Some(s) = start {
         words.push(&text[chars[s].0..]);
     }
-    words.into_iter().filter(|w| is_compound(w))
+    words
+}
+
+/// The compounds of `text`: the tokenizer's words that hold more than letters and digits
+/// (or change case inside), as they are written.
+#[cfg(test)]
+fn compounds(text: &str) -> impl Iterator<Item = &str> {
+    tokens(text).into_iter().filter(|w| is_compound(w))
 }
 
 /// Whether a word of the tokenizer has parts worth indexing apart.
@@ -98,15 +107,21 @@ pub fn may_change_case(word: &str) -> bool {
     }
 }
 
-/// The parts of `text`'s compounds, lower case, each once, in the order first met, joined by
-/// spaces and bounded by [`MAX_CHARS`]; `None` when it has no compound.
+/// The parts of `text`'s compounds that the text does not also hold as words of their own
+/// (it is found by those already), lower case, each once, in the order first met, joined by
+/// spaces and bounded by [`MAX_CHARS`]; parts of one character and numbers are left out.
+/// `None` when no part is left.
 pub fn parts(text: &str) -> Option<String> {
+    let tokens = tokens(text);
+    let (compounds, words): (Vec<&str>, Vec<&str>) =
+        tokens.into_iter().partition(|w| is_compound(w));
+    let mut seen: std::collections::HashSet<String> =
+        words.iter().map(|w| w.to_lowercase()).collect();
     let mut out = String::new();
-    let mut seen = std::collections::HashSet::new();
-    'words: for word in compounds(text) {
+    'words: for word in compounds {
         for run in word.split(|c: char| !c.is_alphanumeric()) {
             for piece in camel_pieces(run) {
-                if piece.chars().nth(1).is_none() {
+                if piece.chars().nth(1).is_none() || piece.chars().all(|c| c.is_numeric()) {
                     continue;
                 }
                 let piece = piece.to_lowercase();

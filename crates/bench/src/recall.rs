@@ -111,7 +111,7 @@ async fn index_statements(
     i: usize,
 ) -> anyhow::Result<Duration> {
     let text = TURN_QUERIES[i % TURN_QUERIES.len()];
-    let words = cairn::recall::rank::lucene_words_on("search_text", text)
+    let words = cairn::recall::rank::lucene_words_in(&cairn::recall::rank::TURN_FIELDS, text)
         .ok_or_else(|| anyhow::anyhow!("no words to search in {text:?}"))?;
     let filter = Filter {
         project,
