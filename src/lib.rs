@@ -34,8 +34,8 @@
 //!   (`domain::state`); validation (field paths named lazily,
 //!   `domain::field`) and size limits; paths;
 //!   token counting (tiktoken); conviction math; context budgets (`domain::budget`); the
-//!   bounded text a turn is searched by (`domain::turn_text`); the time a query names
-//!   (`domain::when`).
+//!   bounded text a turn is searched by (`domain::turn_text`) and the parts of the
+//!   identifiers in it (`domain::compounds`); the time a query names (`domain::when`).
 //! - [`capture`] — the write path: durable spool (preallocated segments, fsync, group commit)
 //!   and the writer that drains it into Neo4j in order, over a few lanes of transactions (a
 //!   session never split); the writer runs on a thread of its own at lower CPU priority with

@@ -1,5 +1,6 @@
 //! Types and pure rules: what an operation, a decision or a memory is, the limits on input,
-//! path normalisation, token counting, the time a query names and what stored text may show.
+//! path normalisation, token counting, the time a query names, the parts of identifiers and
+//! what stored text may show.
 //! Nothing here touches the
 //! network or the database.
 

@@ -527,7 +527,8 @@ pub struct Retexting {
 }
 
 impl Retexting {
-    /// A pass over every text at least `from` characters long, whatever was recorded.
+    /// A pass over every text at least `from` characters long, parting every text's
+    /// identifiers too, whatever was recorded.
     pub fn pass(from: usize) -> Self {
         Self {
             from,
