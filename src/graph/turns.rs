@@ -600,28 +600,42 @@ pub struct Rewrite<'a> {
 /// Writes texts made again (each only while it holds what was read); operations embedded
 /// from their old text are queued to be embedded again.
 pub async fn rewrite_texts(store: &Store, rows: &[Rewrite<'_>]) -> StoreResult<()> {
-    if rows.is_empty() {
-        return Ok(());
-    }
-    store
-        .run(
-            statement(include_str!("../../cypher/turns/texts_rewrite.cypher"))
-                .param("rows", param(rows)?),
-        )
-        .await
+    write_rows(
+        store,
+        include_str!("../../cypher/turns/texts_rewrite.cypher"),
+        rows,
+    )
+    .await
+}
+
+/// The parts of a text read, written alone: the node, the text read, its parts now.
+#[derive(Debug, Serialize)]
+pub struct Parted<'a> {
+    pub eid: &'a str,
+    pub was: &'a str,
+    pub parts: Option<String>,
 }
 
 /// Writes the parts of texts read (each only while it holds what was read).
-pub async fn store_parts(store: &Store, rows: &[Rewrite<'_>]) -> StoreResult<()> {
+pub async fn store_parts(store: &Store, rows: &[Parted<'_>]) -> StoreResult<()> {
+    write_rows(
+        store,
+        include_str!("../../cypher/turns/texts_parts.cypher"),
+        rows,
+    )
+    .await
+}
+
+/// Runs `text` with `$rows`, unless there are none.
+async fn write_rows<T: Serialize>(
+    store: &Store,
+    text: &'static str,
+    rows: &[T],
+) -> StoreResult<()> {
     if rows.is_empty() {
         return Ok(());
     }
-    store
-        .run(
-            statement(include_str!("../../cypher/turns/texts_parts.cypher"))
-                .param("rows", param(rows)?),
-        )
-        .await
+    store.run(statement(text).param("rows", param(rows)?)).await
 }
 
 /// The bound of the last pass that made every text cut shorter whole again, and the form

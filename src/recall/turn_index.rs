@@ -569,7 +569,7 @@ impl Retexting {
             store_turns::stored_texts(store, label, &self.after, TEXT_PAGE, self.from, self.parts)
                 .await?;
         let mut rewrites: Vec<store_turns::Rewrite> = Vec::new();
-        let mut parted: Vec<store_turns::Rewrite> = Vec::new();
+        let mut parted: Vec<store_turns::Parted> = Vec::new();
         for row in &page.rows {
             match text_now(row).filter(|t| row.cut && *t != row.search_text) {
                 Some(text) => rewrites.push(store_turns::Rewrite {
@@ -581,10 +581,9 @@ impl Retexting {
                 None => {
                     let parts = compounds::parts(&row.search_text);
                     if self.parts && parts != row.search_parts {
-                        parted.push(store_turns::Rewrite {
+                        parted.push(store_turns::Parted {
                             eid: &row.eid,
                             was: &row.search_text,
-                            text: String::new(),
                             parts,
                         });
                     }
