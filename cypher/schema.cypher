@@ -56,11 +56,12 @@ CREATE CONSTRAINT belief_content_identity IF NOT EXISTS FOR (n:Belief) REQUIRE (
 CREATE FULLTEXT INDEX belief_text IF NOT EXISTS
 FOR (n:Belief) ON EACH [n.content, n.project];
 CREATE INDEX extraction_run_started IF NOT EXISTS FOR (n:ExtractionRun) ON (n.project, n.started_at);
-// Search and handover: the per-session search document (BM25, English stemming; the
-// project is indexed too so a query is narrowed to one project inside Lucene), and the
-// background indexer's work queues.
+// Search and handover: the per-session search document and the parts of the identifiers in
+// it (BM25, English stemming; the project is indexed too so a query is narrowed to one
+// project inside Lucene), and the background indexer's work queues. One made without the
+// parts is dropped on start and made again (`graph::schema`).
 CREATE FULLTEXT INDEX session_search IF NOT EXISTS
-FOR (n:Session) ON EACH [n.search_doc, n.project]
+FOR (n:Session) ON EACH [n.search_doc, n.search_doc_parts, n.project]
 OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}};
 CREATE INDEX session_search_dirty IF NOT EXISTS FOR (n:Session) ON (n.search_dirty);
 CREATE INDEX session_embed_pending IF NOT EXISTS FOR (n:Session) ON (n.embed_pending);

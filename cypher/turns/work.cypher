@@ -23,7 +23,7 @@ RETURN s.id AS id, s.project AS project, after, coalesce(s.last_seq, 0) AS last_
        COLLECT {
          MATCH (o:Operation {session_id: s.id})
          WHERE o.seq > after
-         RETURN o {.id, .seq, .type, .role, .summary, .content, .target, .tool, .rationale,
+         RETURN o {.id, .seq, .type, .role, .summary, .content, .target, .tool, .rationale, .context,
                    .search_text, .embedding_model, .passages_model} AS o
          ORDER BY o.seq
          LIMIT $per_session

@@ -3,7 +3,7 @@
 //! capture service, the same write path as `POST /v1/sessions…`.
 //!
 //! Tool uses: Read → `read`; Write/Edit/MultiEdit/NotebookEdit → `write` with
-//! `files_modified`; Bash → `tool_call`; Grep/Glob/WebSearch/WebFetch → `search`; TodoWrite →
+//! `files_modified` and what it wrote as `content` (bounded, [`WRITTEN_CHARS`]); Bash → `tool_call`; Grep/Glob/WebSearch/WebFetch → `search`; TodoWrite →
 //! `todo`; Task and anything else → `tool_call`. `tool_use_id` is the operation id, so Pre- and
 //! PostToolUse of one call, or a resent event, store one node. The tool response is summarised
 //! and bounded ([`RESPONSE_CHARS`]), never stored whole.
@@ -27,6 +27,8 @@ pub const AGENT: &str = "claude-code";
 /// At most this much of a tool response is kept (in the operation's `context.response`).
 pub const RESPONSE_CHARS: usize = 1_000;
 const SUMMARY_CHARS: usize = 300;
+/// At most this much of what a file tool wrote is kept (the operation's `content`).
+pub const WRITTEN_CHARS: usize = 1_000;
 
 /// What the hook's answer carries, for the events whose answer Claude Code reads.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -716,6 +718,35 @@ fn questions_and_answers(input: &Value, response: Option<&Value>) -> String {
     }
 }
 
+/// What a file tool wrote, bounded ([`WRITTEN_CHARS`]): an edit's new text (each of a
+/// MultiEdit's, one per line), a written file's or notebook cell's source. A write is found
+/// by the code it changed (`domain::turn_text`); its line in a history stays its summary.
+fn written(tool: &str, input: &Value) -> Option<String> {
+    fn text(v: Option<&Value>) -> Option<&str> {
+        v.and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+    }
+    let whole = match tool {
+        "Edit" => text(input.get("new_string"))?.to_string(),
+        "Write" => text(input.get("content"))?.to_string(),
+        "NotebookEdit" => text(input.get("new_source"))?.to_string(),
+        "MultiEdit" => {
+            let edits = input.get("edits").and_then(Value::as_array)?;
+            let parts: Vec<&str> = edits
+                .iter()
+                .filter_map(|e| text(e.get("new_string")))
+                .collect();
+            if parts.is_empty() {
+                return None;
+            }
+            parts.join("\n")
+        }
+        _ => return None,
+    };
+    Some(bounded(&whole, WRITTEN_CHARS))
+}
+
 /// Maps one tool use to an operation; a failed one is a failed `tool_call`.
 pub fn tool_use(t: &ToolUse<'_>) -> OperationInput {
     let s = |k: &str| {
@@ -755,6 +786,7 @@ pub fn tool_use(t: &ToolUse<'_>) -> OperationInput {
                 target: s(key).map(str::to_string),
                 files_modified: path(key).map(|p| vec![p.to_string()]),
                 summary: Some(format!("{verb} {}", s(key).unwrap_or("a file"))),
+                content: written(name, t.input),
                 ..op("write")
             }
         }
@@ -1043,6 +1075,57 @@ mod tests {
 
     fn event(v: Value) -> HookEvent {
         parse(v).unwrap()
+    }
+
+    #[test]
+    fn a_write_keeps_what_it_wrote_bounded_and_redacted() {
+        let written = |name: &str, input: Value| {
+            let t = ToolUse {
+                id: Some("t1".into()),
+                name,
+                input: &input,
+                response: None,
+                error: None,
+                cwd: None,
+            };
+            tool_use(&t).content
+        };
+        let edit = written(
+            "Edit",
+            json!({"file_path": "/r/db.ts", "old_string": "a", "new_string": "  ALTER TABLE e ADD COLUMN is_imported  "}),
+        );
+        assert_eq!(
+            edit.as_deref(),
+            Some("ALTER TABLE e ADD COLUMN is_imported")
+        );
+        let multi = written(
+            "MultiEdit",
+            json!({"file_path": "/r/a", "edits": [{"new_string": "fn a()"}, {"new_string": " "}, {"new_string": "fn b()"}]}),
+        );
+        assert_eq!(multi.as_deref(), Some("fn a()\nfn b()"));
+        let notebook = written(
+            "NotebookEdit",
+            json!({"notebook_path": "/r/n.ipynb", "new_source": "df.head()"}),
+        );
+        assert_eq!(notebook.as_deref(), Some("df.head()"));
+        let long = "x".repeat(5 * WRITTEN_CHARS);
+        let file = written("Write", json!({"file_path": "/r/a", "content": long})).unwrap();
+        assert_eq!(file.chars().count(), WRITTEN_CHARS);
+        let secret = written(
+            "Write",
+            json!({"file_path": "/r/.env", "content": "API_KEY=supersecret123"}),
+        );
+        assert!(!secret.unwrap().contains("supersecret123"));
+        // Nothing written, nothing kept; a read keeps no content.
+        assert_eq!(
+            written("Edit", json!({"file_path": "/r/a", "new_string": ""})),
+            None
+        );
+        assert_eq!(
+            written("MultiEdit", json!({"file_path": "/r/a", "edits": []})),
+            None
+        );
+        assert_eq!(written("Read", json!({"file_path": "/r/a"})), None);
     }
 
     #[test]

@@ -134,14 +134,16 @@ pub struct OperationInput {
     pub rationale: Option<String>,
     /// `user` or `assistant`, for `message`.
     pub role: Option<String>,
-    /// The text of a `message`.
+    /// The text of a `message`; of another operation, what it holds (a `write`'s new text):
+    /// found by search.
     pub content: Option<String>,
     /// The whole todo list, for `todo`.
     pub todos: Option<Vec<Todo>>,
     /// `ok` (default) or `failed`.
     #[oai(validator(pattern = r"^\s*(ok|failed)?\s*$"))]
     pub status: Option<String>,
-    /// Free-form context; `cwd` in it makes file paths project-relative.
+    /// Free-form context; `cwd` in it makes file paths project-relative; a `tool_call`'s
+    /// `response` (a string) is what it answered: found by search, shown in a task context.
     pub context: Option<serde_json::Value>,
     /// When it happened (RFC 3339); defaults to arrival time.
     pub at: Option<String>,

@@ -1,12 +1,17 @@
 //! The bounded text a turn is found by (`search_text`): what a conversation turn, a tool call,
 //! a decision, a memory or a session summary says, in a few thousand characters at most. The
 //! capture writer stores it with the node; the turn index (BM25) and the embeddings read it.
-//! Pure: no I/O.
+//! A tool call is found by what it answered too (its `context.response`, [`outcome`]): the
+//! failing test a run printed, the report a subagent returned. Pure: no I/O.
 
 /// Characters of a search text at most. A long reply often says what matters last (the
 /// notes after a worked example, the conclusion after the analysis), so the bound holds a
 /// few pages; its passages (`domain::passages`) let the model read all of it.
 pub const MAX_CHARS: usize = 8_000;
+
+/// The form of the texts [`operation`] makes, recorded once every stored text was made again
+/// in it (`recall::turn_index::Retexting`): 1, a tool call's outcome is part of its text.
+pub const FORM: i64 = 1;
 
 /// Joins the non-empty parts with " — " and bounds the result; `None` when nothing is left.
 fn bounded<'a>(parts: impl IntoIterator<Item = &'a str>) -> Option<String> {
@@ -41,6 +46,23 @@ pub struct OperationText<'a> {
     pub target: Option<&'a str>,
     pub tool: Option<&'a str>,
     pub rationale: Option<&'a str>,
+    /// What a tool call answered ([`outcome`]).
+    pub outcome: Option<&'a str>,
+}
+
+/// What an operation's free-form context says it answered: its `response`, a string.
+pub fn outcome(context: Option<&serde_json::Value>) -> Option<&str> {
+    context?
+        .get("response")?
+        .as_str()
+        .filter(|r| !r.trim().is_empty())
+}
+
+/// [`outcome`] of a context stored as JSON text; `None` when it is no JSON object.
+pub fn stored_outcome(context: Option<&str>) -> Option<String> {
+    let context = context.filter(|c| c.contains("\"response\""))?;
+    let value: serde_json::Value = serde_json::from_str(context).ok()?;
+    outcome(Some(&value)).map(str::to_string)
 }
 
 /// An operation's search text, or `None` when it has nothing worth finding: a plain read
@@ -55,6 +77,7 @@ pub fn operation(op: &OperationText<'_>) -> Option<String> {
             op.tool.unwrap_or_default(),
             op.target.unwrap_or_default(),
             op.summary,
+            op.outcome.unwrap_or_default(),
             rationale,
         ]),
         _ => bounded([op.summary, op.content.unwrap_or_default(), rationale]),
@@ -118,6 +141,52 @@ mod tests {
             ..Default::default()
         });
         assert_eq!(tool.as_deref(), Some("Bash — cargo test — 2 failed"));
+    }
+
+    #[test]
+    fn a_tool_call_is_found_by_what_it_answered() {
+        let context = serde_json::json!({"cwd": "/r", "response": "test parse_config ... FAILED"});
+        let answered = outcome(Some(&context));
+        assert_eq!(answered, Some("test parse_config ... FAILED"));
+        let text = operation(&OperationText {
+            kind: "tool_call",
+            tool: Some("Bash"),
+            target: Some("cargo test"),
+            summary: "Run the tests",
+            outcome: answered,
+            ..Default::default()
+        });
+        assert_eq!(
+            text.as_deref(),
+            Some("Bash — cargo test — Run the tests — test parse_config ... FAILED")
+        );
+        let stored = context.to_string();
+        assert_eq!(
+            stored_outcome(Some(&stored)).as_deref(),
+            Some("test parse_config ... FAILED")
+        );
+        // Only a string answers; a blank one, another shape or no JSON at all says nothing.
+        for context in [
+            r#"{"response": "  "}"#,
+            r#"{"response": {"a": 1}}"#,
+            "response",
+            "{",
+        ] {
+            assert_eq!(stored_outcome(Some(context)), None, "{context}");
+        }
+        assert_eq!(outcome(Some(&serde_json::json!(["response"]))), None);
+        // A write is found by what it wrote (its content), not by its outcome.
+        let write = operation(&OperationText {
+            kind: "write",
+            summary: "edited src/db.ts",
+            content: Some("ALTER TABLE evaluations ADD COLUMN is_imported"),
+            outcome: Some("update"),
+            ..Default::default()
+        });
+        assert_eq!(
+            write.as_deref(),
+            Some("edited src/db.ts — ALTER TABLE evaluations ADD COLUMN is_imported")
+        );
     }
 
     #[test]

@@ -79,11 +79,18 @@ pub async fn reconcile_vector_indexes(
 
 /// The full-text indexes whose properties change between versions: the name, the properties
 /// today, the statement that drops it.
-const FULLTEXT_INDEXES: &[(&str, &[&str], &str)] = &[(
-    "turn_search",
-    &["search_text", "search_parts", "project"],
-    include_str!("../../cypher/schema_drop_turn_search.cypher"),
-)];
+const FULLTEXT_INDEXES: &[(&str, &[&str], &str)] = &[
+    (
+        "turn_search",
+        &["search_text", "search_parts", "project"],
+        include_str!("../../cypher/schema_drop_turn_search.cypher"),
+    ),
+    (
+        "session_search",
+        &["search_doc", "search_doc_parts", "project"],
+        include_str!("../../cypher/schema_drop_session_search.cypher"),
+    ),
+];
 
 /// A full-text index as Neo4j shows it.
 #[derive(serde::Deserialize)]

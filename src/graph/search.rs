@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{now_ms, param, statement, Store, StoreResult, Tx};
+use crate::domain::compounds;
 
 /// Marks a session's search document stale; the indexer rebuilds it in the background.
 pub async fn mark_dirty(tx: &mut Tx, project: &str, session_id: &str) -> StoreResult<()> {
@@ -57,6 +58,8 @@ pub struct Doc {
     pub project: String,
     pub rev: i64,
     pub doc: String,
+    /// The parts of the identifiers in the document (`domain::compounds::parts`).
+    pub parts: Option<String>,
     pub hash: String,
     pub files: Vec<String>,
     pub importance: f64,
@@ -86,6 +89,7 @@ pub async fn requeue_other_models(store: &Store, model: &str) -> StoreResult<i64
 pub async fn backfill(store: &Store) -> StoreResult<i64> {
     let pass = super::sessions::in_pages(store, || {
         statement(include_str!("../../cypher/search/backfill.cypher"))
+            .param("form", compounds::FORM)
     })
     .await?;
     Ok(pass.sessions)
@@ -134,6 +138,7 @@ pub async fn store_docs(store: &Store, docs: &[Doc]) -> StoreResult<()> {
         .run(
             statement(include_str!("../../cypher/search/store_docs.cypher"))
                 .param("rows", param(&docs)?)
+                .param("form", compounds::FORM)
                 .param("now", now_ms()),
         )
         .await

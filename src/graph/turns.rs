@@ -194,6 +194,8 @@ pub struct TextFields {
     pub target: Option<String>,
     pub tool: Option<String>,
     pub rationale: Option<String>,
+    /// The free-form context as stored (JSON text): a tool call's outcome is in it.
+    pub context: Option<String>,
 }
 
 impl TextFields {
@@ -207,6 +209,7 @@ impl TextFields {
             target: self.target.as_deref(),
             tool: self.tool.as_deref(),
             rationale: self.rationale.as_deref(),
+            outcome: turn_text::stored_outcome(self.context.as_deref()).as_deref(),
         })
     }
 }
@@ -638,32 +641,33 @@ async fn write_rows<T: Serialize>(
     store.run(statement(text).param("rows", param(rows)?)).await
 }
 
-/// The bound of the last pass that made every text cut shorter whole again, and the form
-/// of the parts it stored (`domain::compounds::FORM`), if any.
-pub async fn texts_bound(store: &Store) -> StoreResult<(Option<usize>, Option<i64>)> {
-    #[derive(Deserialize)]
-    struct Row {
-        bound: Option<i64>,
-        parts: Option<i64>,
-    }
+/// What the last texts pass recorded ([`texts_done`]): the bound texts were made whole at, the
+/// form of the identifiers' parts and the form of the texts it stored; `None` before the first.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq)]
+pub struct TextsDone {
+    pub bound: Option<i64>,
+    pub parts: Option<i64>,
+    pub form: Option<i64>,
+}
+
+pub async fn texts_done(store: &Store) -> StoreResult<TextsDone> {
     Ok(store
-        .fetch_one::<Row>(statement(include_str!(
+        .fetch_one::<TextsDone>(statement(include_str!(
             "../../cypher/turns/texts_bound_get.cypher"
         )))
         .await?
-        .map_or((None, None), |r| {
-            (r.bound.map(|b| b.max(0) as usize), r.parts)
-        }))
+        .unwrap_or_default())
 }
 
-/// Records that every text cut at a bound shorter than `bound` was made whole again, and
-/// every text's parts stored in form `parts`.
-pub async fn set_texts_bound(store: &Store, bound: usize, parts: i64) -> StoreResult<()> {
+/// Records that every text cut at a bound shorter than `done.bound` was made whole again,
+/// every text's parts stored in form `done.parts` and every text made in form `done.form`.
+pub async fn set_texts_done(store: &Store, done: TextsDone) -> StoreResult<()> {
     store
         .run(
             statement(include_str!("../../cypher/turns/texts_bound_set.cypher"))
-                .param("bound", bound as i64)
-                .param("parts", parts),
+                .param("bound", done.bound)
+                .param("parts", done.parts)
+                .param("form", done.form),
         )
         .await
 }

@@ -107,6 +107,7 @@ pub fn build(src: &DocSource) -> Doc {
         id: src.id.clone(),
         project: src.project.clone(),
         rev: src.rev,
+        parts: crate::domain::compounds::parts(&doc),
         doc,
         hash,
         files,
@@ -392,7 +393,7 @@ impl TurnProgress {
                     rewritten = retexting.rewritten,
                     parted = retexting.parted,
                     bound = crate::domain::turn_text::MAX_CHARS,
-                    "search texts are whole and their identifiers parted; operations written again are embedded again by the turn indexer"
+                    "search texts are whole, in today's form, and their identifiers parted; operations written again are embedded again by the turn indexer"
                 );
             }
         }
@@ -413,7 +414,7 @@ impl TurnProgress {
                 parted = r.parted,
                 from = r.from(),
                 to = crate::domain::turn_text::MAX_CHARS,
-                "making search texts cut at the old bound whole, and parting their identifiers"
+                "making search texts whole and in today's form (from 0 characters: every text), and parting their identifiers"
             );
         }
         let model = turn_index::model_of(embedder);

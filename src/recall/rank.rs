@@ -106,11 +106,16 @@ impl From<&SearchSettings> for Weights {
     }
 }
 
-/// The Lucene query for `text` within `project`, or `None` when the text has no searchable
-/// term. Terms are lowercased (so `AND`/`OR`/`NOT` are words, not operators) and escaped.
+/// The Lucene query for `text` over sessions' documents ([`SESSION_FIELDS`]) within
+/// `project`, or `None` when the text has no searchable term. Terms are lowercased (so
+/// `AND`/`OR`/`NOT` are words, not operators) and escaped.
 pub fn lucene_query(project: &str, text: &str) -> Option<String> {
-    lucene_query_on("search_doc", project, text)
+    lucene_words_in(&SESSION_FIELDS, text).map(|words| within_project(project, &words))
 }
+
+/// The fields a session's words are indexed in: its search document, and the parts of the
+/// identifiers in it (`domain::compounds`).
+pub const SESSION_FIELDS: [&str; 2] = ["search_doc", "search_doc_parts"];
 
 /// [`lucene_query`] over another indexed `field`.
 pub fn lucene_query_on(field: &str, project: &str, text: &str) -> Option<String> {
@@ -523,7 +528,8 @@ mod tests {
         let q = lucene_query("p-1", "Fix AND \"login\" || NOT redirect~ [x] \\").unwrap();
         assert_eq!(
             q,
-            "+(+project:p +project:1) +search_doc:(fix \\\"login\\\" redirect\\~ \\[x\\])"
+            "+(+project:p +project:1) +(search_doc:(fix \\\"login\\\" redirect\\~ \\[x\\]) \
+             search_doc_parts:(fix \\\"login\\\" redirect\\~ \\[x\\]))"
         );
         assert_eq!(lucene_query("p", "the ??? && ||"), None);
     }
@@ -773,7 +779,11 @@ mod tests {
         assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
         assert_eq!(
             lucene_query("p", "What did Caroline research?"),
-            Some("+(+project:p) +search_doc:(caroline research\\?)".to_string())
+            Some(
+                "+(+project:p) +(search_doc:(caroline research\\?) \
+                 search_doc_parts:(caroline research\\?))"
+                    .to_string()
+            )
         );
     }
 

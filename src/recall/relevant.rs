@@ -13,6 +13,9 @@
 //! from several people, [`crate::recall::speaker`]) is shown as said, without the role it was
 //! captured under ([`read_items`]).
 //!
+//! A write is shown with what it wrote, a tool call with what it answered
+//! (`with_what_it_did`): turn search finds them by that text too.
+//!
 //! The files of a task context are the ones these operations touched ([`History::files`]), in
 //! the order of the hits: what the work on the task touched, not every file its sessions did.
 //!
@@ -23,7 +26,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::config::Encoding;
 use crate::domain::operation::render_stored_line;
-use crate::domain::{shown, tokens};
+use crate::domain::{shown, tokens, turn_text};
 use crate::graph::operations::{FileRow, OperationView};
 use crate::graph::{self, operations, Store, StoreResult};
 use crate::recall::answered::answered_next;
@@ -357,7 +360,10 @@ pub async fn read_items(
             let said = r.content.as_deref().unwrap_or(&r.summary);
             let (text, tokens) = match as_said(&r.kind, said, &speakers) {
                 Some(said) => (said.to_string(), 0),
-                None => (rendered(&r), r.tokens),
+                None => match with_what_it_did(&r) {
+                    Some(line) => (line, 0),
+                    None => (rendered(&r), r.tokens),
+                },
             };
             let mut it = item(
                 how.encoding,
@@ -372,6 +378,21 @@ pub async fn read_items(
             (key, it)
         })
         .collect())
+}
+
+/// A write's line with what it wrote, a tool call's with what it answered (its outcome,
+/// [`turn_text::outcome`]): turn search finds them by that text, so the history shows it,
+/// cut around the task like any long line, its whitespace runs made single spaces. `None`
+/// for anything else, or nothing to add.
+fn with_what_it_did(r: &OperationView) -> Option<String> {
+    let did = match r.kind.as_str() {
+        "write" => r.content.clone(),
+        "tool_call" => turn_text::stored_outcome(r.context.as_deref()),
+        _ => None,
+    }?;
+    // Code's indentation and line breaks cost tokens and say nothing here.
+    let did: Vec<&str> = did.split_whitespace().collect();
+    (!did.is_empty()).then(|| format!("{} → {}", rendered(r), did.join(" ")))
 }
 
 /// A message (an operation of `kind` saying `text`) that opens with the label of one of the
@@ -476,6 +497,43 @@ pub fn keys_for(found: &[Found]) -> Vec<Key> {
 mod tests {
     use super::*;
     use crate::recall::bm25;
+
+    #[test]
+    fn a_write_shows_what_it_wrote_and_a_tool_call_what_it_answered() {
+        let view = |kind: &str, content: Option<&str>, context: Option<&str>| OperationView {
+            kind: kind.into(),
+            target: Some("mix test".into()),
+            summary: "Run the tests".into(),
+            content: content.map(str::to_string),
+            context: context.map(str::to_string),
+            ..Default::default()
+        };
+        let run = view(
+            "tool_call",
+            None,
+            Some(r#"{"cwd": "/r", "response": " 1 test failed: no secret_key_base "}"#),
+        );
+        assert_eq!(
+            with_what_it_did(&run).as_deref(),
+            Some("[tool_call] mix test: Run the tests → 1 test failed: no secret_key_base")
+        );
+        let edit = OperationView {
+            target: Some("lib/a.ex".into()),
+            summary: "edited lib/a.ex".into(),
+            ..view("write", Some("def sync_indicator(assigns)\n\t\tdo"), None)
+        };
+        assert_eq!(
+            with_what_it_did(&edit).as_deref(),
+            Some("[write] edited lib/a.ex → def sync_indicator(assigns) do")
+        );
+        // Nothing to add: a call without an outcome, a message, a write of nothing.
+        assert_eq!(
+            with_what_it_did(&view("tool_call", None, Some(r#"{"cwd": "/r"}"#))),
+            None
+        );
+        assert_eq!(with_what_it_did(&view("message", Some("hi"), None)), None);
+        assert_eq!(with_what_it_did(&view("write", None, None)), None);
+    }
 
     fn found(s: &str, seq: i64, role: &str, text: &str) -> Found {
         Found {

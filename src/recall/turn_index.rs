@@ -507,8 +507,9 @@ pub fn text_now(row: &store_turns::StoredText) -> Option<String> {
 /// those that differ are written. An operation written again is embedded again by the turn
 /// indexer, its words find it at once. When the parts of identifiers were stored by another
 /// form, or not at all (`domain::compounds::FORM`), the same pass parts every text again,
-/// writing only the parts that differ. The database records the bound and the form once a
-/// pass is done.
+/// writing only the parts that differ. When the texts were made in another form
+/// (`domain::turn_text::FORM`: a tool call's outcome joined its text), every text is compared,
+/// whatever its length. The database records the bound and the forms once a pass is done.
 #[derive(Debug)]
 pub struct Retexting {
     /// Texts at least this long may have been cut.
@@ -542,15 +543,24 @@ impl Retexting {
         }
     }
 
-    /// The indexer's pass: none when the recorded bound is today's.
+    /// The indexer's pass: none when the recorded bound and forms are today's. Texts made in
+    /// another form (`domain::turn_text::FORM`) are all compared, whatever their length.
     pub async fn unless_done(store: &Store) -> StoreResult<Self> {
-        let (bound, parts) = store_turns::texts_bound(store).await?;
-        let bound = bound.unwrap_or(FIRST_TEXT_BOUND);
-        let parts = parts != Some(compounds::FORM);
+        let recorded = store_turns::texts_done(store).await?;
+        let bound = recorded
+            .bound
+            .map_or(FIRST_TEXT_BOUND, |b| b.max(0) as usize);
+        let parts = recorded.parts != Some(compounds::FORM);
+        let form = recorded.form != Some(turn_text::FORM);
+        let from = if form {
+            0
+        } else {
+            bound.min(turn_text::MAX_CHARS)
+        };
         Ok(Self {
-            done: bound == turn_text::MAX_CHARS && !parts,
+            done: bound == turn_text::MAX_CHARS && !parts && !form,
             parts,
-            ..Self::pass(bound.min(turn_text::MAX_CHARS))
+            ..Self::pass(from)
         })
     }
 
@@ -602,8 +612,12 @@ impl Retexting {
                 self.label += 1;
                 self.after.clear();
                 if self.label == Texted::ALL.len() {
-                    store_turns::set_texts_bound(store, turn_text::MAX_CHARS, compounds::FORM)
-                        .await?;
+                    let done = store_turns::TextsDone {
+                        bound: Some(turn_text::MAX_CHARS as i64),
+                        parts: Some(compounds::FORM),
+                        form: Some(turn_text::FORM),
+                    };
+                    store_turns::set_texts_done(store, done).await?;
                     self.done = true;
                 }
             }

@@ -597,3 +597,110 @@ async fn a_small_task_context_shows_the_part_of_a_long_real_reply_that_answers()
     assert!(line.starts_with("Assistant: … "), "{line}");
     assert!(!line.contains("Based on the official"), "{line}");
 }
+
+/// In a genuine session, what a tool call answered and what an edit wrote are found: the run
+/// of a test that failed for want of a `secret_key_base` by the error it printed, the edit of
+/// `pane_list_live.ex` by the `sync_indicator` it added. A task context shows the failure
+/// after its command. A text stored in an older form (without its outcome) is made again by
+/// the texts pass.
+#[tokio::test]
+async fn a_tool_call_is_found_by_what_it_answered_and_an_edit_by_what_it_wrote() {
+    let app = TestApp::spawn().await;
+    let key = mint_key(&app.project, "write").await;
+    let original = "258c7280-ae70-4798-800f-63464d01a85d";
+    let (report, sid, _dir) = import_real(&app, &key, "v2.1-subagents-compaction", original).await;
+    assert_eq!(report.failed_sessions, 0, "{report:?}");
+    let search = |query: &str, kind: &str| serde_json::json!({"project": app.project, "query": query, "types": [kind], "limit": 5});
+    let failed_run = |h: &serde_json::Value| {
+        h["session_id"] == sid.as_str()
+            && h["snippet"]
+                .as_str()
+                .is_some_and(|s| s.contains("secret_key_base"))
+    };
+    let query = "no secret key base configuration found";
+    let answer = crate::turns::search_until(&app, search(query, "tool_call"), |hits| {
+        hits.iter().any(failed_run)
+    })
+    .await;
+    let run = answer["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| failed_run(h))
+        .unwrap_or_else(|| panic!("the failed test run: {answer}"))["operation_id"]
+        .clone();
+    let answer = crate::turns::search_until(&app, search("sync indicator", "write"), |hits| {
+        !hits.is_empty()
+    })
+    .await;
+    let edit = &answer["operations"][0];
+    assert!(
+        edit["snippet"]
+            .as_str()
+            .is_some_and(|s| s.contains("<.sync_indicator status=")),
+        "{answer}"
+    );
+    let edited = store()
+        .rows(
+            neo4rs::query("MATCH (o:Operation {project: $project, id: $id}) RETURN o.target AS t")
+                .param("project", app.project.as_str())
+                .param("id", edit["operation_id"].as_str().unwrap()),
+        )
+        .await
+        .expect("the edit");
+    let target: String = edited[0].get("t").expect("its file");
+    assert!(
+        target.ends_with("lib/spotter_web/live/pane_list_live.ex"),
+        "{target}"
+    );
+
+    let task = "why did the project review live view test fail with no secret_key_base?";
+    let (status, ctx) = app
+        .post(
+            "/v1/context",
+            &serde_json::json!({"project": app.project, "task": task, "budget_tokens": 1500}),
+        )
+        .await;
+    assert_eq!(status, 200, "{ctx}");
+    assert!(ctx["tokens_used"].as_u64().unwrap() <= 1500, "{ctx}");
+    let text = ctx["text"].as_str().unwrap();
+    assert!(
+        text.lines().any(|l| l.starts_with("[tool_call]")
+            && l.contains(" → ")
+            && l.contains("secret_key_base")),
+        "the failed run with what it printed: {text}"
+    );
+
+    // As an older cairn stored it: the tool call's text without what it answered.
+    store()
+        .run(
+            neo4rs::query(
+                "MATCH (o:Operation {project: $project, id: $id}) SET o.search_text = o.tool",
+            )
+            .param("project", app.project.as_str())
+            .param("id", run.as_str().unwrap()),
+        )
+        .await
+        .expect("older text");
+    let gone = |answer: &serde_json::Value| {
+        !answer["operations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["operation_id"] == run)
+    };
+    let answer = crate::turns::search_until(&app, search(query, "tool_call"), |hits| {
+        !hits.iter().any(|h| h["operation_id"] == run)
+    })
+    .await;
+    assert!(gone(&answer), "{answer}");
+    let mut pass = cairn::recall::turn_index::Retexting::pass(0);
+    while !pass.done {
+        pass.step(&store()).await.expect("texts step");
+    }
+    let answer = crate::turns::search_until(&app, search(query, "tool_call"), |hits| {
+        hits.iter().any(|h| h["operation_id"] == run)
+    })
+    .await;
+    assert!(!gone(&answer), "{answer}");
+}

@@ -736,3 +736,69 @@ async fn sessions_imported_before_they_were_dated_are_dated_once_on_upgrade() {
         0
     );
 }
+
+/// The session documents found by `query`'s words alone (no turns, no vectors).
+async fn by_document(project: &str, query: &str) -> Vec<String> {
+    let lucene = cairn::recall::rank::lucene_query(project, query).expect("searchable words");
+    cairn::graph::search::sessions_by_words(&crate::helpers::store(), project, &lucene, 5)
+        .await
+        .expect("document search")
+        .into_iter()
+        .map(|s| s.id)
+        .collect()
+}
+
+/// Code names its things `SessionRegistry`, `token_store.rs`, `parseConfig`: a session's
+/// document is found by their words, and one stored without its identifiers' parts (as an
+/// older cairn stored it) is made again on upgrade.
+#[tokio::test]
+async fn a_session_document_is_found_by_its_identifiers_words() {
+    let app = TestApp::spawn().await;
+    let sid = worked(
+        &app,
+        "Move the expiry check into the TokenStore",
+        "Renamed parseConfig; the SessionRegistry now owns expiry",
+        "src/auth/token_store.rs",
+    )
+    .await;
+    let project = app.project.as_str();
+    for query in ["session registry", "token store", "parse config"] {
+        let found = settle(
+            60,
+            || by_document(project, query),
+            |ids: &Vec<String>| !ids.is_empty(),
+        )
+        .await;
+        assert_eq!(found, std::slice::from_ref(&sid), "{query}");
+    }
+
+    // As an older cairn stored it: the document without its identifiers' parts.
+    crate::helpers::store()
+        .run(
+            neo4rs::query(
+                "MATCH (s:Session {id: $id}) REMOVE s.search_doc_parts, s.search_doc_form",
+            )
+            .param("id", sid.as_str()),
+        )
+        .await
+        .expect("parts removed");
+    let gone = settle(
+        60,
+        || by_document(project, "session registry"),
+        |ids: &Vec<String>| ids.is_empty(),
+    )
+    .await;
+    assert!(gone.is_empty(), "only the parts found it: {gone:?}");
+    let marked = cairn::recall::index::backfill(&crate::helpers::store())
+        .await
+        .expect("backfill");
+    assert!(marked >= 1, "{marked}");
+    let found = settle(
+        60,
+        || by_document(project, "session registry"),
+        |ids: &Vec<String>| !ids.is_empty(),
+    )
+    .await;
+    assert_eq!(found, [sid]);
+    app.stop().await;
+}
