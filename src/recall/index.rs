@@ -121,7 +121,8 @@ pub async fn requeue_other_models(store: &Store, model: &str) -> StoreResult<i64
     search::requeue_other_models(store, model).await
 }
 
-/// Marks sessions that never had a search document as dirty; returns how many.
+/// Marks sessions that never had a search document, or whose document lacks its identifiers'
+/// parts (`domain::compounds::FORM`), as dirty; returns how many.
 pub async fn backfill(store: &Store) -> StoreResult<i64> {
     search::backfill(store).await
 }
@@ -255,7 +256,7 @@ pub async fn run(
                     if n > 0 {
                         tracing::info!(
                             sessions = n,
-                            "sessions queued for their first search document"
+                            "sessions queued for a search document: their first, or one with its identifiers' parts"
                         );
                     }
                 }
