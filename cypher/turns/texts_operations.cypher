@@ -12,7 +12,8 @@ CALL (page) {
   OPTIONAL MATCH (o)-[:RECORDS]->(d:Decision)
   RETURN collect(o {label: 'operation', eid: elementId(o), .search_text, .search_parts,
                     cut: size(o.search_text) >= $from, .type, .role,
-                    .summary, .content, .target, .tool, .rationale, .context,
+                    .summary, .content, .target, .tool, .rationale,
+                    context: CASE WHEN o.type = 'tool_call' THEN o.context END,
                     decision: d {.subject, .choice, .rationale, .alternatives}}) AS rows
 }
 RETURN CASE WHEN size(page) > 0 THEN page[-1].id END AS last, size(page) AS scanned, rows

@@ -4,7 +4,8 @@
 // every session never tried: a backlog would starve them). Projects take turns: each
 // project's newest session first, then each one's second, and so on, so one project's
 // backlog (an import, a model switch) cannot hold up another's new work. Each session comes
-// with its next operations in seq order (found by the session/seq index).
+// with its next operations in seq order (found by the session/seq index); a tool call's
+// context only when its search text is still to be made (it holds what the call answered).
 MATCH (s:Session)
 WHERE s.turns_pending = true AND coalesce(s.turns_retry_at, 0) <= $now
   AND ($model <> '' OR coalesce(s.turns_text_seq, 0) < coalesce(s.last_seq, 0))
@@ -23,8 +24,10 @@ RETURN s.id AS id, s.project AS project, after, coalesce(s.last_seq, 0) AS last_
        COLLECT {
          MATCH (o:Operation {session_id: s.id})
          WHERE o.seq > after
-         RETURN o {.id, .seq, .type, .role, .summary, .content, .target, .tool, .rationale, .context,
-                   .search_text, .embedding_model, .passages_model} AS o
+         RETURN o {.id, .seq, .type, .role, .summary, .content, .target, .tool, .rationale,
+                   .search_text, .embedding_model, .passages_model,
+                   context: CASE WHEN o.search_text IS NULL AND o.type = 'tool_call'
+                                 THEN o.context END} AS o
          ORDER BY o.seq
          LIMIT $per_session
        } AS ops

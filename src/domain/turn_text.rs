@@ -46,8 +46,9 @@ pub struct OperationText<'a> {
     pub target: Option<&'a str>,
     pub tool: Option<&'a str>,
     pub rationale: Option<&'a str>,
-    /// What a tool call answered ([`outcome`]).
-    pub outcome: Option<&'a str>,
+    /// The free-form context as stored (JSON text): a tool call's holds what it answered
+    /// ([`stored_outcome`]), read only for a tool call.
+    pub context: Option<&'a str>,
 }
 
 /// What an operation's free-form context says it answered: its `response`, a string.
@@ -77,7 +78,7 @@ pub fn operation(op: &OperationText<'_>) -> Option<String> {
             op.tool.unwrap_or_default(),
             op.target.unwrap_or_default(),
             op.summary,
-            op.outcome.unwrap_or_default(),
+            stored_outcome(op.context).as_deref().unwrap_or_default(),
             rationale,
         ]),
         _ => bounded([op.summary, op.content.unwrap_or_default(), rationale]),
@@ -148,19 +149,19 @@ mod tests {
         let context = serde_json::json!({"cwd": "/r", "response": "test parse_config ... FAILED"});
         let answered = outcome(Some(&context));
         assert_eq!(answered, Some("test parse_config ... FAILED"));
+        let stored = context.to_string();
         let text = operation(&OperationText {
             kind: "tool_call",
             tool: Some("Bash"),
             target: Some("cargo test"),
             summary: "Run the tests",
-            outcome: answered,
+            context: Some(&stored),
             ..Default::default()
         });
         assert_eq!(
             text.as_deref(),
             Some("Bash — cargo test — Run the tests — test parse_config ... FAILED")
         );
-        let stored = context.to_string();
         assert_eq!(
             stored_outcome(Some(&stored)).as_deref(),
             Some("test parse_config ... FAILED")
@@ -180,7 +181,7 @@ mod tests {
             kind: "write",
             summary: "edited src/db.ts",
             content: Some("ALTER TABLE evaluations ADD COLUMN is_imported"),
-            outcome: Some("update"),
+            context: Some(r#"{"response": "update"}"#),
             ..Default::default()
         });
         assert_eq!(

@@ -7,8 +7,7 @@ use neo4rs::{BoltList, BoltMap, BoltString, BoltType};
 use serde::{Deserialize, Serialize};
 
 use super::{now_ms, param, statement, Store, StoreResult, Tx};
-use crate::domain::operation::{NewOperation, OpType};
-use crate::domain::{compounds, turn_text};
+use crate::domain::{compounds, operation::NewOperation, turn_text};
 
 /// Operations for one session, in arrival order.
 pub struct Group<'a> {
@@ -255,9 +254,6 @@ pub async fn append(tx: &mut Tx, groups: &[Group<'_>], known: Ids) -> StoreResul
                 continue;
             }
             seq += 1;
-            let outcome = (op.kind == OpType::ToolCall)
-                .then(|| turn_text::stored_outcome(op.context.as_deref()))
-                .flatten();
             let search_text = turn_text::operation(&turn_text::OperationText {
                 kind: op.kind.as_str(),
                 role: op.role.as_deref(),
@@ -266,7 +262,7 @@ pub async fn append(tx: &mut Tx, groups: &[Group<'_>], known: Ids) -> StoreResul
                 target: op.target.as_deref(),
                 tool: op.tool.as_deref(),
                 rationale: op.rationale.as_deref(),
-                outcome: outcome.as_deref(),
+                context: op.context.as_deref(),
             });
             rows.push(Row {
                 id: &op.id,

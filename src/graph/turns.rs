@@ -209,7 +209,7 @@ impl TextFields {
             target: self.target.as_deref(),
             tool: self.tool.as_deref(),
             rationale: self.rationale.as_deref(),
-            outcome: turn_text::stored_outcome(self.context.as_deref()).as_deref(),
+            context: self.context.as_deref(),
         })
     }
 }
