@@ -5,13 +5,13 @@
 //! Tool uses: Read → `read`; Write/Edit/MultiEdit/NotebookEdit → `write` with
 //! `files_modified` and what it wrote as `content` (bounded, [`WRITTEN_CHARS`]); Bash → `tool_call`; Grep/Glob/WebSearch/WebFetch → `search`; TodoWrite →
 //! `todo`; Task and anything else → `tool_call`. `tool_use_id` is the operation id, so Pre- and
-//! PostToolUse of one call, or a resent event, store one node. The tool response is summarised
-//! and bounded ([`RESPONSE_CHARS`]), never stored whole.
+//! PostToolUse of one call, or a resent event, store one node. What the call answered is
+//! digested per tool and bounded ([`outcome`]), never stored whole.
 
 use serde_json::{json, Value};
 
 use super::events::{EventKind, HookEvent};
-use super::redact;
+use super::{outcome, redact};
 use crate::capture::{Applied, Capture};
 use crate::domain::limits::{
     MAX_ALTERNATIVES, MAX_CHOICE_CHARS, MAX_CONTENT_CHARS, MAX_PATH_CHARS, MAX_RATIONALE_CHARS,
@@ -24,8 +24,7 @@ use crate::error::{ApiError, ApiResult, Code};
 
 /// The agent name sessions started from hooks and transcripts carry.
 pub const AGENT: &str = "claude-code";
-/// At most this much of a tool response is kept (in the operation's `context.response`).
-pub const RESPONSE_CHARS: usize = 1_000;
+pub use super::outcome::RESPONSE_CHARS;
 const SUMMARY_CHARS: usize = 300;
 /// At most this much of what a file tool wrote is kept (the operation's `content`).
 pub const WRITTEN_CHARS: usize = 1_000;
@@ -638,26 +637,6 @@ pub fn mcp_names(name: &str) -> Option<(&str, &str)> {
     (!server.is_empty() && !tool.is_empty()).then_some((server, tool))
 }
 
-/// The text of MCP content blocks (`[{type: "text", text}]`, or `{content: [...]}` as a
-/// CallToolResult carries them); other block kinds are named, not kept.
-fn flatten_blocks(v: &Value) -> Option<String> {
-    let blocks = v
-        .as_array()
-        .or_else(|| v.get("content").and_then(Value::as_array))?;
-    let parts: Vec<String> = blocks
-        .iter()
-        .map(|b| match b.get("text").and_then(Value::as_str) {
-            Some(t) => t.trim().to_string(),
-            None => format!(
-                "[{}]",
-                b.get("type").and_then(Value::as_str).unwrap_or("block")
-            ),
-        })
-        .filter(|t| !t.is_empty())
-        .collect();
-    (!parts.is_empty()).then(|| parts.join("\n"))
-}
-
 /// A todo of Claude Code's task list (TaskCreate / TaskUpdate, TaskCreated / TaskCompleted):
 /// an update of one item, folded into the session's todo list by its `id`. Without a subject
 /// (a status change) its content is `task <id>`, which the fold leaves under what it knows.
@@ -903,7 +882,8 @@ pub fn tool_use(t: &ToolUse<'_>) -> OperationInput {
             ..op("tool_call")
         },
     };
-    if let Some(err) = t.error {
+    let failure = t.error.map(|err| outcome::failure(name, err));
+    if let Some(f) = &failure {
         o.kind = "tool_call".into();
         o.status = Some("failed".into());
         o.files_modified = None;
@@ -911,7 +891,7 @@ pub fn tool_use(t: &ToolUse<'_>) -> OperationInput {
         o.todos = None;
         o.role = None;
         o.content = None;
-        o.summary = Some(format!("{name} failed: {}", first_line(err)));
+        o.summary = Some(f.summary.clone());
     }
     o.id = t.id.clone();
     o.tool = Some(bounded(name, 200));
@@ -923,11 +903,11 @@ pub fn tool_use(t: &ToolUse<'_>) -> OperationInput {
     if let Some(cwd) = working_dir(t.cwd) {
         context.insert("cwd".into(), Value::String(cwd));
     }
-    let outcome = t
-        .error
-        .map(|e| bounded(e, RESPONSE_CHARS))
-        .or_else(|| t.response.and_then(|r| summarise_response(name, r)));
-    if let Some(r) = outcome {
+    let answered = match failure {
+        Some(f) => f.outcome,
+        None => t.response.and_then(|r| outcome::summarise(name, r)),
+    };
+    if let Some(r) = answered {
         context.insert("response".into(), Value::String(r));
     }
     if let Some((server, tool)) = mcp_names(name) {
@@ -953,73 +933,6 @@ pub fn tool_use(t: &ToolUse<'_>) -> OperationInput {
         o.context = Some(Value::Object(context));
     }
     o
-}
-
-/// A bounded, one-paragraph digest of a tool response.
-pub fn summarise_response(tool: &str, response: &Value) -> Option<String> {
-    let text = match (tool, response) {
-        (_, Value::Null) => return None,
-        (_, Value::String(s)) => s.clone(),
-        ("Read", r) => {
-            let file = r.get("file").unwrap_or(r);
-            match file.get("numLines").and_then(Value::as_i64) {
-                Some(n) => format!(
-                    "{n} lines{}",
-                    file.get("totalLines")
-                        .and_then(Value::as_i64)
-                        .map(|t| format!(" of {t}"))
-                        .unwrap_or_default()
-                ),
-                None => compact(r),
-            }
-        }
-        ("Bash", r) => {
-            let out = r.get("stdout").and_then(Value::as_str).unwrap_or("");
-            let err = r.get("stderr").and_then(Value::as_str).unwrap_or("");
-            let mut s = String::new();
-            if r.get("interrupted").and_then(Value::as_bool) == Some(true) {
-                s.push_str("(interrupted) ");
-            }
-            if !out.trim().is_empty() {
-                s.push_str(&format!("stdout: {}", clip(out.trim(), RESPONSE_CHARS / 2)));
-            }
-            if !err.trim().is_empty() {
-                s.push_str(&format!(
-                    " stderr: {}",
-                    clip(err.trim(), RESPONSE_CHARS / 2)
-                ));
-            }
-            if s.is_empty() {
-                compact(r)
-            } else {
-                s
-            }
-        }
-        ("Write" | "Edit" | "MultiEdit" | "NotebookEdit", r) => {
-            match r.get("type").and_then(Value::as_str) {
-                Some(t) => t.to_string(),
-                None => "ok".to_string(),
-            }
-        }
-        ("Grep" | "Glob", r) => match r.get("numFiles").and_then(Value::as_i64) {
-            Some(n) => format!("{n} files"),
-            None => compact(r),
-        },
-        ("TodoWrite" | "TaskCreate" | "TaskUpdate" | "AskUserQuestion", _) => return None,
-        ("ExitPlanMode", r) => r.get("filePath").and_then(Value::as_str).map_or_else(
-            || "plan presented".to_string(),
-            |f| format!("plan saved to {f}"),
-        ),
-        (t, r) if mcp_names(t).is_some() => flatten_blocks(r).unwrap_or_else(|| compact(r)),
-        (_, r) => compact(r),
-    };
-    let text = text.trim();
-    (!text.is_empty()).then(|| bounded(text, RESPONSE_CHARS))
-}
-
-fn compact(v: &Value) -> String {
-    let s = v.to_string();
-    clip(&s, RESPONSE_CHARS)
 }
 
 /// The agent's todo list, bounded; unknown statuses read as `pending`.

@@ -1,5 +1,5 @@
 //! Claude Code integration: the hook event shapes ([`events`]), the one mapping from an event
-//! to capture calls ([`mapping`]), secret redaction ([`redact`]), the SessionStart context
+//! to capture calls ([`mapping`]) with what a tool call answered ([`outcome`]), secret redaction ([`redact`]), the SessionStart context
 //! ([`context`]), the transcript parser ([`transcript`]) and `.claude/settings.json` merging
 //! ([`settings`]). The HTTP route is `api::hooks`; the command hook, import and set-up are in
 //! `cli`.
@@ -7,6 +7,7 @@
 pub mod context;
 pub mod events;
 pub mod mapping;
+pub mod outcome;
 pub mod redact;
 pub mod settings;
 pub mod transcript;

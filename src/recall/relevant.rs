@@ -391,8 +391,27 @@ fn with_what_it_did(r: &OperationView) -> Option<String> {
         _ => None,
     }?;
     // Code's indentation and line breaks cost tokens and say nothing here.
-    let did: Vec<&str> = did.split_whitespace().collect();
-    (!did.is_empty()).then(|| format!("{} → {}", rendered(r), did.join(" ")))
+    let did = did.split_whitespace().collect::<Vec<_>>().join(" ");
+    let line = rendered(r);
+    let did = after_repeated(&line, &did);
+    (!did.is_empty()).then(|| format!("{line} → {did}"))
+}
+
+/// Characters a line's end must share with the start of what follows it to be left out there.
+const REPEAT_CHARS: usize = 8;
+
+/// `did` without its opening words when `line` already ends with them: a failed call's
+/// summary holds the first line of its error, a turned-down call's what the user said.
+fn after_repeated<'a>(line: &str, did: &'a str) -> &'a str {
+    let tail = line.trim_end().trim_end_matches('…');
+    let mut starts = tail
+        .char_indices()
+        .filter(|&(i, _)| i == 0 || tail[..i].ends_with([' ', ':']))
+        .map(|(i, _)| &tail[i..]);
+    match starts.find(|t| t.len() >= REPEAT_CHARS && did.starts_with(t)) {
+        Some(t) => did[t.len()..].trim_start(),
+        None => did,
+    }
 }
 
 /// A message (an operation of `kind` saying `text`) that opens with the label of one of the
@@ -497,6 +516,7 @@ pub fn keys_for(found: &[Found]) -> Vec<Key> {
 mod tests {
     use super::*;
     use crate::recall::bm25;
+    use serde_json::json;
 
     #[test]
     fn a_write_shows_what_it_wrote_and_a_tool_call_what_it_answered() {
@@ -533,6 +553,51 @@ mod tests {
         );
         assert_eq!(with_what_it_did(&view("message", Some("hi"), None)), None);
         assert_eq!(with_what_it_did(&view("write", None, None)), None);
+    }
+
+    #[test]
+    fn a_failed_call_does_not_say_its_error_twice() {
+        let failed = |summary: &str, response: &str| OperationView {
+            kind: "tool_call".into(),
+            target: Some("git status".into()),
+            summary: summary.into(),
+            context: Some(json!({ "response": response }).to_string()),
+            ..Default::default()
+        };
+        let run = failed(
+            "Bash failed: Exit code 128",
+            "Exit code 128\nfatal: unable to read e53647ba",
+        );
+        assert_eq!(
+            with_what_it_did(&run).as_deref(),
+            Some("[tool_call] git status: Bash failed: Exit code 128 → fatal: unable to read e53647ba")
+        );
+        // All of it said already: no arrow.
+        let sibling = failed(
+            "Bash failed: Sibling tool call errored",
+            "Sibling tool call errored",
+        );
+        assert_eq!(
+            with_what_it_did(&sibling).as_deref(),
+            None,
+            "{:?}",
+            with_what_it_did(&sibling)
+        );
+        // A summary cut short: what it kept is left out, the rest follows.
+        let long = failed(
+            "Bash failed: error[E0425]: cannot find value `x` in this…",
+            "error[E0425]: cannot find value `x` in this scope --> src/main.rs:2:5",
+        );
+        assert_eq!(
+            with_what_it_did(&long).as_deref(),
+            Some("[tool_call] git status: Bash failed: error[E0425]: cannot find value `x` in this… → scope --> src/main.rs:2:5")
+        );
+        // Words the line ends with by chance, shorter than a repeat: kept.
+        let short = failed("ran it", "it passed");
+        assert_eq!(
+            with_what_it_did(&short).as_deref(),
+            Some("[tool_call] git status: ran it → it passed")
+        );
     }
 
     fn found(s: &str, seq: i64, role: &str, text: &str) -> Found {

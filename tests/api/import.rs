@@ -704,3 +704,87 @@ async fn a_tool_call_is_found_by_what_it_answered_and_an_edit_by_what_it_wrote()
     .await;
     assert!(!gone(&answer), "{answer}");
 }
+
+/// What each tool call of a genuine session answered, as the import stored it.
+async fn answers(project: &str) -> Vec<(String, String, Option<String>)> {
+    let rows = store()
+        .rows(
+            neo4rs::query(
+                "MATCH (o:Operation {project: $project, type: 'tool_call'})
+                 RETURN o.id AS id, o.summary AS summary, o.context AS context",
+            )
+            .param("project", project),
+        )
+        .await
+        .expect("the tool calls");
+    rows.iter()
+        .map(|r| {
+            let context: Option<String> = r.get("context").ok();
+            let response = context
+                .and_then(|c| serde_json::from_str::<serde_json::Value>(&c).ok())
+                .and_then(|c| c["response"].as_str().map(str::to_string));
+            (
+                r.get("id").expect("id"),
+                r.get("summary").unwrap_or_default(),
+                response,
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_tool_call_answers_in_words_not_in_json() {
+    let app = TestApp::spawn().await;
+    let key = mint_key(&app.project, "write").await;
+    let original = "258c7280-ae70-4798-800f-63464d01a85d";
+    let (report, sid, _dir) = import_real(&app, &key, "v2.1-subagents-compaction", original).await;
+    assert_eq!(report.failed_sessions, 0, "{report:?}");
+    let calls = answers(&app.project).await;
+    let of = |tool_use: &str| {
+        calls
+            .iter()
+            .find(|(id, _, _)| *id == format!("{sid}/{tool_use}"))
+            .unwrap_or_else(|| panic!("{tool_use} among {calls:?}"))
+    };
+    // Three commands printed nothing: they answer nothing, not their result's JSON.
+    for quiet in [
+        "toolu_016hNPWCQWeHiC3oxj9YPfg3",
+        "toolu_01TM4RVRqKNw4MPnmynB4uqT",
+        "toolu_01YbnzyytLg4HmzHoT4pHQfD",
+    ] {
+        assert_eq!(of(quiet).2, None, "{:?}", of(quiet));
+    }
+    // The subagent answers with its report.
+    let task = of("toolu_01VmaERAwhb19LGUwu9GenaK");
+    assert!(
+        task.2.as_deref().is_some_and(|r| r.starts_with(
+            "Based on the official Claude Code hooks documentation, here's what you need to know"
+        )),
+        "{task:?}"
+    );
+    let json = calls
+        .iter()
+        .filter(|(_, _, r)| r.as_deref().is_some_and(|r| r.starts_with("{\"")))
+        .count();
+    assert_eq!(json, 0, "{calls:?}");
+
+    // A failed call says its error without Claude Code's markers.
+    let app = TestApp::spawn().await;
+    let key = mint_key(&app.project, "write").await;
+    let original = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7";
+    let (report, _sid, _dir) = import_real(&app, &key, "v1.0-inline-sidechains", original).await;
+    assert_eq!(report.failed_sessions, 0, "{report:?}");
+    let calls = answers(&app.project).await;
+    assert!(
+        calls.iter().any(|(_, s, r)| s
+            == "Task failed: InputValidationError: Task failed due to the following issue:"
+            && r.as_deref()
+                .is_some_and(|r| r.contains("The required parameter `prompt` is missing"))),
+        "{calls:?}"
+    );
+    assert!(
+        !calls.iter().any(|(_, s, r)| s.contains("tool_use_error")
+            || r.as_deref().is_some_and(|r| r.contains("tool_use_error"))),
+        "{calls:?}"
+    );
+}
