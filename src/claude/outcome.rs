@@ -60,7 +60,7 @@ pub fn failure(name: &str, error: &str) -> Failure {
 pub fn summarise(tool: &str, response: &Value) -> Option<String> {
     let text = match (tool, response) {
         (_, Value::Null) => return None,
-        (_, Value::String(s)) => unmarked(s),
+        (_, Value::String(s)) => in_words(&unmarked(s)),
         ("Read", r) => lines_read(r),
         ("Bash" | "PowerShell", r) => shell(r)?,
         ("Agent" | "Task", r) => agent(r)?,
@@ -94,7 +94,7 @@ fn flatten_blocks(v: &Value) -> Option<String> {
     let parts: Vec<String> = blocks
         .iter()
         .map(|b| match b.get("text").and_then(Value::as_str) {
-            Some(t) => t.trim().to_string(),
+            Some(t) => in_words(t.trim()),
             None => format!(
                 "[{}]",
                 b.get("type").and_then(Value::as_str).unwrap_or("block")
@@ -294,6 +294,18 @@ fn says_nothing(v: &Value) -> bool {
     }
 }
 
+/// A text that is a JSON object or array (what many MCP tools answer in a text block) in words
+/// ([`compact`]); any other text as it is.
+fn in_words(text: &str) -> String {
+    let t = text.trim();
+    if t.starts_with(['{', '[']) {
+        if let Ok(v @ (Value::Object(_) | Value::Array(_))) = serde_json::from_str::<Value>(t) {
+            return compact(&v);
+        }
+    }
+    text.to_string()
+}
+
 /// `s` without Claude Code's `<tool_use_error>` markers.
 fn unmarked(s: &str) -> String {
     ERROR_MARKERS
@@ -427,6 +439,23 @@ mod tests {
         assert_eq!(
             summarise("mcp__linear__get_issue", &issue).as_deref(),
             Some("identifier: ENT-241; priority: 1; title: Run git gc at safe points")
+        );
+        // JSON answered as text, alone or in a content block, reads the same.
+        let said = issue.to_string();
+        assert_eq!(
+            summarise("mcp__linear__get_issue", &Value::String(said.clone())),
+            summarise("mcp__linear__get_issue", &issue)
+        );
+        assert_eq!(
+            summarise(
+                "mcp__linear__get_issue",
+                &json!([{"type": "text", "text": said}])
+            ),
+            summarise("mcp__linear__get_issue", &issue)
+        );
+        assert_eq!(
+            summarise("mcp__x__y", &json!("[not json")).as_deref(),
+            Some("[not json")
         );
         // Content blocks are read as text.
         let blocks = json!([{"type": "text", "text": "3 issues"}, {"type": "image"}]);
