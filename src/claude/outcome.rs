@@ -90,19 +90,25 @@ pub fn summarise(tool: &str, response: &Value) -> Option<String> {
 fn flatten_blocks(v: &Value) -> Option<String> {
     let blocks = v
         .as_array()
-        .or_else(|| v.get("content").and_then(Value::as_array))?;
+        .or_else(|| v.get("content").and_then(Value::as_array))
+        .filter(|b| !b.is_empty() && b.iter().all(is_block))?;
     let parts: Vec<String> = blocks
         .iter()
-        .map(|b| match b.get("text").and_then(Value::as_str) {
-            Some(t) => in_words(t.trim()),
-            None => format!(
-                "[{}]",
-                b.get("type").and_then(Value::as_str).unwrap_or("block")
-            ),
-        })
+        .map(
+            |b| match (b.get("text").and_then(Value::as_str), field(b, "type")) {
+                (Some(t), _) => in_words(t.trim()),
+                (None, Some("image")) => "[image]".to_string(),
+                (None, _) => compact(b),
+            },
+        )
         .filter(|t| !t.is_empty())
         .collect();
     (!parts.is_empty()).then(|| parts.join("\n"))
+}
+
+/// A content block: an object naming its `type`.
+fn is_block(v: &Value) -> bool {
+    v.get("type").is_some_and(Value::is_string)
 }
 
 /// A non-blank string field of `v`, trimmed.
@@ -174,8 +180,8 @@ fn agent(r: &Value) -> Option<String> {
             what.unwrap_or("a subagent"),
             field(r, "sessionUrl").map_or_else(String::new, |u| format!(" ({u})"))
         )),
-        Some(_) => None,
-        None => Some(compact(r)),
+        Some("completed") => None,
+        _ => Some(compact(r)),
     }
 }
 
@@ -194,9 +200,15 @@ fn found(r: &Value) -> String {
         .get("numFiles")
         .and_then(Value::as_i64)
         .or_else(|| (!names.is_empty()).then_some(names.len() as i64));
+    let of = match r.get("totalMatches").and_then(Value::as_i64) {
+        Some(all) if r.get("truncated").and_then(Value::as_bool) == Some(true) => {
+            format!(" of {all}")
+        }
+        _ => String::new(),
+    };
     match count {
-        Some(n) if names.is_empty() => format!("{n} files"),
-        Some(n) => format!("{n} files: {}", names.join(", ")),
+        Some(n) if names.is_empty() => format!("{n}{of} files"),
+        Some(n) => format!("{n}{of} files: {}", names.join(", ")),
         None => compact(r),
     }
 }
@@ -249,15 +261,18 @@ fn compact(v: &Value) -> String {
     clip(&out, RESPONSE_CHARS)
 }
 
+/// Appends `v` in words to `out`, stopping once `out` holds more than [`RESPONSE_CHARS`]
+/// bytes (so at least as many characters): the rest would be cut anyway.
 fn words_of(v: &Value, out: &mut String) {
-    if out.chars().count() > RESPONSE_CHARS {
-        return;
-    }
+    let full = |out: &String| out.len() > RESPONSE_CHARS;
     let sep = |out: &mut String| {
         if !out.is_empty() && !out.ends_with(": ") {
             out.push_str("; ");
         }
     };
+    if full(out) {
+        return;
+    }
     match v {
         Value::Null | Value::Bool(false) => {}
         Value::String(s) if s.trim().is_empty() => {}
@@ -269,9 +284,19 @@ fn words_of(v: &Value, out: &mut String) {
             sep(out);
             out.push_str(&v.to_string());
         }
-        Value::Array(items) => items.iter().for_each(|i| words_of(i, out)),
+        Value::Array(items) => {
+            for item in items {
+                if full(out) {
+                    return;
+                }
+                words_of(item, out);
+            }
+        }
         Value::Object(fields) => {
             for (k, v) in fields {
+                if full(out) {
+                    return;
+                }
                 if says_nothing(v) {
                     continue;
                 }
@@ -377,6 +402,18 @@ mod tests {
         );
         let quiet = json!({"agentId": "a1", "status": "completed", "content": []});
         assert_eq!(summarise("Agent", &quiet), None);
+        let remote = json!({"status": "remote_launched", "taskId": "t9", "description": "Port the parser",
+                            "sessionUrl": "https://example.com/s/9", "prompt": "…", "outputFile": "/tmp/t9"});
+        assert_eq!(
+            summarise("Agent", &remote).as_deref(),
+            Some("launched remotely: Port the parser (https://example.com/s/9)")
+        );
+        // A status newer than this mapping: its fields in words.
+        let newer = json!({"status": "queued", "agentId": "a3"});
+        assert_eq!(
+            summarise("Agent", &newer).as_deref(),
+            Some("agentId: a3; status: queued")
+        );
         let away = json!({"status": "async_launched", "agentId": "a2", "description": "Scan the logs",
                           "prompt": "…", "outputFile": "/tmp/a2"});
         assert_eq!(
@@ -401,6 +438,12 @@ mod tests {
         assert_eq!(
             summarise("Grep", &json!({"numFiles": 0})).as_deref(),
             Some("0 files")
+        );
+        let cut =
+            json!({"numFiles": 2, "filenames": ["a", "b"], "truncated": true, "totalMatches": 900});
+        assert_eq!(
+            summarise("Glob", &cut).as_deref(),
+            Some("2 of 900 files: a, b")
         );
         let page = json!({"bytes": 10, "code": 200, "codeText": "OK", "durationMs": 3,
                           "url": "https://example.com", "result": "Coupons are case-insensitive."});
@@ -457,15 +500,38 @@ mod tests {
             summarise("mcp__x__y", &json!("[not json")).as_deref(),
             Some("[not json")
         );
+        // An array of anything else is no list of blocks.
+        let resources = json!([{"uri": "file:///a", "name": "a", "server": "fs"}]);
+        assert_eq!(
+            summarise("ListMcpResourcesTool", &resources).as_deref(),
+            Some("name: a; server: fs; uri: file:///a")
+        );
+        assert_eq!(
+            summarise("mcp__db__users", &json!([{"id": 1, "name": "alice"}])),
+            summarise("mcp__db__users", &json!(r#"[{"id": 1, "name": "alice"}]"#))
+        );
+        // A block of another kind keeps what it holds.
+        let resource = json!([{"type": "resource", "resource": {"uri": "u", "text": "row 1"}}]);
+        assert_eq!(
+            summarise("mcp__db__read", &resource).as_deref(),
+            Some("resource: text: row 1; uri: u; type: resource")
+        );
         // Content blocks are read as text.
         let blocks = json!([{"type": "text", "text": "3 issues"}, {"type": "image"}]);
         assert_eq!(
             summarise("mcp__linear__list_issues", &blocks).as_deref(),
             Some("3 issues\n[image]")
         );
-        // Bounded however large.
+        // Bounded however large; a flat object of 300,000 fields is read only as far as the
+        // bound.
         let big = json!({"rows": vec!["word"; 5_000]});
         assert!(summarise("mcp__db__query", &big).unwrap().chars().count() <= RESPONSE_CHARS);
+        let wide: serde_json::Map<String, Value> = (0..300_000)
+            .map(|i| (format!("{i:06}"), json!(1)))
+            .collect();
+        let said = summarise("mcp__db__query", &Value::Object(wide)).unwrap();
+        assert!(said.starts_with("000000: 1; 000001: 1"), "{said}");
+        assert!(said.chars().count() <= RESPONSE_CHARS);
     }
 
     #[test]

@@ -400,18 +400,30 @@ fn with_what_it_did(r: &OperationView) -> Option<String> {
 /// Characters a line's end must share with the start of what follows it to be left out there.
 const REPEAT_CHARS: usize = 8;
 
-/// `did` without its opening words when `line` already ends with them: a failed call's
-/// summary holds the first line of its error, a turned-down call's what the user said.
+/// `did` (its whitespace runs single spaces) without its opening words when `line` already
+/// ends with them: a failed call's summary holds the first line of its error, a turned-down
+/// call's what the user said. A line cut short (`…`) inside a word leaves that word to `did`.
 fn after_repeated<'a>(line: &str, did: &'a str) -> &'a str {
-    let tail = line.trim_end().trim_end_matches('…');
+    let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
+    let tail = line.trim_end_matches('…');
     let mut starts = tail
         .char_indices()
         .filter(|&(i, _)| i == 0 || tail[..i].ends_with([' ', ':']))
         .map(|(i, _)| &tail[i..]);
-    match starts.find(|t| t.len() >= REPEAT_CHARS && did.starts_with(t)) {
-        Some(t) => did[t.len()..].trim_start(),
-        None => did,
-    }
+    let Some(t) = starts.find(|t| t.chars().count() >= REPEAT_CHARS && did.starts_with(t)) else {
+        return did;
+    };
+    let (said, rest) = did.split_at(t.len());
+    let mid_word = said.ends_with(char::is_alphanumeric) && rest.starts_with(char::is_alphanumeric);
+    let cut = if mid_word {
+        match said.rfind(' ') {
+            Some(i) if said[..i].chars().count() >= REPEAT_CHARS => i,
+            _ => return did,
+        }
+    } else {
+        said.len()
+    };
+    did[cut..].trim_start()
 }
 
 /// A message (an operation of `kind` saying `text`) that opens with the label of one of the
@@ -591,6 +603,21 @@ mod tests {
         assert_eq!(
             with_what_it_did(&long).as_deref(),
             Some("[tool_call] git status: Bash failed: error[E0425]: cannot find value `x` in this… → scope --> src/main.rs:2:5")
+        );
+        // Cut inside a word: the word is shown whole after the arrow.
+        let mid = failed(
+            "Bash failed: error[E0425]: cannot find value `x` in thi…",
+            "error[E0425]: cannot find value `x` in this scope",
+        );
+        assert_eq!(
+            with_what_it_did(&mid).as_deref(),
+            Some("[tool_call] git status: Bash failed: error[E0425]: cannot find value `x` in thi… → this scope")
+        );
+        // Runs of spaces in the summary do not hide the repeat.
+        let spaced = failed("Bash failed: exit  code   2", "exit code 2\nno such file");
+        assert_eq!(
+            with_what_it_did(&spaced).as_deref(),
+            Some("[tool_call] git status: Bash failed: exit  code   2 → no such file")
         );
         // Words the line ends with by chance, shorter than a repeat: kept.
         let short = failed("ran it", "it passed");
