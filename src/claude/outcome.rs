@@ -119,17 +119,37 @@ fn field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
         .filter(|s| !s.is_empty())
 }
 
+/// A file read (`FileReadOutput`): how many lines of how many, or what kind of file it was —
+/// an image's or a PDF's bytes are never kept.
 fn lines_read(r: &Value) -> String {
     let file = r.get("file").unwrap_or(r);
-    match file.get("numLines").and_then(Value::as_i64) {
-        Some(n) => format!(
-            "{n} lines{}",
-            file.get("totalLines")
-                .and_then(Value::as_i64)
-                .map(|t| format!(" of {t}"))
-                .unwrap_or_default()
+    let number = |v: &Value, key: &str| v.get(key).and_then(Value::as_i64);
+    match r.get("type").and_then(Value::as_str) {
+        Some("image") => format!(
+            "{}{}",
+            field(file, "type").unwrap_or("image"),
+            number(file, "originalSize").map_or_else(String::new, |n| format!(", {n} bytes"))
         ),
-        None => compact(r),
+        Some("pdf") => format!(
+            "PDF{}",
+            number(file, "originalSize").map_or_else(String::new, |n| format!(", {n} bytes"))
+        ),
+        Some("parts") => format!("{} pages", number(file, "count").unwrap_or(0)),
+        Some("notebook") => format!(
+            "{} cells",
+            file.get("cells")
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len)
+        ),
+        _ => match number(file, "numLines") {
+            Some(n) => format!(
+                "{n} lines{}",
+                number(file, "totalLines")
+                    .map(|t| format!(" of {t}"))
+                    .unwrap_or_default()
+            ),
+            None => compact(r),
+        },
     }
 }
 
@@ -297,7 +317,8 @@ fn words_of(v: &Value, out: &mut String) {
                 if full(out) {
                     return;
                 }
-                if says_nothing(v) {
+                // Encoded bytes (an image's, a PDF's) say nothing in words.
+                if says_nothing(v) || k == "base64" {
                     continue;
                 }
                 sep(out);
@@ -532,6 +553,34 @@ mod tests {
         let said = summarise("mcp__db__query", &Value::Object(wide)).unwrap();
         assert!(said.starts_with("000000: 1; 000001: 1"), "{said}");
         assert!(said.chars().count() <= RESPONSE_CHARS);
+    }
+
+    #[test]
+    fn a_read_says_how_much_it_read_never_the_bytes_of_an_image() {
+        let text = json!({"type": "text", "file": {"filePath": "/r/a.rs", "content": "fn a() {}",
+                          "numLines": 7, "startLine": 1, "totalLines": 9}});
+        assert_eq!(summarise("Read", &text).as_deref(), Some("7 lines of 9"));
+        let png = json!({"type": "image", "file": {"base64": "iVBORw0KGgoAAAANSUhEUg",
+                         "type": "image/png", "originalSize": 5120}});
+        assert_eq!(
+            summarise("Read", &png).as_deref(),
+            Some("image/png, 5120 bytes")
+        );
+        let pdf = json!({"type": "pdf", "file": {"filePath": "/r/a.pdf", "base64": "JVBERi0x",
+                         "originalSize": 900}});
+        assert_eq!(summarise("Read", &pdf).as_deref(), Some("PDF, 900 bytes"));
+        let pages = json!({"type": "parts", "file": {"filePath": "/r/a.pdf", "originalSize": 900,
+                           "count": 3, "outputDir": "/tmp/p"}, "pages": [{"base64": "x", "mediaType": "image/png"}]});
+        assert_eq!(summarise("Read", &pages).as_deref(), Some("3 pages"));
+        let cells =
+            json!({"type": "notebook", "file": {"filePath": "/r/a.ipynb", "cells": [{}, {}]}});
+        assert_eq!(summarise("Read", &cells).as_deref(), Some("2 cells"));
+        // Any other shape holding bytes: the bytes are left out.
+        let other = json!({"name": "shot", "base64": "iVBORw0KGgo"});
+        assert_eq!(
+            summarise("mcp__browser__screenshot", &other).as_deref(),
+            Some("name: shot")
+        );
     }
 
     #[test]
