@@ -73,9 +73,9 @@ async fn until_first_where(
     let ranked = |body: &Value| {
         ids(body).first().map(String::as_str) == Some(first) && done(&body["sessions"][0])
     };
-    // The indexer shares a busy machine with every other test: allow it a minute.
+    // The indexer shares a busy machine with every other test: allow it two minutes.
     let body = settle(
-        60,
+        120,
         || async {
             let (status, body) = search(app, query).await;
             assert_eq!(status, 200, "{body}");
