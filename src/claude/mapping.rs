@@ -11,7 +11,8 @@
 use serde_json::{json, Value};
 
 use super::events::{EventKind, HookEvent};
-use super::{outcome, redact};
+use super::outcome::{self, first_line};
+use super::redact;
 use crate::capture::{Applied, Capture};
 use crate::domain::limits::{
     MAX_ALTERNATIVES, MAX_CHOICE_CHARS, MAX_CONTENT_CHARS, MAX_PATH_CHARS, MAX_RATIONALE_CHARS,
@@ -967,13 +968,6 @@ fn first_string(v: &Value) -> Option<String> {
         .values()
         .find_map(|x| x.as_str().filter(|s| !s.trim().is_empty()))
         .map(|s| first_line(s).to_string())
-}
-
-fn first_line(s: &str) -> &str {
-    s.lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim()
 }
 
 /// A working directory as capture keeps it: none when empty, bounded like a path.

@@ -359,7 +359,8 @@ fn unmarked(s: &str) -> String {
         .fold(s.to_string(), |s, marker| s.replace(marker, ""))
 }
 
-fn first_line(s: &str) -> &str {
+/// The first line of `s` that is not blank, trimmed.
+pub(super) fn first_line(s: &str) -> &str {
     s.lines()
         .find(|l| !l.trim().is_empty())
         .unwrap_or("")
