@@ -95,6 +95,7 @@ impl Application {
                 .map(Arc::new);
         crate::telemetry::metrics_handle();
         let recall_cache_bytes = settings.recall_cache_mb.saturating_mul(1024 * 1024);
+        crate::recall::held_vectors::configure(settings.held_vectors_mb.saturating_mul(1 << 20));
         let (stop_tx, _) = watch::channel(false);
         Ok(Self {
             port,

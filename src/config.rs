@@ -293,6 +293,12 @@ pub struct Settings {
     #[arg(long, env = "CAIRN_RECALL_CACHE_MB", default_value_t = 64)]
     pub recall_cache_mb: u64,
 
+    /// Memory for the vectors of small projects the shared vector indexes answer with too few
+    /// of their own, held to compare them in memory, in MiB; 0 compares them in Neo4j on
+    /// every search. Kept current with what the turn indexer stores.
+    #[arg(long, env = "CAIRN_HELD_VECTORS_MB", default_value_t = 64)]
+    pub held_vectors_mb: u64,
+
     /// Tokenizer for stored token counts and context budgets.
     #[arg(
         long,

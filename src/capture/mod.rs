@@ -637,17 +637,25 @@ impl Capture {
         let (session_id, s) = self.session(id, project).await?;
         let end = self
             .submit(&Command::PurgeSession {
-                project: s.project,
+                project: s.project.clone(),
                 session_id,
             })
             .await?;
-        self.wait_applied(end, self.store.timeout() * 3).await
+        let applied = self.wait_applied(end, self.store.timeout() * 3).await;
+        crate::recall::held_vectors::forget(&s.project);
+        applied
     }
 
     /// `DELETE /v1/projects/{id}`.
     pub async fn purge_project(&self, project: &str) -> ApiResult<Applied> {
         let project = validate::project("project", project)?;
-        let end = self.submit(&Command::PurgeProject { project }).await?;
-        self.wait_applied(end, self.store.timeout() * 3).await
+        let end = self
+            .submit(&Command::PurgeProject {
+                project: project.clone(),
+            })
+            .await?;
+        let applied = self.wait_applied(end, self.store.timeout() * 3).await;
+        crate::recall::held_vectors::forget(&project);
+        applied
     }
 }

@@ -495,18 +495,30 @@ pub fn rows_with_bytes<T: Serialize>(
     key: &str,
     bytes: impl IntoIterator<Item = Option<Vec<u8>>>,
 ) -> StoreResult<BoltType> {
+    rows_with(
+        rows,
+        key,
+        bytes
+            .into_iter()
+            .map(|b| b.map_or(BoltType::Null(neo4rs::BoltNull), BoltType::from)),
+    )
+}
+
+/// [`rows_with_bytes`] for any Bolt value: a list of byte strings per row, say.
+pub fn rows_with<T: Serialize>(
+    rows: &[T],
+    key: &str,
+    values: impl IntoIterator<Item = BoltType>,
+) -> StoreResult<BoltType> {
     let mut out = param(rows)?;
     let BoltType::List(list) = &mut out else {
         return Err(StoreError::Encode("rows did not encode as a list".into()));
     };
-    for (row, value) in list.value.iter_mut().zip(bytes) {
+    for (row, value) in list.value.iter_mut().zip(values) {
         let BoltType::Map(map) = row else {
             return Err(StoreError::Encode("a row did not encode as a map".into()));
         };
-        map.put(
-            key.into(),
-            value.map_or(BoltType::Null(neo4rs::BoltNull), BoltType::from),
-        );
+        map.put(key.into(), value);
     }
     Ok(out)
 }

@@ -2,10 +2,10 @@
 //! embedding) and the turn indexer's work queue (sessions with operations it has not processed,
 //! their search texts and vectors, how far behind it is).
 
-use neo4rs::Query;
+use neo4rs::{BoltList, BoltNull, BoltType, Query};
 use serde::{Deserialize, Serialize};
 
-use super::{now_ms, param, rows_with_bytes, statement, Store, StoreResult};
+use super::{now_ms, param, rows_with, rows_with_bytes, statement, Store, StoreResult};
 use crate::domain::turn_text;
 use crate::embed::signature;
 
@@ -140,6 +140,81 @@ pub async fn nearest_exact(
         .param("k", k as i64)
         .param("scan", scan as i64);
     store.read().fetch(f.apply(q)?).await
+}
+
+/// One vector as held in memory (`recall::held_vectors`): an operation's own (or, for a
+/// passage, its operation's id) with its signature, or the vector itself when it was stored
+/// before signatures were kept.
+#[derive(Debug, Deserialize)]
+pub struct HeldRow {
+    pub id: String,
+    #[serde(default)]
+    pub session_id: String,
+    #[serde(default)]
+    pub kind: String,
+    #[serde(default, with = "serde_bytes")]
+    pub sig: Option<Vec<u8>>,
+    #[serde(default)]
+    pub vector: Option<Vec<f32>>,
+}
+
+#[derive(Deserialize)]
+struct HeldRows {
+    fits: bool,
+    rows: Vec<HeldRow>,
+}
+
+/// The vectors `model` made for `project`'s operations (`of`: their own, or their passages',
+/// each with its operation's id), to hold in memory; `None` when the project has more than
+/// `scan` of them.
+pub async fn held(
+    store: &Store,
+    of: Vectors,
+    project: &str,
+    model: &str,
+    scan: usize,
+) -> StoreResult<Option<Vec<HeldRow>>> {
+    let text = match of {
+        Vectors::Operations => include_str!("../../cypher/turns/held_operations.cypher"),
+        Vectors::Passages => include_str!("../../cypher/turns/held_passages.cypher"),
+    };
+    let rows: Vec<HeldRows> = store
+        .read()
+        .fetch(
+            statement(text)
+                .param("project", project)
+                .param("model", model)
+                .param("scan", scan as i64),
+        )
+        .await?;
+    Ok(rows.into_iter().next().filter(|r| r.fits).map(|r| r.rows))
+}
+
+/// A row read by its id ([`rows_by_id`]).
+#[derive(Debug, Deserialize)]
+pub struct RowById {
+    #[serde(flatten)]
+    pub row: TurnRow,
+    /// Whether it has passages `model` made.
+    pub passaged: bool,
+}
+
+/// The rows of `project`'s operations `ids` still embedded by `model`, scored 0 (in no order).
+pub async fn rows_by_id(
+    store: &Store,
+    project: &str,
+    model: &str,
+    ids: &[&str],
+) -> StoreResult<Vec<RowById>> {
+    store
+        .read()
+        .fetch(
+            statement(include_str!("../../cypher/turns/rows_by_id.cypher"))
+                .param("ids", param(ids)?)
+                .param("project", project)
+                .param("model", model),
+        )
+        .await
 }
 
 /// The vectors `model` made for some of `project`'s operations.
@@ -314,10 +389,20 @@ pub async fn store_passages(
     if rows.is_empty() {
         return Ok(());
     }
+    // Each passage's signature beside its vector (`embed::signature`).
+    let sigs = rows.iter().map(|r| {
+        BoltType::List(BoltList {
+            value: r
+                .vectors
+                .iter()
+                .map(|v| signature::of(v).map_or(BoltType::Null(BoltNull), BoltType::from))
+                .collect(),
+        })
+    });
     store
         .run(
             statement(include_str!("../../cypher/turns/passages_store.cypher"))
-                .param("rows", param(rows)?)
+                .param("rows", rows_with(rows, "sigs", sigs)?)
                 .param("model", model)
                 .param("dim", dim as i64),
         )

@@ -26,6 +26,7 @@ pub mod bm25;
 pub mod context;
 pub mod excerpt;
 pub mod handover;
+pub mod held_vectors;
 pub mod index;
 pub mod logs;
 pub mod memories;

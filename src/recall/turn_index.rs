@@ -12,13 +12,15 @@
 //! ([`Retexting`]). Both take a step in every slice of the indexer's loop (`Sweep`).
 //! [`run_once`] is one pass; `recall::index::run` calls it in its loop.
 
+use std::collections::HashMap;
+
 use crate::domain::{compounds, passages, turn_text};
-use crate::embed::Embedder;
+use crate::embed::{signature, Embedder};
 use crate::graph::turns::{
     self as store_turns, Cursor, PassageWrite, TextWrite, Texted, TurnWrite, WorkSession,
 };
 use crate::graph::{Store, StoreResult};
-use crate::recall::speaker;
+use crate::recall::{held_vectors, speaker};
 
 /// Sessions per pass.
 pub const SESSIONS_PER_PASS: usize = 50;
@@ -242,6 +244,47 @@ async fn embed_by_length(
     Ok(out)
 }
 
+/// What a pass stored, as the projects held in memory take it ([`held_vectors::stored`]).
+fn held(work: &[WorkSession], p: &Plan) -> Vec<held_vectors::Stored> {
+    let places: HashMap<&str, (&WorkSession, &store_turns::WorkOp)> = work
+        .iter()
+        .flat_map(|s| s.ops.iter().map(move |op| (op.id.as_str(), (s, op))))
+        .collect();
+    let mut out: HashMap<&str, held_vectors::Stored> = HashMap::new();
+    for w in &p.writes {
+        let (Some(v), Some((s, op))) = (&w.vector, places.get(w.id.as_str())) else {
+            continue;
+        };
+        out.insert(&op.id, stored_of(s, op, signature::of(v), None));
+    }
+    for pw in &p.passages {
+        let Some((s, op)) = places.get(pw.id.as_str()) else {
+            continue;
+        };
+        let sigs: Vec<Vec<u8>> = pw.vectors.iter().filter_map(|v| signature::of(v)).collect();
+        out.entry(&op.id)
+            .or_insert_with(|| stored_of(s, op, None, None))
+            .passages = Some(sigs);
+    }
+    out.into_values().collect()
+}
+
+fn stored_of(
+    s: &WorkSession,
+    op: &store_turns::WorkOp,
+    sig: Option<Vec<u8>>,
+    passages: Option<Vec<Vec<u8>>>,
+) -> held_vectors::Stored {
+    held_vectors::Stored {
+        project: s.project.clone(),
+        session_id: s.id.clone(),
+        id: op.id.clone(),
+        kind: op.fields.kind.clone().unwrap_or_default(),
+        sig,
+        passages,
+    }
+}
+
 /// One pass over up to [`SESSIONS_PER_PASS`] pending sessions.
 pub async fn run_once(store: &Store, embedder: Option<&Embedder>) -> StoreResult<Pass> {
     let model = model_of(embedder);
@@ -298,6 +341,7 @@ pub async fn run_once(store: &Store, embedder: Option<&Embedder>) -> StoreResult
     let dim = embedder.map_or(0, |e| e.dimensions());
     store_turns::store_turns(store, model, dim, &p.writes).await?;
     store_turns::store_passages(store, model, dim, &p.passages).await?;
+    held_vectors::stored(model, &held(&work, &p));
     store_turns::advance(store, model, &cursors).await?;
     out.processed = p
         .cursors

@@ -119,6 +119,11 @@ async fn all_size(store: &Store) -> StoreResult<usize> {
     Ok(n)
 }
 
+/// How many turns `project` holds, when a large size is remembered ([`project_size`]).
+pub fn known_size(project: &str) -> Option<usize> {
+    SIZES.get(project)
+}
+
 /// How many turns `project` holds, roughly ([`store_turns::project_size`]).
 pub async fn project_size(store: &Store, project: &str) -> StoreResult<usize> {
     if let Some(n) = SIZES.get(project) {

@@ -43,7 +43,7 @@ use crate::graph::{now_ms, Store, StoreResult};
 use crate::recall::rank::{self, Lists, Mode, Weights};
 use crate::recall::repeats::{self, drop_repeated_texts};
 use crate::recall::speaker::{self, Named, Speakers};
-use crate::recall::{answered, bm25, excerpt, turn_stats};
+use crate::recall::{answered, bm25, excerpt, held_vectors, turn_stats};
 
 /// Query characters at most.
 pub const MAX_QUERY_CHARS: usize = rank::MAX_QUERY_CHARS;
@@ -91,7 +91,7 @@ pub const MIN_COSINE: f64 = 0.3;
 /// of its search after the lists.
 const MMR_VECTORS: usize = 100;
 /// Operations compared one by one when the approximate vector index cannot answer alone.
-const EXACT_SCAN: usize = 20_000;
+const EXACT_SCAN: usize = held_vectors::MOST;
 /// Sessions of the time a query asks about searched by their vectors at most, and their
 /// operations compared at most.
 const IN_TIME_SESSIONS: usize = 10;
@@ -540,7 +540,9 @@ async fn nearest_of(
     }
     let typed = filter.types.is_some();
     if filter.sessions.is_some() || turn_stats::crowded(filter.project, of, typed) {
-        return store_turns::nearest_exact(store, filter, of, model, v, k, EXACT_SCAN).await;
+        let size = turn_stats::known_size(filter.project);
+        let held = held_vectors::nearest(store, filter, of, model, v, k, EXACT_SCAN, size);
+        return Box::pin(held).await;
     }
     // A list that had to be asked wider lately is asked that wide at once.
     let kinds = turn_stats::kinds_key(filter.types, filter.exclude_session.is_some());
@@ -559,7 +561,8 @@ async fn nearest_of(
         if size <= EXACT_SCAN / 2 {
             turn_stats::mark_crowded(filter.project, of, typed);
         }
-        return store_turns::nearest_exact(store, filter, of, model, v, k, EXACT_SCAN).await;
+        let held = held_vectors::nearest(store, filter, of, model, v, k, EXACT_SCAN, Some(size));
+        return Box::pin(held).await;
     }
     let wider = (k * 4).min(WIDEST);
     if approx.len() >= k / 2 || first >= wider {
@@ -611,7 +614,7 @@ async fn in_time_list(
         sessions: Some(&ids),
         ..*filter
     };
-    let mut rows = store_turns::nearest_exact(
+    let mut rows = Box::pin(held_vectors::nearest(
         store,
         &within,
         Vectors::Operations,
@@ -619,7 +622,8 @@ async fn in_time_list(
         v,
         k,
         IN_TIME_SCAN,
-    )
+        turn_stats::known_size(filter.project),
+    ))
     .await?;
     // A session active then may hold operations dated otherwise (an import, a long session).
     rows.retain(|r| asked.holds(r.at));

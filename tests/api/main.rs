@@ -14,6 +14,7 @@ mod embed;
 mod extraction;
 mod faults;
 mod health;
+mod held_vectors;
 mod helpers;
 mod hooks;
 mod hostile;

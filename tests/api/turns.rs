@@ -360,15 +360,15 @@ async fn embedded_by(app: &TestApp, model: &str) -> i64 {
 
 /// An operation's stored vector and signature.
 #[derive(serde::Deserialize)]
-struct Signed {
-    id: String,
-    vector: Vec<f32>,
+pub struct Signed {
+    pub id: String,
+    pub vector: Vec<f32>,
     #[serde(with = "serde_bytes")]
-    sig: Option<Vec<u8>>,
+    pub sig: Option<Vec<u8>>,
 }
 
 /// The project's stored vectors with their signatures.
-async fn signatures(app: &TestApp) -> Vec<Signed> {
+pub async fn signatures(app: &TestApp) -> Vec<Signed> {
     crate::helpers::store()
         .fetch(
             neo4rs::query(
@@ -411,7 +411,7 @@ async fn retry_now(app: &TestApp) {
         .expect("reset retry time");
 }
 
-fn matched<'a>(answer: &'a Value, id: &str) -> Option<&'a str> {
+pub fn matched<'a>(answer: &'a Value, id: &str) -> Option<&'a str> {
     answer["operations"]
         .as_array()?
         .iter()
@@ -422,7 +422,7 @@ fn matched<'a>(answer: &'a Value, id: &str) -> Option<&'a str> {
 /// Waits until nothing of the project awaits embedding and `id` is found; the last answer.
 /// Waits for the project's turns to be embedded: the indexer serves every project of the
 /// database in turn, so under a full parallel suite this takes longer than the work itself.
-async fn until_embedded(app: &TestApp, body: &Value, id: &str) -> Value {
+pub async fn until_embedded(app: &TestApp, body: &Value, id: &str) -> Value {
     settle(
         180,
         || async {
@@ -463,7 +463,7 @@ async fn sent(server: &MockServer, text: &str) -> usize {
 
 /// An embeddings endpoint faked at the HTTP boundary, and a cairn using it (held while the
 /// guard lives: the indexer is global).
-async fn fake_embeddings() -> (MockServer, TestApp, tokio::sync::MutexGuard<'static, ()>) {
+pub async fn fake_embeddings() -> (MockServer, TestApp, tokio::sync::MutexGuard<'static, ()>) {
     let server = MockServer::start().await;
     Mock::given(matchers::method("POST"))
         .and(matchers::path("/v1/embeddings"))
