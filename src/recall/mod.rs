@@ -11,7 +11,9 @@
 //! query names lifted a little ([`speaker`]), the turn after one it answers (the reply to a
 //! question on the subject, a call's result: [`answered`]) lifted more by it than other
 //! neighbours, a text said again weighed by a few of its copies and searched past
-//! ([`repeats`]); [`handover`] is the wake-up briefing for a new session; [`logs`]
+//! ([`repeats`]); a small project the shared vector indexes crowd out is compared in memory,
+//! its vectors' signatures held and kept current with what the indexer stores
+//! ([`held_vectors`]); [`handover`] is the wake-up briefing for a new session; [`logs`]
 //! caches sessions' operation logs for reconstruction and context, [`beliefs`] and
 //! [`memories`] a project's active beliefs and its memories for context while their
 //! fingerprint stays the same ([`remembered`]); [`touches`] groups the files operations
