@@ -156,6 +156,9 @@ pub struct HeldRow {
     pub sig: Option<Vec<u8>>,
     #[serde(default)]
     pub vector: Option<Vec<f32>>,
+    /// A passage's place among its operation's passages.
+    #[serde(default)]
+    pub n: Option<i64>,
 }
 
 #[derive(Deserialize)]
@@ -188,6 +191,35 @@ pub async fn held(
         )
         .await?;
     Ok(rows.into_iter().next().filter(|r| r.fits).map(|r| r.rows))
+}
+
+/// Stores the signatures `sigs` of passages (operation id, place) that `model` made before
+/// passages kept signatures.
+pub async fn sign_passages(
+    store: &Store,
+    model: &str,
+    places: &[(&str, i64)],
+    sigs: Vec<Vec<u8>>,
+) -> StoreResult<()> {
+    #[derive(Serialize)]
+    struct Place<'a> {
+        operation_id: &'a str,
+        n: i64,
+    }
+    let rows: Vec<Place> = places
+        .iter()
+        .map(|&(operation_id, n)| Place { operation_id, n })
+        .collect();
+    store
+        .run(
+            statement(include_str!("../../cypher/turns/passages_sign.cypher"))
+                .param(
+                    "rows",
+                    rows_with_bytes(&rows, "sig", sigs.into_iter().map(Some))?,
+                )
+                .param("model", model),
+        )
+        .await
 }
 
 /// A row read by its id ([`rows_by_id`]).

@@ -304,11 +304,19 @@ async fn read(store: &Store, key: &Key) -> StoreResult<Option<Held>> {
         v.put(row.id, row.session_id, row.kind, sig);
     }
     let mut owned: HashMap<usize, Vec<Box<[i8]>>> = HashMap::new();
-    for row in passages {
-        let (Some(&owner), Some(sig)) = (v.places.get(&row.id), row_sig(&row)) else {
+    // Passages stored before they kept signatures came whole: theirs are stored now.
+    let mut unsigned: Vec<(String, i64, Vec<u8>)> = Vec::new();
+    for row in &passages {
+        let (Some(&owner), Some(sig)) = (v.places.get(&row.id), row_sig(row)) else {
             continue;
         };
+        if let (None, Some(n)) = (&row.sig, row.n) {
+            unsigned.push((row.id.clone(), n, sig.iter().map(|&b| b as u8).collect()));
+        }
         owned.entry(owner).or_default().push(sig);
+    }
+    if !unsigned.is_empty() {
+        sign_later(store, key, unsigned);
     }
     for (owner, sigs) in owned {
         v.replace_passages(owner, sigs);
@@ -323,6 +331,27 @@ async fn read(store: &Store, key: &Key) -> StoreResult<Option<Held>> {
     );
     Ok(Some(Held::new(v)))
 }
+
+/// Stores, in the background, the signatures of passages read whole (operation id, place,
+/// signature), so the next read brings a byte a dimension.
+fn sign_later(store: &Store, key: &Key, unsigned: Vec<(String, i64, Vec<u8>)>) {
+    let (store, key) = (store.clone(), key.clone());
+    tokio::spawn(async move {
+        for part in unsigned.chunks(SIGN_ROWS) {
+            let places: Vec<(&str, i64)> =
+                part.iter().map(|(id, n, _)| (id.as_str(), *n)).collect();
+            let sigs = part.iter().map(|(_, _, s)| s.clone()).collect();
+            if let Err(err) = store_turns::sign_passages(&store, &key.model, &places, sigs).await {
+                tracing::warn!(error = %err, project = %key.project, "storing the signatures of passages read whole failed; they are read whole again next time");
+                return;
+            }
+        }
+        tracing::debug!(project = %key.project, passages = unsigned.len(), "passages' signatures stored");
+    });
+}
+
+/// Passages' signatures stored per statement.
+const SIGN_ROWS: usize = 2_000;
 
 /// A row's signature: as stored, or made from its vector (stored before signatures were).
 fn row_sig(row: &HeldRow) -> Option<Box<[i8]>> {

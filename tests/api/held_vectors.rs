@@ -2,6 +2,7 @@
 //! exact comparison ranks, take in what the indexer stores after they were read, give way
 //! when Neo4j no longer holds what they hold, and go with a deleted session.
 
+use cairn::embed::signature;
 use cairn::graph::turns::{self as store_turns, Filter, TurnRow, Vectors};
 use cairn::recall::held_vectors;
 use cairn_testkit::embed::fake_vector;
@@ -66,6 +67,14 @@ fn assert_alike(held: &[TurnRow], neo4j: &[TurnRow], what: &str) {
     }
 }
 
+/// A passage as stored.
+#[derive(Debug, serde::Deserialize)]
+struct Passage {
+    vector: Vec<f32>,
+    #[serde(default, with = "serde_bytes")]
+    sig: Option<Vec<u8>>,
+}
+
 /// Waits until the project's vectors are held with `ops` operations; what is held.
 async fn until_held(project: &str, ops: usize) -> (usize, usize) {
     settle(
@@ -105,6 +114,29 @@ async fn held_vectors_rank_as_neo4j_and_follow_what_is_stored_and_deleted() {
     .await;
     let body = json!({"project": app.project, "query": "signin credentials failing"});
     until_embedded(&app, &body, &long).await;
+    // The long turn's passages as stored before passages kept signatures.
+    let signed = || async {
+        store
+            .fetch::<Passage>(
+                neo4rs::query(
+                    "MATCH (p:Passage {operation_id: $id}) \
+                     RETURN p.embedding AS vector, p.embedding_sig AS sig ORDER BY p.n",
+                )
+                .param("id", long.as_str()),
+            )
+            .await
+            .expect("read the passages")
+    };
+    store
+        .run(
+            neo4rs::query("MATCH (p:Passage {operation_id: $id}) REMOVE p.embedding_sig")
+                .param("id", long.as_str()),
+        )
+        .await
+        .expect("unsign the passages");
+    assert!(signed().await.iter().all(|p| p.sig.is_none()));
+    // Whatever the app's own searches held before is let go: the project is read afresh.
+    held_vectors::forget(&app.project);
 
     let all = Filter {
         project: &app.project,
@@ -134,6 +166,19 @@ async fn held_vectors_rank_as_neo4j_and_follow_what_is_stored_and_deleted() {
     assert_alike(&first, &neo4j, "first search");
     let (ops, passages) = until_held(&app.project, 5).await;
     assert_eq!(passages, 5, "the long turn's five passages are held");
+    // Read whole, their signatures are stored for the next read.
+    let now = settle(30, signed, |rows: &Vec<Passage>| {
+        rows.iter().all(|p| p.sig.is_some())
+    })
+    .await;
+    assert_eq!(now.len(), 5);
+    for p in now {
+        assert_eq!(
+            p.sig,
+            signature::of(&p.vector),
+            "a passage's signature is its vector's"
+        );
+    }
 
     // Held: each list as Neo4j compares it, by operations and by passages, with filters.
     for q in queries {
