@@ -6,6 +6,7 @@
 //! (`claude::context`). The command hook prints exactly this answer.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use poem_openapi::{param::Query, payload::Json, Object, OpenApi};
 
@@ -83,7 +84,9 @@ impl HooksApi {
     /// and `<private>…</private>` dropped before anything is stored; tool responses are
     /// summarised (at most 1000 characters kept). The project is `project`, else the key's
     /// project, else the name of the git root of the event's `cwd`. Body at most the
-    /// server's request limit (4 MiB by default).
+    /// server's request limit (4 MiB by default). An answer not ready by its event's deadline
+    /// (SessionStart 2 s, UserPromptSubmit 1 s, PreToolUse 0.5 s) is left out; the event is
+    /// still captured.
     #[oai(path = "/hooks/claude-code", method = "post")]
     async fn claude_code(
         &self,
@@ -143,39 +146,62 @@ impl HooksApi {
         let Some(wanted) = wanted.map(TokenBudget::get) else {
             return Ok(Json(HookReply::default()));
         };
-        let answer = match &plan.reply {
+        let bound = match &plan.reply {
             Reply::Nothing => return Ok(Json(HookReply::default())),
-            Reply::Prompt => {
-                Box::pin(context::prompt(
-                    &self.0,
-                    &project,
-                    &plan.session_id,
-                    event.prompt.as_deref().unwrap_or_default(),
-                    wanted,
-                ))
-                .await
+            Reply::Prompt => claude::PROMPT_ANSWER_MS,
+            Reply::Handover { .. } => claude::SESSION_START_ANSWER_MS,
+            Reply::FileContext { .. } => claude::PRE_TOOL_ANSWER_MS,
+        };
+        let answering = async {
+            match &plan.reply {
+                Reply::Nothing => Ok(String::new()),
+                Reply::Prompt => {
+                    Box::pin(context::prompt(
+                        &self.0,
+                        &project,
+                        &plan.session_id,
+                        event.prompt.as_deref().unwrap_or_default(),
+                        wanted,
+                    ))
+                    .await
+                }
+                // Boxed: these futures are large (the handover runs a search).
+                Reply::Handover { source } => {
+                    Box::pin(context::session_start_for(
+                        &self.0,
+                        &project,
+                        &plan.session_id,
+                        wanted,
+                        source,
+                    ))
+                    .await
+                }
+                Reply::FileContext { path } => {
+                    Box::pin(context::file(
+                        &self.0,
+                        &project,
+                        &plan.session_id,
+                        plan.start.cwd.as_deref(),
+                        path,
+                        wanted.min(context::FILE_BUDGET_TOKENS),
+                    ))
+                    .await
+                }
             }
-            // Boxed: these futures are large (the handover runs a search).
-            Reply::Handover { source } => {
-                Box::pin(context::session_start_for(
-                    &self.0,
-                    &project,
-                    &plan.session_id,
-                    wanted,
-                    source,
-                ))
-                .await
-            }
-            Reply::FileContext { path } => {
-                Box::pin(context::file(
-                    &self.0,
-                    &project,
-                    &plan.session_id,
-                    plan.start.cwd.as_deref(),
-                    path,
-                    wanted.min(context::FILE_BUDGET_TOKENS),
-                ))
-                .await
+        };
+        // The answer is worth nothing after the event's deadline: an HTTP hook would hold the
+        // agent up to Claude Code's own timeout, and a command hook has stopped waiting.
+        let answer = match tokio::time::timeout(Duration::from_millis(bound), answering).await {
+            Ok(answer) => answer,
+            Err(_) => {
+                metrics::counter!("cairn_hook_answers_late_total").increment(1);
+                tracing::warn!(
+                    hook.event = %event.hook_event_name,
+                    session.id = %plan.session_id,
+                    deadline_ms = bound,
+                    "hook context not ready by the event's deadline; answered with none (the event is captured)"
+                );
+                Ok(String::new())
             }
         };
         let text = answer.unwrap_or_else(|err| {

@@ -16,6 +16,15 @@ use std::path::Path;
 
 use crate::domain::limits::MAX_PROJECT_CHARS;
 
+/// How long, in milliseconds, each answering event's answer may take by default: the command
+/// hook's deadlines, and the bound the server puts on computing the answer itself, so an HTTP
+/// hook (which has no deadline of its own but Claude Code's timeout) is answered as soon.
+pub const SESSION_START_ANSWER_MS: u64 = 2_000;
+/// UserPromptSubmit's: the memory recalled for a prompt ([`SESSION_START_ANSWER_MS`]).
+pub const PROMPT_ANSWER_MS: u64 = 1_000;
+/// PreToolUse's: a file's context ([`SESSION_START_ANSWER_MS`]).
+pub const PRE_TOOL_ANSWER_MS: u64 = 500;
+
 /// The id of the child session holding a subagent's work: `<parent>:agent-<agent_id>`, with
 /// `agent_id` as Claude Code gives it (hook events' `agent_id`; 2.1.x transcripts keep that
 /// subagent's lines in `subagents/agent-<agent_id>.jsonl`). Deterministic, so hooks and import

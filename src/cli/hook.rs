@@ -42,7 +42,7 @@ const SPOOL_STRING_CHARS: usize = 4_000;
 const MAX_STDIN_BYTES: u64 = 32 * 1024 * 1024;
 const SUFFIX: &str = ".hook.json";
 /// SessionStart's default time budget, in milliseconds (`CAIRN_HOOK_SESSION_START_DEADLINE_MS`).
-pub const SESSION_START_DEADLINE_MS: u64 = 2_000;
+pub const SESSION_START_DEADLINE_MS: u64 = claude::SESSION_START_ANSWER_MS;
 
 #[derive(Args, Debug)]
 pub struct HookArgs {
@@ -71,10 +71,10 @@ pub enum HookCommand {
         )]
         session_start_deadline_ms: u64,
         /// Time budget of UserPromptSubmit, in milliseconds.
-        #[arg(long, env = "CAIRN_HOOK_PROMPT_DEADLINE_MS", default_value_t = 1_000)]
+        #[arg(long, env = "CAIRN_HOOK_PROMPT_DEADLINE_MS", default_value_t = claude::PROMPT_ANSWER_MS)]
         prompt_deadline_ms: u64,
         /// Time budget of PreToolUse (a file's context), in milliseconds.
-        #[arg(long, env = "CAIRN_HOOK_PRE_TOOL_DEADLINE_MS", default_value_t = 500)]
+        #[arg(long, env = "CAIRN_HOOK_PRE_TOOL_DEADLINE_MS", default_value_t = claude::PRE_TOOL_ANSWER_MS)]
         pre_tool_deadline_ms: u64,
         /// Token budget of the SessionStart context.
         #[arg(long, env = "CAIRN_HOOK_CONTEXT_TOKENS")]
@@ -213,7 +213,7 @@ pub async fn invoke(args: HookArgs, stdin: &[u8], out: &mut Vec<u8>) -> anyhow::
                     FlushMode::Inline => {
                         if let Ok(spool) = HookSpool::open(&args.spool_dir) {
                             if let Ok(Some(_lock)) = spool.lock(false) {
-                                let sender = Sender::new(&args.client, None, 10_000);
+                                let sender = Sender::new(&args.client, None, 10_000).capture_only();
                                 let sent =
                                     Box::pin(flush(&spool, &sender, None, Duration::from_secs(10)));
                                 let _ = sent.await;
@@ -235,7 +235,7 @@ pub async fn invoke(args: HookArgs, stdin: &[u8], out: &mut Vec<u8>) -> anyhow::
                 writeln!(out, "another process is sending the spool")?;
                 return Ok(0);
             };
-            let sender = Sender::new(&args.client, None, timeout_ms);
+            let sender = Sender::new(&args.client, None, timeout_ms).capture_only();
             let report = flush(&spool, &sender, None, Duration::from_millis(timeout_ms)).await?;
             writeln!(
                 out,
@@ -490,6 +490,14 @@ impl Sender {
     /// Asks for this budget of recalled memory at UserPromptSubmit (cairn's default if `None`).
     pub fn with_prompt_tokens(mut self, prompt_tokens: Option<u32>) -> Self {
         self.prompt_tokens = prompt_tokens;
+        self
+    }
+
+    /// Asks cairn for no answer (both budgets 0): a spooled event is sent after its moment,
+    /// and nobody reads what it would have answered.
+    pub fn capture_only(mut self) -> Self {
+        self.context_tokens = Some(0);
+        self.prompt_tokens = Some(0);
         self
     }
 

@@ -9,12 +9,19 @@
 use std::borrow::Cow;
 
 /// Whether `c` acts instead of printing: a control character other than a line break or a
-/// tab, or a bidirectional formatting character.
+/// tab, a bidirectional formatting character, or a line or paragraph separator (a line break
+/// where only `\n` is expected).
 pub fn acts(c: char) -> bool {
     (c.is_control() && c != '\n' && c != '\t')
         || matches!(
             c,
-            '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}'
+            '\u{202A}'..='\u{202E}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{200E}'
+                | '\u{200F}'
+                | '\u{061C}'
+                | '\u{2028}'
+                | '\u{2029}'
         )
 }
 

@@ -350,7 +350,10 @@ impl TurnProgress {
         stop: &watch::Receiver<bool>,
     ) {
         let slice = std::time::Instant::now();
-        while !capture_busy() && !*stop.borrow() && slice.elapsed() < TURN_SLICE {
+        // While the embedded model loads (or when its files are missing) operations stay
+        // pending, rather than each failing and backing off.
+        let ready = embedder.is_none_or(|e| e.is_ready());
+        while ready && !capture_busy() && !*stop.borrow() && slice.elapsed() < TURN_SLICE {
             let started = std::time::Instant::now();
             match turn_index::run_once(store, embedder).await {
                 Ok(pass) => {

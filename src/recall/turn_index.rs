@@ -339,10 +339,19 @@ pub async fn run_once(store: &Store, embedder: Option<&Embedder>) -> StoreResult
         }
     }
     let dim = embedder.map_or(0, |e| e.dimensions());
-    store_turns::store_turns(store, model, dim, &p.writes).await?;
-    store_turns::store_passages(store, model, dim, &p.passages).await?;
-    held_vectors::stored(model, &held(&work, &p));
-    store_turns::advance(store, model, &cursors).await?;
+    let written = async {
+        store_turns::store_turns(store, model, dim, &p.writes).await?;
+        store_turns::store_passages(store, model, dim, &p.passages).await?;
+        held_vectors::stored(model, &held(&work, &p));
+        store_turns::advance(store, model, &cursors).await
+    };
+    if let Err(err) = written.await {
+        // Not stored: these sessions wait before they are embedded again, as after a failed
+        // embedding, rather than being embedded again at once for as long as the cause lasts.
+        tracing::warn!(error = %err, sessions = cursors.len(), "storing embedded operations failed; they stay pending and are retried later");
+        let _ = store_turns::failed(store, &cursors, RETRY_BASE_MS).await;
+        return Err(err);
+    }
     out.processed = p
         .cursors
         .iter()

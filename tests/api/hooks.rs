@@ -400,6 +400,12 @@ async fn assert_four_prompts_in_order(app: &TestApp, session: &str) {
     );
 }
 
+/// A URL nothing listens on: cairn is down.
+fn down_url() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    format!("http://{}", l.local_addr().unwrap())
+}
+
 fn prompt(session: &str, text: &str) -> Vec<u8> {
     json!({"hook_event_name": "UserPromptSubmit", "session_id": session, "cwd": "/tmp", "prompt": text})
         .to_string()
@@ -414,10 +420,7 @@ async fn command_hook_spools_while_cairn_is_down_and_sends_exactly_once_in_order
     let spool = dir.path().join("hook-spool");
     let session = format!("cc-{}", uuid::Uuid::new_v4());
     // Nothing listens on this port: cairn is down.
-    let down = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        format!("http://{}", l.local_addr().unwrap())
-    };
+    let down = down_url();
     for i in 1..=3 {
         let (code, out) = run_hook(
             &down,
@@ -514,10 +517,7 @@ async fn command_hook_prints_the_session_start_context_and_flush_reports_what_is
     assert_eq!(spooled(&spool), 0);
 
     // cairn down: flush keeps the events and says so.
-    let down = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        format!("http://{}", l.local_addr().unwrap())
-    };
+    let down = down_url();
     run_hook(
         &down,
         &key,
@@ -1079,10 +1079,7 @@ async fn a_backlog_never_stands_in_front_of_the_answer() {
     let dir = tempfile::tempdir().unwrap();
     let spool = dir.path().join("spool");
     let session = format!("cc-{}", uuid::Uuid::new_v4());
-    let down = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        format!("http://{}", l.local_addr().unwrap())
-    };
+    let down = down_url();
     // Async: the app under test serves on this test's runtime, which must keep running.
     let hook = |url: &str, stdin: Vec<u8>| {
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
@@ -1328,4 +1325,95 @@ async fn a_template_filled_in_otherwise_recalls_not_its_earlier_copies() {
 
 fn additional_context(reply: &Value) -> Option<&str> {
     reply["hookSpecificOutput"]["additionalContext"].as_str()
+}
+
+/// A prompt's memory not ready by UserPromptSubmit's deadline is left out, also over the
+/// HTTP route (an HTTP hook has no deadline of its own but Claude Code's timeout, 10 s); the
+/// prompt is captured all the same.
+#[tokio::test]
+async fn a_prompts_memory_not_ready_by_its_deadline_is_left_out_and_the_prompt_kept() {
+    use cairn_testkit::embed::{app_with_embeddings, embeddings_answer};
+    use wiremock::{matchers, Mock, MockServer, Request};
+    let server = MockServer::start().await;
+    // The embeddings endpoint answers, but after four seconds.
+    Mock::given(matchers::method("POST"))
+        .and(matchers::path("/v1/embeddings"))
+        .respond_with(|req: &Request| embeddings_answer(req).set_delay(Duration::from_secs(4)))
+        .mount(&server)
+        .await;
+    let (app, _turn) = app_with_embeddings(&server).await;
+    let earlier = app.session().await;
+    app.ops_sync(
+        &earlier,
+        json!([{"type": "message", "role": "user", "summary": "s",
+                "content": "the billing webhook retries twice because the queue times out"}]),
+    )
+    .await;
+    let session = format!("cc-{}", uuid::Uuid::new_v4());
+    let event = json!({"hook_event_name": "UserPromptSubmit", "session_id": session,
+                       "cwd": "/tmp", "prompt": "why does the billing webhook retry twice"});
+    let route = format!("/v1/hooks/claude-code?project={}", app.project);
+    let started = std::time::Instant::now();
+    let (s, r) = app.post(&route, &event).await;
+    let took = started.elapsed();
+    assert_eq!(s, 200, "{r}");
+    assert!(additional_context(&r).is_none(), "{r}");
+    assert!(
+        took < Duration::from_millis(3_500),
+        "answered after {took:?}: the answer waited for the slow embeddings"
+    );
+    let reconstruction = format!("/v1/sessions/{session}/reconstruction");
+    let (s, body) = settle(
+        20,
+        || app.get(&reconstruction),
+        |(s, body): &(u16, Value)| *s == 200 && body.to_string().contains("billing webhook retry"),
+    )
+    .await;
+    assert_eq!(s, 200, "{body}");
+    assert!(
+        body.to_string()
+            .contains("why does the billing webhook retry twice"),
+        "{body}"
+    );
+}
+
+/// A spooled event is sent after its moment: the flush asks cairn for no answer, so cairn
+/// does not recall memory or build a handover nobody reads.
+#[tokio::test]
+async fn the_flush_asks_for_no_answer() {
+    use wiremock::{matchers, Mock, MockServer, ResponseTemplate};
+    let dir = tempfile::tempdir().unwrap();
+    let spool = dir.path().join("hook-spool");
+    let session = format!("cc-{}", uuid::Uuid::new_v4());
+    let down = down_url();
+    let start = json!({"hook_event_name": "SessionStart", "session_id": session, "cwd": "/tmp",
+                       "source": "startup"})
+    .to_string()
+    .into_bytes();
+    for event in [start, prompt(&session, "what did we decide about retries")] {
+        let (code, _) = run_hook(&down, "k", "p", &spool, &["claude-code"], &event).await;
+        assert_eq!(code, 0);
+    }
+    assert_eq!(spooled(&spool), 2);
+    let cairn = MockServer::start().await;
+    Mock::given(matchers::method("POST"))
+        .and(matchers::path("/v1/hooks/claude-code"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({})))
+        .mount(&cairn)
+        .await;
+    let (code, out) = run_hook(&cairn.uri(), "k", "p", &spool, &["flush"], b"").await;
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(spooled(&spool), 0);
+    let sent = cairn.received_requests().await.expect("requests recorded");
+    assert_eq!(sent.len(), 2);
+    for r in sent {
+        let query: Vec<(String, String)> = r.url.query_pairs().into_owned().collect();
+        for budget in ["budget_tokens", "prompt_tokens"] {
+            assert!(
+                query.contains(&(budget.to_string(), "0".to_string())),
+                "{budget} not 0 in {}",
+                r.url
+            );
+        }
+    }
 }
