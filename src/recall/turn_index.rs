@@ -12,7 +12,7 @@
 //! ([`Retexting`]). Both take a step in every slice of the indexer's loop (`Sweep`).
 //! [`run_once`] is one pass; `recall::index::run` calls it in its loop.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::domain::{compounds, passages, turn_text};
 use crate::embed::{signature, Embedder};
@@ -49,6 +49,8 @@ pub struct Pass {
     /// Passage vectors made.
     pub passages: usize,
     pub failed: usize,
+    /// Operations passed over: the embedder refused their texts while it embedded the rest.
+    pub refused: usize,
     /// More work was left than one pass takes.
     pub more: bool,
 }
@@ -87,6 +89,16 @@ struct Plan {
     /// (session index, processed up to seq)
     cursors: Vec<(usize, i64)>,
     more: bool,
+}
+
+impl Plan {
+    /// The id of the operation a text to embed is of.
+    fn owner(&self, slot: Slot) -> &str {
+        match slot {
+            Slot::Vector(wi) => &self.writes[wi].id,
+            Slot::Passage(pi) => &self.passages[pi].id,
+        }
+    }
 }
 
 /// What one operation needs.
@@ -244,6 +256,60 @@ async fn embed_by_length(
     Ok(out)
 }
 
+/// [`embed_by_length`], and when that fails for several operations, each operation's texts
+/// (its own and its passages', `owners`) on their own: one text an endpoint refuses (too long
+/// for its window, say) does not hold back every session of the pass for ever. An operation
+/// whose texts fail while another's are embedded is `None`; when the first [`OUTAGE_TRIES`]
+/// operations tried all fail, the endpoint is taken to be down and the first error returned.
+async fn embed_isolating(
+    embedder: &Embedder,
+    texts: &[(Slot, String)],
+    owners: &[&str],
+) -> Result<Vec<Option<Vec<f32>>>, crate::embed::EmbedError> {
+    let first = match embed_by_length(embedder, texts).await {
+        Ok(vectors) => return Ok(vectors.into_iter().map(Some).collect()),
+        Err(err) => err,
+    };
+    let mut groups: Vec<(&str, Vec<usize>)> = Vec::new();
+    for (i, owner) in owners.iter().enumerate() {
+        match groups.iter_mut().find(|(o, _)| o == owner) {
+            Some((_, members)) => members.push(i),
+            None => groups.push((owner, vec![i])),
+        }
+    }
+    if groups.len() < 2 {
+        return Err(first);
+    }
+    let mut out: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
+    let (mut embedded, mut failed) = (0, 0);
+    for (_, members) in &groups {
+        let part: Vec<(Slot, String)> = members.iter().map(|&i| texts[i].clone()).collect();
+        match embed_by_length(embedder, &part).await {
+            Ok(vectors) => {
+                embedded += 1;
+                for (&i, v) in members.iter().zip(vectors) {
+                    out[i] = Some(v);
+                }
+            }
+            Err(err) => {
+                failed += 1;
+                tracing::debug!(error = %err, "an operation's texts failed on their own");
+                if embedded == 0 && failed >= OUTAGE_TRIES {
+                    return Err(first);
+                }
+            }
+        }
+    }
+    if embedded == 0 {
+        return Err(first);
+    }
+    Ok(out)
+}
+
+/// Operations tried on their own, all failing, that mean the embedder is down rather than
+/// refusing one text.
+const OUTAGE_TRIES: usize = 2;
+
 /// What a pass stored, as the projects held in memory take it ([`held_vectors::stored`]).
 fn held(work: &[WorkSession], p: &Plan) -> Vec<held_vectors::Stored> {
     let places: HashMap<&str, (&WorkSession, &store_turns::WorkOp)> = work
@@ -311,19 +377,33 @@ pub async fn run_once(store: &Store, embedder: Option<&Embedder>) -> StoreResult
         ..Pass::default()
     };
     if let (Some(embedder), false) = (embedder, p.embed.is_empty()) {
-        match embed_by_length(embedder, &p.embed).await {
+        let owners: Vec<&str> = p.embed.iter().map(|(slot, _)| p.owner(*slot)).collect();
+        match embed_isolating(embedder, &p.embed, &owners).await {
             Ok(vectors) => {
+                let mut refused: HashSet<String> = HashSet::new();
                 for ((slot, _), v) in p.embed.iter().zip(vectors) {
-                    match *slot {
-                        Slot::Vector(wi) => {
+                    match (*slot, v) {
+                        (Slot::Vector(wi), Some(v)) => {
                             p.writes[wi].vector = Some(v);
                             out.embedded += 1;
                         }
-                        Slot::Passage(pi) => {
+                        (Slot::Passage(pi), Some(v)) => {
                             p.passages[pi].vectors.push(v);
                             out.passages += 1;
                         }
+                        (slot, None) => {
+                            refused.insert(p.owner(slot).to_string());
+                        }
                     }
+                }
+                if !refused.is_empty() {
+                    // Found by their words only: passed over, so the rest of their sessions
+                    // is embedded.
+                    p.passages.retain(|pw| !refused.contains(&pw.id));
+                    tracing::warn!(operations = ?refused, "the embedder refused these operations' texts while it embedded the rest; they are passed over and found by their words only");
+                    metrics::counter!("cairn_turn_embeddings_refused_total")
+                        .increment(refused.len() as u64);
+                    out.refused = refused.len();
                 }
             }
             Err(err) => {

@@ -2102,3 +2102,73 @@ async fn commands_run_again(app: &TestApp, mode: &str) {
     assert!(said >= 20, "{said} of the 30 messages: {text}");
     assert!(text.matches("cargo test").count() <= 1, "{text}");
 }
+
+/// A text the embeddings endpoint refuses (too long for its window, say) is passed over: the
+/// rest of its session and the other sessions of the same pass are embedded, and the refused
+/// turn is still found by its words.
+#[tokio::test]
+async fn a_text_the_endpoint_refuses_does_not_hold_back_the_rest() {
+    let (_server, refuse, app, _turn) = refusing_embeddings("zanzibar").await;
+    refuse.store(true, Ordering::SeqCst);
+    let a = app.session().await;
+    let b = app.session().await;
+    let op = |id: String, content: &str| json!({"id": id, "type": "message", "role": "user", "summary": "s", "content": content});
+    app.ops_sync(
+        &a,
+        json!([
+            op(format!("{a}-1"), "the staging database ran out of disk"),
+            op(
+                format!("{a}-2"),
+                "a zanzibar spice market sells cloves by the sack"
+            ),
+            op(format!("{a}-3"), "we moved the logs to object storage")
+        ]),
+    )
+    .await;
+    app.ops_sync(
+        &b,
+        json!([op(format!("{b}-1"), "the release train leaves on friday")]),
+    )
+    .await;
+    let n = settle(
+        120,
+        || async {
+            count(
+                "MATCH (o:Operation {project: $project}) \
+                 WHERE o.embedding_model = 'remote:fake#unlabelled' RETURN count(o) AS n",
+                &app.project,
+            )
+            .await
+        },
+        |n: &i64| *n >= 3,
+    )
+    .await;
+    assert_eq!(n, 3, "every turn but the refused one embedded");
+    let refused = count(
+        &format!(
+            "MATCH (o:Operation {{project: $project, id: '{a}-2'}}) \
+             WHERE o.embedding IS NULL RETURN count(o) AS n"
+        ),
+        &app.project,
+    )
+    .await;
+    assert_eq!(refused, 1, "the refused turn has no vector");
+    let (_, found) = turn_search(
+        &app,
+        json!({"project": app.project, "query": "zanzibar cloves"}),
+    )
+    .await;
+    assert!(
+        matched(&found, &format!("{a}-2")).is_some(),
+        "found by its words: {found}"
+    );
+    let (_, found) = turn_search(
+        &app,
+        json!({"project": app.project, "query": "release train"}),
+    )
+    .await;
+    assert_eq!(
+        found["pending_embeddings"], 0,
+        "nothing left pending: {found}"
+    );
+}
