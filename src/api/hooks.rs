@@ -5,6 +5,8 @@
 //! what is known about the file, as `hookSpecificOutput.additionalContext`
 //! (`claude::context`). The command hook prints exactly this answer.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,8 +21,12 @@ use super::params::{BlankOrProjectParam, SwitchBudgetParam};
 use super::ApiTags;
 use crate::auth::Scope;
 use crate::claude::{self, context, mapping, mapping::Reply};
+use crate::graph::StoreResult;
 use crate::request::{self, TokenBudget};
 use crate::state::AppState;
+
+/// A hook event's answer being made.
+type Answering<'a> = Pin<Box<dyn Future<Output = StoreResult<String>> + Send + 'a>>;
 
 pub struct HooksApi(pub Arc<AppState>);
 
@@ -146,48 +152,41 @@ impl HooksApi {
         let Some(wanted) = wanted.map(TokenBudget::get) else {
             return Ok(Json(HookReply::default()));
         };
-        let bound = match &plan.reply {
+        // Each answer with its event's deadline; boxed, as these futures are large (the
+        // handover runs a search).
+        let (bound, answering): (u64, Answering<'_>) = match &plan.reply {
             Reply::Nothing => return Ok(Json(HookReply::default())),
-            Reply::Prompt => claude::PROMPT_ANSWER_MS,
-            Reply::Handover { .. } => claude::SESSION_START_ANSWER_MS,
-            Reply::FileContext { .. } => claude::PRE_TOOL_ANSWER_MS,
-        };
-        let answering = async {
-            match &plan.reply {
-                Reply::Nothing => Ok(String::new()),
-                Reply::Prompt => {
-                    Box::pin(context::prompt(
-                        &self.0,
-                        &project,
-                        &plan.session_id,
-                        event.prompt.as_deref().unwrap_or_default(),
-                        wanted,
-                    ))
-                    .await
-                }
-                // Boxed: these futures are large (the handover runs a search).
-                Reply::Handover { source } => {
-                    Box::pin(context::session_start_for(
-                        &self.0,
-                        &project,
-                        &plan.session_id,
-                        wanted,
-                        source,
-                    ))
-                    .await
-                }
-                Reply::FileContext { path } => {
-                    Box::pin(context::file(
-                        &self.0,
-                        &project,
-                        &plan.session_id,
-                        plan.start.cwd.as_deref(),
-                        path,
-                        wanted.min(context::FILE_BUDGET_TOKENS),
-                    ))
-                    .await
-                }
-            }
+            Reply::Prompt => (
+                claude::PROMPT_ANSWER_MS,
+                Box::pin(context::prompt(
+                    &self.0,
+                    &project,
+                    &plan.session_id,
+                    event.prompt.as_deref().unwrap_or_default(),
+                    wanted,
+                )),
+            ),
+            Reply::Handover { source } => (
+                claude::SESSION_START_ANSWER_MS,
+                Box::pin(context::session_start_for(
+                    &self.0,
+                    &project,
+                    &plan.session_id,
+                    wanted,
+                    source,
+                )),
+            ),
+            Reply::FileContext { path } => (
+                claude::PRE_TOOL_ANSWER_MS,
+                Box::pin(context::file(
+                    &self.0,
+                    &project,
+                    &plan.session_id,
+                    plan.start.cwd.as_deref(),
+                    path,
+                    wanted.min(context::FILE_BUDGET_TOKENS),
+                )),
+            ),
         };
         // The answer is worth nothing after the event's deadline: an HTTP hook would hold the
         // agent up to Claude Code's own timeout, and a command hook has stopped waiting.

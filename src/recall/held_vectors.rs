@@ -191,38 +191,53 @@ pub async fn nearest(
     scan: usize,
     size: Option<usize>,
 ) -> StoreResult<Vec<TurnRow>> {
-    if BUDGET.load(Ordering::Relaxed) == 0 {
-        return Box::pin(store_turns::nearest_exact(
-            store, f, of, model, vector, k, scan,
-        ))
-        .await;
-    }
-    let key = key(f.project, model);
-    let query = signature::of(vector);
-    if let (Some(held), Some(q)) = (HELD.get(&key), &query) {
-        held.searched.store(since_epoch(), Ordering::Relaxed);
-        if held.read_at.elapsed() >= REFRESH && !held.refreshing.swap(true, Ordering::AcqRel) {
-            read_later(store, key.clone());
+    if BUDGET.load(Ordering::Relaxed) != 0 {
+        // On the heap, as the exact comparison below: a request's stack is already deep.
+        if let Some(rows) = Box::pin(in_memory(store, f, of, model, vector, k, size)).await? {
+            return Ok(rows);
         }
-        // `None`: the vectors held are of another length than the query's.
-        if let Some(ranked) = held.ranked(f, of, q, k) {
-            // On the heap, as the exact comparison below: a request's stack is already deep.
-            if let Some(rows) = Box::pin(rows_of(store, f.project, model, of, ranked)).await? {
-                metrics::counter!("cairn_held_vector_searches_total").increment(1);
-                return Ok(rows);
-            }
-        }
-        // Changed behind this process (deleted, embedded again elsewhere): read again.
-        let_go(&key, &held);
-    }
-    let holdable = size.is_none_or(|n| n <= MOST) && !NOT_HELD.contains_key(&key);
-    if holdable && query.is_some() {
-        read_later(store, key);
     }
     Box::pin(store_turns::nearest_exact(
         store, f, of, model, vector, k, scan,
     ))
     .await
+}
+
+/// [`nearest`] compared in memory when the project is held; `None` when it is not (a read
+/// begins, unless the project is too large or one is under way) or what is held no longer
+/// matches Neo4j (it is let go).
+async fn in_memory(
+    store: &Store,
+    f: &Filter<'_>,
+    of: Vectors,
+    model: &str,
+    vector: &[f32],
+    k: usize,
+    size: Option<usize>,
+) -> StoreResult<Option<Vec<TurnRow>>> {
+    let key = key(f.project, model);
+    let Some(query) = signature::of(vector) else {
+        return Ok(None);
+    };
+    if let Some(held) = HELD.get(&key) {
+        held.searched.store(since_epoch(), Ordering::Relaxed);
+        if held.read_at.elapsed() >= REFRESH && !held.refreshing.swap(true, Ordering::AcqRel) {
+            read_later(store, key.clone());
+        }
+        // `None`: the vectors held are of another length than the query's.
+        if let Some(ranked) = held.ranked(f, of, &query, k) {
+            if let Some(rows) = rows_of(store, f.project, model, of, ranked).await? {
+                metrics::counter!("cairn_held_vector_searches_total").increment(1);
+                return Ok(Some(rows));
+            }
+        }
+        // Changed behind this process (deleted, embedded again elsewhere): read again.
+        let_go(&key, &held);
+    }
+    if size.is_none_or(|n| n <= MOST) && !NOT_HELD.contains_key(&key) {
+        read_later(store, key);
+    }
+    Ok(None)
 }
 
 /// Lets `key`'s vectors go if what is held of it is still `held` (not a fresher read).
@@ -360,7 +375,7 @@ fn row_sig(row: &HeldRow) -> Option<Box<[i8]>> {
         (None, Some(v)) => signature::of(v)?,
         (None, None) => return None,
     };
-    Some(bytes.into_iter().map(|b| b as i8).collect())
+    Some(signed(&bytes))
 }
 
 /// Adds what this process's turn indexer stored (under `model`) to the projects held, and to
@@ -473,7 +488,7 @@ impl Held {
                 s.id.clone(),
                 s.session_id.clone(),
                 s.kind.clone(),
-                sig.iter().map(|&b| b as i8).collect(),
+                signed(sig),
             )),
             _ => v.places.get(&s.id).copied(),
         };
@@ -481,7 +496,7 @@ impl Held {
             let sigs = passages
                 .iter()
                 .filter(|p| v.fits(p.len()))
-                .map(|p| p.iter().map(|&b| b as i8).collect())
+                .map(|p| signed(p))
                 .collect();
             v.replace_passages(place, sigs);
         }
@@ -496,7 +511,7 @@ impl Held {
         q: &[u8],
         n: usize,
     ) -> Option<Vec<(String, f64)>> {
-        let q: Vec<i8> = q.iter().map(|&b| b as i8).collect();
+        let q = signed(q);
         let qn = norm(&q);
         let v = self.table.read().unwrap_or_else(|e| e.into_inner());
         if !v.fits(q.len()) {
@@ -678,6 +693,11 @@ async fn rows_of(
     Ok(Some(out))
 }
 
+/// A signature's bytes as the signed values they stand for ([`signature`]).
+fn signed(bytes: &[u8]) -> Box<[i8]> {
+    bytes.iter().map(|&b| b as i8).collect()
+}
+
 fn dot(a: &[i8], b: &[i8]) -> i32 {
     a.iter()
         .zip(b)
@@ -694,11 +714,7 @@ mod tests {
     use super::*;
 
     fn sig(v: &[f32]) -> Box<[i8]> {
-        signature::of(v)
-            .unwrap()
-            .into_iter()
-            .map(|b| b as i8)
-            .collect()
+        signed(&signature::of(v).unwrap())
     }
 
     fn held(ops: &[(&str, &str, &str, [f32; 3])]) -> Held {
