@@ -11,7 +11,7 @@ WITH node, score,
 WHERE node.project = $project
   AND ($types IS NULL OR kind IN $types)
   AND ($sessions IS NULL OR session_id IN $sessions)
-  AND ($exclude IS NULL OR coalesce(session_id, '') <> $exclude)
+  AND ($exclude IS NULL OR NOT (coalesce(session_id, '') = $exclude OR coalesce(session_id, '') STARTS WITH $exclude + ':'))
 RETURN CASE WHEN node:Session THEN 'summary:' + node.id ELSE node.id END AS id,
        coalesce(session_id, '') AS session_id,
        CASE WHEN node:Session THEN coalesce(node.last_seq, 0) ELSE coalesce(node.seq, 0) END AS seq,

@@ -5,7 +5,7 @@ CALL db.index.vector.queryNodes('passage_embedding', $wide, $vector) YIELD node 
 WITH p, score
 WHERE p.project = $project AND p.embedding_model = $model
   AND ($sessions IS NULL OR p.session_id IN $sessions)
-  AND ($exclude IS NULL OR p.session_id <> $exclude)
+  AND ($exclude IS NULL OR NOT (p.session_id = $exclude OR p.session_id STARTS WITH $exclude + ':'))
 WITH p.operation_id AS id, max(score) AS score
 MATCH (node:Operation {id: id})
 WHERE node.project = $project AND node.embedding_model = $model

@@ -5,7 +5,7 @@ MATCH (p:Passage {session_id: sid})
 WITH p LIMIT $scan
 WITH p
 WHERE p.project = $project AND p.embedding_model = $model
-  AND ($exclude IS NULL OR p.session_id <> $exclude)
+  AND ($exclude IS NULL OR NOT (p.session_id = $exclude OR p.session_id STARTS WITH $exclude + ':'))
 // Neo4j gives (1 + cosine) / 2, the scale of the vector index's scores.
 WITH p.operation_id AS id, max(vector.similarity.cosine(p.embedding, $vector)) AS cos
 MATCH (o:Operation {id: id})

@@ -5,7 +5,7 @@ WITH o LIMIT $scan
 WITH o
 WHERE o.embedding_model = $model AND o.embedding IS NOT NULL
   AND ($types IS NULL OR o.type IN $types)
-  AND ($exclude IS NULL OR o.session_id <> $exclude)
+  AND ($exclude IS NULL OR NOT (o.session_id = $exclude OR o.session_id STARTS WITH $exclude + ':'))
 // Neo4j gives (1 + cosine) / 2, the scale of the vector index's scores.
 WITH o, vector.similarity.cosine(o.embedding, $vector) AS cos
 ORDER BY cos DESC

@@ -51,6 +51,20 @@ pub struct Embeddings {
     pub dimensions: Option<u32>,
     #[oai(skip_serializing_if_is_none)]
     pub reason: Option<String>,
+    /// How the model's cosines are read on the scale cairn's thresholds were set on
+    /// (all-MiniLM-L6-v2's): an embedded model's as stated, a remote model's once measured
+    /// on calibration pairs (absent until then; its cosines are read as they are meanwhile).
+    #[oai(skip_serializing_if_is_none)]
+    pub calibration: Option<CosineScale>,
+}
+
+/// `(cosine − unrelated) / span`, within 0..=1, is how a cosine reads.
+#[derive(Object)]
+pub struct CosineScale {
+    /// The cosine that reads as unrelated (0).
+    pub unrelated: f64,
+    /// How much cosine above it reads as the same (1).
+    pub span: f64,
 }
 
 impl Embeddings {
@@ -62,6 +76,7 @@ impl Embeddings {
                 model: None,
                 dimensions: None,
                 reason: Some("CAIRN_EMBED=off".into()),
+                calibration: None,
             };
         };
         let status = e.status();
@@ -79,6 +94,10 @@ impl Embeddings {
                 Status::Unavailable(why) => Some(why),
                 _ => None,
             },
+            calibration: e.measured_calibration().map(|c| CosineScale {
+                unrelated: c.unrelated,
+                span: c.span,
+            }),
         }
     }
 }

@@ -232,18 +232,18 @@ pub async fn prompt(
             format!("{}…", t.chars().take(NOTE_CHARS).collect::<String>())
         }
     };
-    let mut tail = String::new();
+    let mut tail = Vec::new();
     if !r.notes.is_empty() {
-        tail.push_str("### Notes\n");
+        tail.push("### Notes".to_string());
         for (kind, text) in &r.notes {
-            tail.push_str(&format!("- ({kind}) {}\n", clip(text)));
+            tail.push(format!("- ({kind}) {}", clip(text)));
         }
     }
     if !r.beliefs.is_empty() {
-        tail.push_str("### Beliefs\n");
+        tail.push("### Beliefs".to_string());
         for b in &r.beliefs {
-            tail.push_str(&format!(
-                "- ({:.0}%) {}\n",
+            tail.push(format!(
+                "- ({:.0}%) {}",
                 b.conviction * 100.0,
                 clip(&b.content)
             ));
@@ -251,7 +251,11 @@ pub async fn prompt(
     }
     // History first; notes and beliefs are short and get what it leaves, at least a third.
     let heading = "### Earlier work on this\n";
-    let tail_cost = tokens::count(encoding, &tail).min(room / 3);
+    let tail_cost = tail
+        .iter()
+        .map(|l| tokens::count(encoding, l) + 1)
+        .sum::<usize>()
+        .min(room / 3);
     let share = room.saturating_sub(tail_cost + tokens::count(encoding, heading) + 1);
     // A session is headed by the date of its oldest line recalled.
     for f in &r.history.found {
@@ -284,8 +288,36 @@ pub async fn prompt(
             md.push('\n');
         }
     }
-    md.push_str(&tail);
+    let left = room.saturating_sub(tokens::count(encoding, &md));
+    md.push_str(&lines_within(encoding, &tail, left));
     Ok(fenced_within(encoding, &md, budget_tokens))
+}
+
+/// The fewest tokens worth showing of a line cut short.
+const CUT_LINE_TOKENS: usize = 8;
+
+/// `lines` in order, one per line, within `budget` tokens: whole while they fit, then the first
+/// that does not cut short with "…" (when at least [`CUT_LINE_TOKENS`] of it fit); a heading
+/// (`#…`) only with room for some of what follows it.
+fn lines_within(encoding: Encoding, lines: &[String], budget: usize) -> String {
+    let mut out = String::new();
+    let mut left = budget;
+    for line in lines {
+        let cost = tokens::count(encoding, line) + 1;
+        let heading = line.starts_with('#');
+        if cost <= left && (!heading || left - cost > CUT_LINE_TOKENS) {
+            out.push_str(line);
+            out.push('\n');
+            left -= cost;
+            continue;
+        }
+        if !heading && left > CUT_LINE_TOKENS {
+            out.push_str(&tokens::cut(encoding, line, left - 1));
+            out.push('\n');
+        }
+        break;
+    }
+    out
 }
 
 /// Files already answered for, per session: a file's context is given once per session.
@@ -397,6 +429,34 @@ mod tests {
             let t = fenced_within(Encoding::O200kBase, &"word ".repeat(500), budget);
             assert!(tokens::count(Encoding::O200kBase, &t) <= budget, "{budget}");
         }
+    }
+
+    #[test]
+    fn lines_past_the_budget_are_cut_with_an_ellipsis_or_left_out_whole() {
+        let e = Encoding::O200kBase;
+        let lines: Vec<String> = vec![
+            "### Beliefs".into(),
+            "- (90%) the parser cache is the bottleneck of every nightly build".into(),
+            "- (80%) refresh tokens rotate on every use and expire after fourteen days".into(),
+        ];
+        let all = lines_within(e, &lines, 1000);
+        assert_eq!(all, lines.join("\n") + "\n");
+        let whole = tokens::count(e, &all);
+        // Room for the heading, the first belief and part of the second: the part ends in "…".
+        let first = tokens::count(e, &lines[0]) + tokens::count(e, &lines[1]) + 2;
+        let some = lines_within(e, &lines, first + 10);
+        assert!(tokens::count(e, &some) <= first + 10, "{some}");
+        let last = some.lines().last().unwrap();
+        assert!(
+            last.starts_with("- (80%) refresh") && last.ends_with('…'),
+            "{some}"
+        );
+        // Too little left for a useful part: the line is left out, not cut to a stub.
+        let some = lines_within(e, &lines, first + 4);
+        assert_eq!(some.lines().count(), 2, "{some}");
+        // A heading with no room for anything under it is left out too.
+        assert_eq!(lines_within(e, &lines, tokens::count(e, &lines[0]) + 2), "");
+        assert!(whole > first + 10);
     }
 
     #[test]

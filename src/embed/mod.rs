@@ -7,6 +7,7 @@
 //! compact [`signature`] for comparing candidates cheaply. This module knows nothing of
 //! sessions or Neo4j; the indexer and search call it.
 
+pub mod calibrate;
 pub mod local;
 pub mod remote;
 pub mod signature;
@@ -169,11 +170,62 @@ impl Embedder {
         }
     }
 
-    /// How this model's cosines read on the common scale (plain for a remote model).
+    /// How this model's cosines read on the common scale: an embedded model's as stated, a
+    /// remote model's as measured ([`Self::calibrate`]; plain until then, or when its cosines
+    /// do not follow MiniLM's).
     pub fn calibration(&self) -> Calibration {
         match &self.backend {
-            Backend::Remote(_) => Calibration::PLAIN,
+            Backend::Remote(r) => r.calibration().unwrap_or(Calibration::PLAIN),
             Backend::Local(l) => l.spec().calibration,
+        }
+    }
+
+    /// The calibration when it is known: an embedded model's always, a remote model's once
+    /// measured.
+    pub fn measured_calibration(&self) -> Option<Calibration> {
+        match &self.backend {
+            Backend::Remote(r) => r.calibration(),
+            Backend::Local(l) => Some(l.spec().calibration),
+        }
+    }
+
+    /// Whether a remote model's calibration is due: never measured, no measurement under way
+    /// and none failed within the last minute.
+    pub fn calibration_due(&self) -> bool {
+        matches!(&self.backend, Backend::Remote(r) if r.calibration_due())
+    }
+
+    /// Measures a remote model's calibration ([`calibrate`]) when it is due: once, retried a
+    /// minute after a failure. Does nothing for an embedded model.
+    pub async fn calibrate(&self) {
+        let Backend::Remote(r) = &self.backend else {
+            return;
+        };
+        if !r.take_calibration_turn() {
+            return;
+        }
+        match calibrate::cosines(self).await {
+            Ok(cosines) => {
+                let c = calibrate::fit(&cosines).unwrap_or_else(|| {
+                    tracing::warn!(
+                        model = r.model(),
+                        "the embeddings model's cosines do not follow all-MiniLM-L6-v2's on the calibration pairs; they are read as they are, so thresholds on closeness in meaning may pass unrelated turns"
+                    );
+                    Calibration::PLAIN
+                });
+                tracing::info!(
+                    model = r.model(),
+                    unrelated = c.unrelated,
+                    span = c.span,
+                    "embeddings model calibrated: its cosine of unrelated texts, and how much cosine reads as the same"
+                );
+                r.set_calibration(c);
+            }
+            Err(err) => tracing::warn!(
+                model = r.model(),
+                error = %err,
+                "could not calibrate the embeddings model; its cosines are read as they are until it answers (retried in a minute)"
+            ),
         }
     }
 
@@ -260,6 +312,25 @@ impl Embedder {
 /// come back as zeros, which are close to nothing and which the vector index refuses.
 pub fn has_direction(v: &[f32]) -> bool {
     v.iter().all(|x| x.is_finite()) && v.iter().any(|x| *x != 0.0)
+}
+
+/// Cosine of two vectors; 0 when their lengths differ or one has no direction.
+pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    if a.len() != b.len() || a.is_empty() {
+        return 0.0;
+    }
+    let (mut dot, mut na, mut nb) = (0.0_f64, 0.0_f64, 0.0_f64);
+    for (x, y) in a.iter().zip(b) {
+        let (x, y) = (f64::from(*x), f64::from(*y));
+        dot += x * y;
+        na += x * x;
+        nb += y * y;
+    }
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        dot / (na.sqrt() * nb.sqrt())
+    }
 }
 
 /// The first `MAX_TEXT_CHARS` characters of `text`.

@@ -1,7 +1,8 @@
 //! The remote backend: batches of texts to an OpenAI-compatible `/embeddings` endpoint
 //! (async-openai), each request bounded by a deadline and retried with backoff.
 
-use std::time::Duration;
+use std::sync::{Mutex, RwLock};
+use std::time::{Duration, Instant};
 
 use async_openai::{
     config::OpenAIConfig,
@@ -9,7 +10,7 @@ use async_openai::{
     Client,
 };
 
-use super::{EmbedError, MAX_TEXT_CHARS};
+use super::{Calibration, EmbedError, MAX_TEXT_CHARS};
 use crate::config::EmbedSettings;
 
 /// An embeddings endpoint with its model and the dimension the vector index expects.
@@ -22,7 +23,14 @@ pub struct Remote {
     timeout: Duration,
     attempts: u32,
     batch: usize,
+    /// How its cosines read ([`super::calibrate`]), once measured.
+    calibration: RwLock<Option<Calibration>>,
+    /// When to measure again after a failed try.
+    retry_at: Mutex<Option<Instant>>,
 }
+
+/// How long after a failed measurement the calibration is tried again.
+const CALIBRATION_RETRY: Duration = Duration::from_secs(60);
 
 /// What [`super::Embedder::model`] says for vectors made by the remote model `model`:
 /// `remote:<model>#unlabelled` ([`super::TEXT_FORM`]).
@@ -55,6 +63,8 @@ impl Remote {
             timeout,
             attempts: settings.attempts.max(1),
             batch: settings.batch.clamp(1, 2048),
+            calibration: RwLock::new(None),
+            retry_at: Mutex::new(None),
         }
     }
 
@@ -73,6 +83,40 @@ impl Remote {
 
     pub fn batch(&self) -> usize {
         self.batch
+    }
+
+    /// The calibration measured, if it was.
+    pub fn calibration(&self) -> Option<Calibration> {
+        *self.calibration.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(super) fn set_calibration(&self, c: Calibration) {
+        *self.calibration.write().unwrap_or_else(|e| e.into_inner()) = Some(c);
+    }
+
+    /// Whether a measurement is due: never measured, and none tried within the last minute.
+    pub(super) fn calibration_due(&self) -> bool {
+        self.calibration().is_none()
+            && self
+                .retry_at
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_none_or(|t| Instant::now() >= t)
+    }
+
+    /// Takes a due measurement: the next is put a minute away, so two callers do not both
+    /// measure and a failed one waits.
+    pub(super) fn take_calibration_turn(&self) -> bool {
+        if self.calibration().is_some() {
+            return false;
+        }
+        let mut at = self.retry_at.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        if at.is_some_and(|t| now < t) {
+            return false;
+        }
+        *at = Some(now + CALIBRATION_RETRY);
+        true
     }
 
     /// One vector per text, in order. Retries a failed request `attempts` times with

@@ -37,7 +37,18 @@ pub struct Filter<'a> {
     pub project: &'a str,
     pub types: Option<&'a [String]>,
     pub sessions: Option<&'a [String]>,
+    /// Leave out this session's turns and its subagents' (`<session>:agent-…`).
     pub exclude_session: Option<&'a str>,
+}
+
+/// Whether `session_id` is `exclude` or one of its subagents' sessions (`<exclude>:…`), as the
+/// ranked lists' Cypher reads `$exclude`.
+pub fn left_out(exclude: Option<&str>, session_id: &str) -> bool {
+    exclude.is_some_and(|x| {
+        session_id
+            .strip_prefix(x)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(':'))
+    })
 }
 
 impl Filter<'_> {
@@ -893,4 +904,19 @@ pub async fn term_counts(
         .into_iter()
         .map(|r| (r.word, r.df.max(0) as usize))
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::left_out;
+
+    #[test]
+    fn a_session_leaves_out_itself_and_its_subagents_only() {
+        assert!(left_out(Some("s1"), "s1"));
+        assert!(left_out(Some("s1"), "s1:agent-a7f3"));
+        assert!(!left_out(Some("s1"), "s10"));
+        assert!(!left_out(Some("s1"), "s10:agent-a7f3"));
+        assert!(!left_out(Some("s1"), "other"));
+        assert!(!left_out(None, "s1"));
+    }
 }

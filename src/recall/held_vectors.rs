@@ -524,7 +524,7 @@ impl Held {
                 && sessions
                     .as_ref()
                     .is_none_or(|s| s.contains(o.session_id.as_str()))
-                && f.exclude_session != Some(o.session_id.as_str())
+                && !store_turns::left_out(f.exclude_session, &o.session_id)
         };
         let cos = |sig: &[i8], n: f32| {
             if qn == 0.0 || n == 0.0 || sig.len() != q.len() {

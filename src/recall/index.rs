@@ -283,6 +283,12 @@ pub async fn run(
                 Err(err) => tracing::debug!(error = %err, "turn index backfill deferred"),
             }
         }
+        // A remote model's calibration, measured on the side: a slow endpoint holds up no pass.
+        if let Some(e) = embedder.clone() {
+            if e.calibration_due() {
+                tokio::spawn(async move { e.calibrate().await });
+            }
+        }
         let started = std::time::Instant::now();
         match run_once(&store, embedder.as_deref()).await {
             Ok(o) if o.rebuilt > 0 || o.embedded != Embedded::default() => {

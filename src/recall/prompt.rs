@@ -159,12 +159,7 @@ pub async fn recall(
         Some(e) => e.embed_query(meaning).await.ok(),
         None => None,
     };
-    let child_prefix = format!("{session}:");
-    let hits: Vec<turns::TurnHit> = found
-        .hits
-        .into_iter()
-        .filter(|h| session.is_empty() || !h.session_id.starts_with(&child_prefix))
-        .collect();
+    let hits = found.hits;
     // Closeness in meaning, from the stored vectors of the hits the model embedded.
     let cosines: HashMap<String, f64> = match (vector, embedder) {
         (Some(v), Some(e)) => {

@@ -125,7 +125,7 @@ pub struct TurnQuery<'a> {
     pub types: Option<&'a [String]>,
     /// Restrict to these sessions (`None`: the whole project).
     pub sessions: Option<&'a [String]>,
-    /// Never return this session's turns.
+    /// Never return this session's turns, nor its subagents'.
     pub exclude_session: Option<&'a str>,
     /// Also count the project's operations still awaiting a vector (a search answer reports
     /// them; a context has no use for the count).
@@ -1046,21 +1046,7 @@ fn squashed(text: &str) -> String {
 
 /// Cosine of two vectors, negatives as 0; 0 when their lengths differ.
 pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
-    if a.len() != b.len() || a.is_empty() {
-        return 0.0;
-    }
-    let (mut dot, mut na, mut nb) = (0.0_f64, 0.0_f64, 0.0_f64);
-    for (x, y) in a.iter().zip(b) {
-        let (x, y) = (f64::from(*x), f64::from(*y));
-        dot += x * y;
-        na += x * x;
-        nb += y * y;
-    }
-    if na == 0.0 || nb == 0.0 {
-        0.0
-    } else {
-        (dot / (na.sqrt() * nb.sqrt())).clamp(0.0, 1.0)
-    }
+    crate::embed::cosine(a, b).clamp(0.0, 1.0)
 }
 
 /// `v` scaled to length 1; `None` for a zero vector.

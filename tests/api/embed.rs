@@ -1,16 +1,17 @@
 //! The embedded models: all-MiniLM-L6-v2's vectors against sentence-transformers' and
 //! e5-small-v2's against ONNX Runtime running its export (independent implementations,
 //! `scripts/embed-reference.py` and `scripts/embed-reference-e5.py`, stored in
-//! `tests/fixtures/embed/`), and keyword-only service when the files are missing. Needs the
-//! weights: `make test` runs `scripts/embed-model fetch all` first.
+//! `tests/fixtures/embed/`), the calibration pairs read by both and by a remote model in a
+//! narrow cone, and keyword-only service when the files are missing. Needs the weights:
+//! `make test` runs `scripts/embed-model fetch all` first.
 
 use std::{path::PathBuf, time::Duration};
 
 use cairn::config::{EmbedLocalModel, EmbedSettings, EmbedSwitch};
-use cairn::embed::{local, Embedder, Purpose, Status};
+use cairn::embed::{calibrate, cosine, local, Embedder, Purpose, Status};
 use serde_json::{json, Value};
 
-use crate::helpers::{settle, TestApp};
+use crate::helpers::{app_with_embeddings, eventually, settle, TestApp};
 
 /// The fetched model's files in the repository.
 fn model_dir(model: EmbedLocalModel) -> PathBuf {
@@ -75,17 +76,6 @@ fn reference(fixture: &str) -> Vec<(Value, Vec<f32>)> {
             (c.clone(), v)
         })
         .collect()
-}
-
-fn cosine(a: &[f32], b: &[f32]) -> f64 {
-    let dot: f64 = a
-        .iter()
-        .zip(b)
-        .map(|(x, y)| f64::from(*x) * f64::from(*y))
-        .sum();
-    let na: f64 = a.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
-    let nb: f64 = b.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
-    dot / (na * nb)
 }
 
 #[tokio::test]
@@ -232,4 +222,137 @@ async fn missing_weights_mean_keyword_only_not_a_crash() {
     let (code, _) = app.get("/healthz").await;
     assert_eq!(code, 200);
     app.stop().await;
+}
+
+#[tokio::test]
+async fn the_calibration_pairs_read_as_the_embedded_models_do() {
+    let minilm = local_embedder(EmbedLocalModel::AllMiniLmL6V2).await;
+    let got = calibrate::cosines(&minilm).await.expect("embedded");
+    for (p, c) in calibrate::PAIRS.iter().zip(&got) {
+        assert!((p.2 - c).abs() < 0.005, "{c:.4} for {p:?}");
+    }
+    // e5-small-v2's cone, measured on the pairs, is the one its calibration states.
+    let e5 = local_embedder(EmbedLocalModel::E5SmallV2).await;
+    let measured = calibrate::fit(&calibrate::cosines(&e5).await.expect("embedded"))
+        .expect("e5 follows MiniLM");
+    let stated = e5.calibration();
+    assert!(
+        (measured.unrelated - stated.unrelated).abs() < 0.03
+            && (measured.span - stated.span).abs() < 0.05,
+        "measured {measured:?}, stated {stated:?}"
+    );
+}
+
+/// Words of the texts [`a_remote_model_in_a_narrow_cone_is_read_on_the_common_scale`] stores
+/// and asks: those texts are embedded by the real model, everything else (other tests'
+/// backlog, which the global indexer also reaches) by the quick fake.
+const CONE_WORDS: [&str; 4] = ["refresh", "changelog", "garden", "violin"];
+
+/// e5-small-v2 behind an OpenAI-compatible endpoint faked at the HTTP boundary: a remote model
+/// whose unrelated texts lie near cosine 0.7, as ada-002's do.
+async fn e5_endpoint() -> wiremock::MockServer {
+    use std::sync::mpsc;
+    let e5 = local_embedder(EmbedLocalModel::E5SmallV2).await;
+    type Ask = (Vec<String>, mpsc::Sender<Vec<Vec<f32>>>);
+    let (asks, inbox) = mpsc::channel::<Ask>();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        while let Ok((texts, back)) = inbox.recv() {
+            let _ = back.send(
+                rt.block_on(e5.embed_for(&texts, Purpose::Query))
+                    .expect("e5"),
+            );
+        }
+    });
+    let asks = std::sync::Mutex::new(asks);
+    let real = |t: &str| {
+        let t = t.to_lowercase();
+        calibrate::PAIRS
+            .iter()
+            .any(|p| p.0.eq_ignore_ascii_case(&t) || p.1.eq_ignore_ascii_case(&t))
+            || CONE_WORDS.iter().any(|w| t.contains(w))
+    };
+    let server = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .and(wiremock::matchers::path("/v1/embeddings"))
+        .respond_with(move |req: &wiremock::Request| {
+            let texts = cairn_testkit::embed::inputs(req);
+            let wanted: Vec<String> = texts.iter().filter(|t| real(t)).cloned().collect();
+            let (back, answer) = mpsc::channel();
+            asks.lock()
+                .unwrap()
+                .send((wanted, back))
+                .expect("e5 thread");
+            let mut made = answer.recv().expect("e5 vectors").into_iter();
+            let vectors = texts
+                .iter()
+                .map(|t| {
+                    if real(t) {
+                        made.next().expect("one per text")
+                    } else {
+                        cairn_testkit::embed::fake_vector(t)
+                    }
+                })
+                .collect();
+            cairn_testkit::embed::answer_with(vectors)
+        })
+        .mount(&server)
+        .await;
+    server
+}
+
+/// A remote model whose every pair of texts lies above cosine 0.6 is measured on the
+/// calibration pairs at start, so a prompt about something never held recalls nothing (read
+/// plainly, every stored turn would pass as close in meaning), while a prompt about what was
+/// held still recalls it.
+#[tokio::test]
+async fn a_remote_model_in_a_narrow_cone_is_read_on_the_common_scale() {
+    let server = e5_endpoint().await;
+    let (app, _turn) = app_with_embeddings(&server).await;
+    let ready = app
+        .get_when("/readyz", |b| b["embeddings"]["calibration"].is_object())
+        .await;
+    let scale = &ready["embeddings"]["calibration"];
+    let unrelated = scale["unrelated"].as_f64().unwrap();
+    assert!((0.6..0.8).contains(&unrelated), "{scale}");
+    assert!(scale["span"].as_f64().unwrap() < 0.4, "{scale}");
+
+    crate::helpers::refresh_tokens_session(&app, 3).await;
+    eventually(90, "the turns are embedded", || async {
+        let body = json!({"project": app.project, "query": "refresh tokens"});
+        let (_, found) = crate::turns::turn_search(&app, body).await;
+        found["mode"] == "hybrid" && found["pending_embeddings"] == 0
+    })
+    .await;
+    // Each prompt is searched first: its vector is then remembered, so the hook's answer is
+    // not late on a busy machine (a late answer is empty too, and would pass for "nothing").
+    let ask = |prompt: &'static str| {
+        let session = format!("cc-{}", uuid::Uuid::new_v4());
+        let app = &app;
+        async move {
+            let body = json!({"project": app.project, "query": prompt});
+            let (_, found) = crate::turns::turn_search(app, body).await;
+            assert_eq!(found["mode"], "hybrid", "{found}");
+            crate::helpers::prompt_recall(app, &session, prompt).await
+        }
+    };
+    let recalled = settle(
+        60,
+        || ask("When do our refresh tokens expire?"),
+        Option::is_some,
+    )
+    .await
+    .expect("recalled memory");
+    for unrelated in [
+        "paint the garden shed purple before the weekend",
+        "book a table near the violin school for friday dinner",
+    ] {
+        let recalled = ask(unrelated).await;
+        assert!(recalled.is_none(), "{unrelated}: {recalled:?}");
+    }
+    assert!(recalled.contains("fourteen days"), "{recalled}");
+    assert!(!recalled.contains("changelog"), "{recalled}");
 }

@@ -8,6 +8,38 @@ pub use cairn_testkit::app::{
 pub use cairn_testkit::embed::{app_with_embeddings, embeddings_answer, refusing_embeddings};
 pub use cairn_testkit::Neo4jProxy;
 
+/// A session of `app` in which the user asked how long refresh tokens live and the assistant
+/// answered "… fourteen days …", then `steps` unrelated turns about the changelog. Returns
+/// its id.
+pub async fn refresh_tokens_session(app: &TestApp, steps: usize) -> String {
+    let old = app.session().await;
+    let mut ops = vec![
+        serde_json::json!({"type": "message", "role": "user",
+               "content": "how long should refresh tokens live before they expire?"}),
+        serde_json::json!({"type": "message", "role": "assistant",
+               "content": "Refresh tokens expire after fourteen days and rotate on every use."}),
+    ];
+    for i in 0..steps {
+        ops.push(serde_json::json!({"type": "message", "role": "user",
+                        "content": format!("step {i}: tidied the changelog wording")}));
+    }
+    app.ops_sync(&old, serde_json::json!(ops)).await;
+    old
+}
+
+/// What `POST /v1/hooks/claude-code` answers a UserPromptSubmit of `prompt` in `session` with
+/// (its `additionalContext`), if anything; asserts a 200.
+pub async fn prompt_recall(app: &TestApp, session: &str, prompt: &str) -> Option<String> {
+    let event = serde_json::json!({"hook_event_name": "UserPromptSubmit", "session_id": session,
+                                   "cwd": "/tmp", "prompt": prompt});
+    let route = format!("/v1/hooks/claude-code?project={}", app.project);
+    let (status, reply) = app.post(&route, &event).await;
+    assert_eq!(status, 200, "{reply}");
+    reply["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .map(str::to_string)
+}
+
 /// Two projects' sessions queued for a background pass, for a test that projects take turns:
 /// a big project's three newest (`b1`, `b2`, `b3`) and a small project's one, older (`s1`).
 /// `flags` are the queue's properties (a Cypher map's entries). Returns (big, small).

@@ -1144,18 +1144,7 @@ async fn a_prompt_recalls_relevant_memory_fenced_within_budget_and_never_its_own
     let dir = tempfile::tempdir().unwrap();
     let spool = dir.path().join("hook-spool");
     // An earlier session: the question, its answer, then unrelated talk.
-    let old = app.session().await;
-    let mut ops = vec![
-        json!({"id": format!("{old}-q"), "type": "message", "role": "user",
-               "content": "how long should refresh tokens live before they expire?"}),
-        json!({"id": format!("{old}-a"), "type": "message", "role": "assistant",
-               "content": "Refresh tokens expire after fourteen days and rotate on every use."}),
-    ];
-    for i in 0..10 {
-        ops.push(json!({"type": "message", "role": "user",
-                        "content": format!("step {i}: tidied the changelog wording")}));
-    }
-    app.ops_sync(&old, json!(ops)).await;
+    let old = crate::helpers::refresh_tokens_session(&app, 10).await;
     let current = format!("cc-{}", uuid::Uuid::new_v4());
     let ask = |text: &'static str, args: &'static [&'static str]| {
         let (app, key, spool, current) = (&app, &key, &spool, &current);
@@ -1212,16 +1201,16 @@ async fn a_prompt_recalls_relevant_memory_fenced_within_budget_and_never_its_own
 
     // The prompt itself is now a turn of the current session: once it is indexed, asking
     // again recalls the old session, never the current one.
-    eventually(60, "the prompt is searchable", || async {
-        let (_, found) = app
-            .post(
-                "/v1/search",
-                &json!({"project": app.project, "query": "settled earlier refresh tokens"}),
-            )
-            .await;
-        found["operations"].to_string().contains(&current)
-    })
+    let found = crate::turns::search_until(
+        &app,
+        json!({"project": app.project, "query": "settled earlier refresh tokens"}),
+        |ops| ops.iter().any(|o| o["session_id"] == current.as_str()),
+    )
     .await;
+    assert!(
+        found.to_string().contains(&current),
+        "the prompt is searchable: {found}"
+    );
     let again = ask(question, &["--prompt-tokens", "300"]).await;
     let text = additional_context(&again).expect("recalled memory");
     assert!(text.contains("fourteen days"), "{text}");
@@ -1263,8 +1252,47 @@ async fn a_prompt_recalls_relevant_memory_fenced_within_budget_and_never_its_own
     assert_eq!(r["error"]["field"], "prompt_tokens", "{r}");
 }
 
-/// The `additionalContext` of a hook answer (printed by the command hook or returned by the
-/// route), if any.
+/// A session's subagents are the session itself: their turns, however close to the prompt,
+/// never take the places of the older sessions that answer it.
+#[tokio::test]
+async fn a_prompt_recalls_past_its_own_subagents_turns() {
+    let app = TestApp::spawn().await;
+    crate::helpers::refresh_tokens_session(&app, 0).await;
+    let current = format!("cc-{}", uuid::Uuid::new_v4());
+    let child = cairn::claude::child_session_id(&current, "a7f3");
+    let (status, body) = app
+        .post(
+            "/v1/sessions",
+            &json!({"project": app.project, "session_id": child, "agent": "test"}),
+        )
+        .await;
+    assert!(status == 201 || status == 202, "{status} {body}");
+    // More of the subagent's turns than a prompt's recall ranks, each nearer the prompt than
+    // the old session's.
+    let notes: Vec<Value> = (0..30)
+        .map(|i| json!({"type": "message", "role": "assistant",
+                        "content": format!("subagent note {i}: when do our refresh tokens expire? check what we settled earlier")}))
+        .collect();
+    app.ops_sync(&child, json!(notes)).await;
+    let question = "When do our refresh tokens expire? Check what we settled earlier.";
+    let found = crate::turns::search_until(
+        &app,
+        json!({"project": app.project, "query": question, "limit": 50}),
+        |ops| ops.iter().any(|o| o["session_id"] == child.as_str()),
+    )
+    .await;
+    assert!(
+        found.to_string().contains(&child),
+        "the subagent's turns are searchable: {found}"
+    );
+    let text = crate::helpers::prompt_recall(&app, &current, question)
+        .await
+        .expect("recalled memory");
+    assert!(text.contains("fourteen days"), "{text}");
+    assert!(!text.contains("subagent note"), "{text}");
+    assert!(!text.contains(&current), "{text}");
+}
+
 /// A long prompt sent from a template does not recall the template's earlier copies (nor
 /// what answered them: another filling); the same prompt sent again word for word does.
 #[tokio::test]
@@ -1323,6 +1351,8 @@ async fn a_template_filled_in_otherwise_recalls_not_its_earlier_copies() {
     app.stop().await;
 }
 
+/// The `additionalContext` of a hook answer (printed by the command hook or returned by the
+/// route), if any.
 fn additional_context(reply: &Value) -> Option<&str> {
     reply["hookSpecificOutput"]["additionalContext"].as_str()
 }

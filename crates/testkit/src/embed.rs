@@ -40,19 +40,28 @@ pub fn fake_vector(text: &str) -> Vec<f32> {
 
 /// The endpoint's answer to `req`: a [`fake_vector`] per input.
 pub fn embeddings_answer(req: &Request) -> ResponseTemplate {
+    answer_with(inputs(req).iter().map(|t| fake_vector(t)).collect())
+}
+
+/// The texts an embeddings request asks for.
+pub fn inputs(req: &Request) -> Vec<String> {
     let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
-    let inputs: Vec<String> = match &body["input"] {
+    match &body["input"] {
         Value::String(s) => vec![s.clone()],
         Value::Array(items) => items
             .iter()
             .map(|i| i.as_str().unwrap_or_default().to_string())
             .collect(),
         _ => vec![],
-    };
-    let data: Vec<Value> = inputs
-        .iter()
+    }
+}
+
+/// An embeddings answer holding `vectors`, in order.
+pub fn answer_with(vectors: Vec<Vec<f32>>) -> ResponseTemplate {
+    let data: Vec<Value> = vectors
+        .into_iter()
         .enumerate()
-        .map(|(i, t)| json!({"object": "embedding", "index": i, "embedding": fake_vector(t)}))
+        .map(|(i, v)| json!({"object": "embedding", "index": i, "embedding": v}))
         .collect();
     ResponseTemplate::new(200).set_body_json(json!({
         "object": "list", "model": "fake", "data": data,
