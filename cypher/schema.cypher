@@ -92,6 +92,9 @@ CREATE INDEX passage_project IF NOT EXISTS FOR (n:Passage) ON (n.project);
 CREATE INDEX passage_session IF NOT EXISTS FOR (n:Passage) ON (n.session_id);
 // Sessions with operations the turn indexer has not processed (with the configured model).
 CREATE INDEX session_turns_pending IF NOT EXISTS FOR (n:Session) ON (n.turns_pending);
+// Sessions with operations whose search texts are still to be made: the only queue of an
+// instance without an embedding model (the one above never empties without vectors).
+CREATE INDEX session_turns_texts_pending IF NOT EXISTS FOR (n:Session) ON (n.turns_texts_pending);
 // Child sessions (subagents): a session waiting for its parent, or for the operation that
 // launched it, is found by these when the other side arrives.
 CREATE INDEX session_parent IF NOT EXISTS FOR (n:Session) ON (n.parent);

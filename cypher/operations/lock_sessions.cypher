@@ -11,5 +11,5 @@ SET s.started_at = CASE WHEN dated_by_work THEN x.first ELSE s.started_at END,
       WHEN dated_by_work OR x.at > s.last_activity_at THEN x.at
       ELSE s.last_activity_at END,
     s.search_dirty = true, s.search_rev = coalesce(s.search_rev, 0) + 1,
-    s.turns_pending = true
+    s.turns_pending = true, s.turns_texts_pending = true
 RETURN s.id AS id, coalesce(s.last_seq, 0) AS last_seq, s.last_op_id AS last_op_id

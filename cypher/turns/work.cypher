@@ -6,8 +6,8 @@
 // backlog (an import, a model switch) cannot hold up another's new work. Each session comes
 // with its next operations in seq order (found by the session/seq index); a tool call's
 // context only when its search text is still to be made (it holds what the call answered).
-MATCH (s:Session)
-WHERE s.turns_pending = true AND coalesce(s.turns_retry_at, 0) <= $now
+// Follows a queue (queue_vectors.cypher, or queue_texts.cypher without a model).
+  AND coalesce(s.turns_retry_at, 0) <= $now
   AND ($model <> '' OR coalesce(s.turns_text_seq, 0) < coalesce(s.last_seq, 0))
 WITH s, coalesce(s.last_activity_at, 0) AS active, coalesce(s.turns_retry_at, 0) AS due
 WITH s, CASE WHEN due > active THEN due ELSE active END AS queued

@@ -3,7 +3,7 @@
 use super::{statement, Store, StoreResult};
 
 /// Bump when `cypher/schema.cypher` changes; `/readyz` is not ready until the graph says this.
-pub const SCHEMA_VERSION: i64 = 10;
+pub const SCHEMA_VERSION: i64 = 11;
 
 const SCHEMA: &str = include_str!("../../cypher/schema.cypher");
 const VERSION_GET: &str = include_str!("../../cypher/schema_version_get.cypher");

@@ -368,11 +368,21 @@ pub async fn work(
 ) -> StoreResult<Vec<WorkSession>> {
     store
         .fetch(
-            statement(include_str!("../../cypher/turns/work.cypher"))
-                .param("model", cursor_model(model))
-                .param("sessions", sessions as i64)
-                .param("per_session", per_session as i64)
-                .param("now", now_ms()),
+            statement(queued(
+                model,
+                concat!(
+                    include_str!("../../cypher/turns/queue_vectors.cypher"),
+                    include_str!("../../cypher/turns/work.cypher")
+                ),
+                concat!(
+                    include_str!("../../cypher/turns/queue_texts.cypher"),
+                    include_str!("../../cypher/turns/work.cypher")
+                ),
+            ))
+            .param("model", cursor_model(model))
+            .param("sessions", sessions as i64)
+            .param("per_session", per_session as i64)
+            .param("now", now_ms()),
         )
         .await
 }
@@ -500,8 +510,18 @@ pub async fn lag(store: &Store, model: &str) -> StoreResult<i64> {
     }
     Ok(store
         .fetch_one::<Row>(
-            statement(include_str!("../../cypher/turns/lag.cypher"))
-                .param("model", cursor_model(model)),
+            statement(queued(
+                model,
+                concat!(
+                    include_str!("../../cypher/turns/queue_vectors.cypher"),
+                    include_str!("../../cypher/turns/lag.cypher")
+                ),
+                concat!(
+                    include_str!("../../cypher/turns/queue_texts.cypher"),
+                    include_str!("../../cypher/turns/lag.cypher")
+                ),
+            ))
+            .param("model", cursor_model(model)),
         )
         .await?
         .map_or(0, |r| r.pending))
@@ -515,6 +535,17 @@ pub async fn backfill(store: &Store, model: &str) -> StoreResult<super::sessions
             .param("model", cursor_model(model))
     })
     .await
+}
+
+/// The statement over the sessions a pass of `model` works through: `vectors` with a model,
+/// `texts` without one (whose queue empties once the texts are made; the vectors' queue
+/// empties only with vectors).
+fn queued(model: &str, vectors: &'static str, texts: &'static str) -> &'static str {
+    if model.is_empty() {
+        texts
+    } else {
+        vectors
+    }
 }
 
 /// A memory or a closed session written before turn search, without a search text.

@@ -13,6 +13,7 @@
 //! [`run_once`] is one pass; `recall::index::run` calls it in its loop.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::domain::{compounds, passages, turn_text};
 use crate::embed::{signature, Embedder};
@@ -24,8 +25,26 @@ use crate::recall::{held_vectors, speaker};
 
 /// Sessions per pass.
 pub const SESSIONS_PER_PASS: usize = 50;
-/// Operations of one session per pass.
+/// Operations of one session per pass, at most.
 pub const OPS_PER_SESSION: usize = 200;
+/// Operations of one session per pass, at least.
+const MIN_OPS_PER_SESSION: usize = 16;
+/// Sessions the last pass found queued.
+static QUEUED: AtomicUsize = AtomicUsize::new(0);
+
+/// How many operations of each queued session a pass reads: all it could embed when sessions
+/// queue few, about twice each one's fair share of `budget` texts when `queued` (the last
+/// pass's count) share it — a backlog of 50 sessions is not read 200 operations deep, content
+/// and all, to embed two or three of each. Without an embedder (`budget` 0) texts alone are
+/// made, which costs little: [`OPS_PER_SESSION`].
+fn ops_to_read(budget: usize, queued: usize) -> usize {
+    if budget == 0 {
+        return OPS_PER_SESSION;
+    }
+    (2 * budget)
+        .div_ceil(queued.max(1))
+        .clamp(MIN_OPS_PER_SESSION, OPS_PER_SESSION)
+}
 /// Memories (and sessions) given a search text per backfill step.
 const TEXT_BACKFILL_BATCH: usize = 500;
 /// First retry delay after a failed embedding; doubles per failure, capped at an hour.
@@ -114,9 +133,9 @@ struct Need {
 }
 
 impl Need {
-    /// Whether it asks the model for anything: its vector, or its text's passages.
-    fn embeds(&self) -> bool {
-        self.vector || self.passages.as_ref().is_some_and(|p| !p.is_empty())
+    /// How many texts it asks the model for: its own, and one per passage.
+    fn texts(&self) -> usize {
+        usize::from(self.vector) + self.passages.as_ref().map_or(0, Vec::len)
     }
 }
 
@@ -146,7 +165,7 @@ fn needs(op: &store_turns::WorkOp, model: Option<&str>) -> Need {
     }
 }
 
-/// Shares `budget` vectors between sessions wanting `wants[i]` each, max-min fairly: every
+/// Shares `budget` texts between sessions wanting `wants[i]` each, max-min fairly: every
 /// session gets as many as the others unless it wants fewer (one long session cannot hold
 /// up the short ones queued with it).
 fn fair_shares(wants: &[usize], budget: usize) -> Vec<usize> {
@@ -166,7 +185,12 @@ fn fair_shares(wants: &[usize], budget: usize) -> Vec<usize> {
     }
 }
 
-fn plan(work: &[WorkSession], model: Option<&str>, budget: usize) -> Plan {
+/// What a pass over `work` does with `model`: at most about `budget` texts embedded, shared
+/// fairly between the sessions (an operation's texts are its own and its passages'; a session's
+/// first operation is taken whatever it costs, so no text is too long ever to be reached).
+/// `per_session` is how many operations of each session the pass read: a session that gave
+/// as many may have more.
+fn plan(work: &[WorkSession], model: Option<&str>, budget: usize, per_session: usize) -> Plan {
     let mut p = Plan {
         more: work.len() >= SESSIONS_PER_PASS,
         ..Plan::default()
@@ -177,7 +201,7 @@ fn plan(work: &[WorkSession], model: Option<&str>, budget: usize) -> Plan {
         .collect();
     let wants: Vec<usize> = needed
         .iter()
-        .map(|ops| ops.iter().filter(|n| n.embeds()).count())
+        .map(|ops| ops.iter().map(Need::texts).sum())
         .collect();
     let shares = fair_shares(&wants, budget);
     for ((si, s), needs) in work.iter().enumerate().zip(needed) {
@@ -187,15 +211,15 @@ fn plan(work: &[WorkSession], model: Option<&str>, budget: usize) -> Plan {
             s.after
         };
         let mut cut = false;
-        let mut embedded = 0;
+        let mut texts = 0;
         for (op, need) in s.ops.iter().zip(needs) {
-            let embeds = need.embeds();
-            if embeds && embedded >= shares[si] {
+            let cost = need.texts();
+            if cost > 0 && (shares[si] == 0 || (texts > 0 && texts + cost > shares[si])) {
                 cut = true;
                 break;
             }
-            if embeds {
-                embedded += 1;
+            if cost > 0 {
+                texts += cost;
                 p.embedding += 1;
             }
             if need.missing || need.vector {
@@ -231,7 +255,7 @@ fn plan(work: &[WorkSession], model: Option<&str>, budget: usize) -> Plan {
             }
             upto = op.seq;
         }
-        if cut || s.ops.len() >= OPS_PER_SESSION {
+        if cut || s.ops.len() >= per_session {
             p.more = true;
         }
         p.cursors.push((si, upto));
@@ -355,11 +379,13 @@ fn stored_of(
 pub async fn run_once(store: &Store, embedder: Option<&Embedder>) -> StoreResult<Pass> {
     let model = model_of(embedder);
     let budget = embedder.map_or(0, |e| e.batch().max(1) * 4);
-    let work = store_turns::work(store, model, SESSIONS_PER_PASS, OPS_PER_SESSION).await?;
+    let per_session = ops_to_read(budget, QUEUED.load(Ordering::Relaxed));
+    let work = store_turns::work(store, model, SESSIONS_PER_PASS, per_session).await?;
+    QUEUED.store(work.len(), Ordering::Relaxed);
     if work.is_empty() {
         return Ok(Pass::default());
     }
-    let mut p = plan(&work, embedder.map(|e| e.model()), budget);
+    let mut p = plan(&work, embedder.map(|e| e.model()), budget, per_session);
     let cursors: Vec<Cursor> = p
         .cursors
         .iter()
@@ -800,7 +826,7 @@ mod tests {
                 op(3, "message", Some("hi"), None),
             ],
         )];
-        let p = plan(&work, None, 0);
+        let p = plan(&work, None, 0, OPS_PER_SESSION);
         // Only the write lacked a text worth having; a read has none.
         assert_eq!(p.writes.len(), 1);
         assert_eq!(p.writes[0].text.as_deref(), Some("summary 1"));
@@ -824,7 +850,7 @@ mod tests {
                 op(3, "message", Some("user: fix the parser"), None),
             ],
         )];
-        let p = plan(&work, Some("m"), 10);
+        let p = plan(&work, Some("m"), 10, OPS_PER_SESSION);
         let embedded: Vec<&str> = p.embed.iter().map(|(_, t)| t.as_str()).collect();
         assert_eq!(
             embedded,
@@ -837,7 +863,12 @@ mod tests {
         // Its words keep the label: the speaker is still found by name.
         let mut unstored = op(4, "message", None, None);
         unstored.fields.content = Some("Melanie: I went camping.".into());
-        let p = plan(&[session(3, vec![unstored])], Some("m"), 10);
+        let p = plan(
+            &[session(3, vec![unstored])],
+            Some("m"),
+            10,
+            OPS_PER_SESSION,
+        );
         assert_eq!(
             p.writes[0].text.as_deref(),
             Some("Melanie: I went camping.")
@@ -856,7 +887,7 @@ mod tests {
                 op(4, "message", Some("d"), None),
             ],
         )];
-        let p = plan(&work, Some("m"), 2);
+        let p = plan(&work, Some("m"), 2, OPS_PER_SESSION);
         let embedded: Vec<&str> = p.embed.iter().map(|(_, t)| t.as_str()).collect();
         assert_eq!(embedded, ["b", "c"]);
         // The cursor stops before the operation the budget left out.
@@ -877,7 +908,7 @@ mod tests {
             )
         };
         let work = [session(0, long), short("a"), short("b")];
-        let p = plan(&work, Some("m"), 20);
+        let p = plan(&work, Some("m"), 20, OPS_PER_SESSION);
         assert_eq!(p.embed.len(), 20);
         // The short sessions are done; the long one got what they left and stays pending.
         assert_eq!(p.cursors, vec![(0, 14), (1, 3), (2, 3)]);
@@ -902,7 +933,7 @@ mod tests {
                 op(4, "message", Some("short"), None),
             ],
         )];
-        let p = plan(&work, Some("m"), 10);
+        let p = plan(&work, Some("m"), 10, OPS_PER_SESSION);
         let slots: Vec<Slot> = p.embed.iter().map(|(s, _)| *s).collect();
         // The new operation: its vector and two passages; the one embedded before passages
         // were kept: its passages alone; the short one: its vector, and no passage.
@@ -929,6 +960,50 @@ mod tests {
     }
 
     #[test]
+    fn the_budget_counts_texts_and_a_sessions_first_operation_is_taken_whatever_it_costs() {
+        let long = "The nightly backup job copies every table to the snapshot store. \
+                    Restoring from those snapshots took four hours last week.";
+        // Each long operation asks for three texts: its vector and two passages.
+        let ops = |n: i64| {
+            (1..=n)
+                .map(|i| op(i, "message", Some(long), None))
+                .collect()
+        };
+        let p = plan(&[session(0, ops(5))], Some("m"), 6, OPS_PER_SESSION);
+        assert_eq!(p.embed.len(), 6, "two operations, not six");
+        assert_eq!(
+            (p.embedding, p.cursors.clone(), p.more),
+            (2, vec![(0, 2)], true)
+        );
+        // A share smaller than one operation's texts still takes that operation.
+        let p = plan(&[session(0, ops(2))], Some("m"), 1, OPS_PER_SESSION);
+        assert_eq!((p.embed.len(), p.cursors.clone()), (3, vec![(0, 1)]));
+        // Two sessions with one text of budget each: each moves by one operation.
+        let short = |id: &str| WorkSession {
+            id: id.into(),
+            ..session(0, ops(3))
+        };
+        let p = plan(&[short("a"), short("b")], Some("m"), 2, OPS_PER_SESSION);
+        assert_eq!(p.cursors, vec![(0, 1), (1, 1)]);
+    }
+
+    #[test]
+    fn a_backlog_is_read_as_deep_as_its_shares_of_the_budget() {
+        assert_eq!(ops_to_read(0, 50), OPS_PER_SESSION, "texts alone");
+        assert_eq!(ops_to_read(128, 0), OPS_PER_SESSION);
+        assert_eq!(ops_to_read(128, 1), OPS_PER_SESSION);
+        assert_eq!(ops_to_read(128, 4), 64);
+        assert_eq!(ops_to_read(128, 50), MIN_OPS_PER_SESSION);
+        // A session that gave all the pass read may have more; one that gave fewer is done.
+        let work = [session(
+            0,
+            (1..=3).map(|i| op(i, "message", Some("s"), None)).collect(),
+        )];
+        assert!(plan(&work, Some("m"), 10, 3).more);
+        assert!(!plan(&work, Some("m"), 10, 4).more);
+    }
+
+    #[test]
     fn a_session_without_operations_moves_to_its_end() {
         let work = [WorkSession {
             id: "s".into(),
@@ -938,6 +1013,9 @@ mod tests {
             resets: 0,
             ops: vec![],
         }];
-        assert_eq!(plan(&work, Some("m"), 4).cursors, vec![(0, 7)]);
+        assert_eq!(
+            plan(&work, Some("m"), 4, OPS_PER_SESSION).cursors,
+            vec![(0, 7)]
+        );
     }
 }

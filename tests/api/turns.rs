@@ -2172,3 +2172,61 @@ async fn a_text_the_endpoint_refuses_does_not_hold_back_the_rest() {
         "nothing left pending: {found}"
     );
 }
+
+/// Without an embedding model a session leaves the indexer's queue once its texts are made
+/// (the queue is not read again and again for vectors nobody makes here), while an instance
+/// with a model still finds it pending; a session captured before that queue was kept joins
+/// it on start-up.
+#[tokio::test]
+async fn without_a_model_a_session_leaves_the_texts_queue_once_its_texts_are_made() {
+    let app = TestApp::spawn().await;
+    let sid = app.session().await;
+    app.ops_sync(
+        &sid,
+        json!([
+            {"type": "message", "role": "user", "content": "the cache backend keeps failing"},
+            {"type": "write", "target": "src/cache.rs", "summary": "retry the cache backend"},
+        ]),
+    )
+    .await;
+    let store = crate::helpers::store();
+    let queued = |model: &'static str| {
+        let store = store.clone();
+        let sid = sid.clone();
+        async move {
+            let work = cairn::graph::turns::work(&store, model, 2_000, 1)
+                .await
+                .expect("work");
+            work.iter().any(|s| s.id == sid)
+        }
+    };
+    let flags = "MATCH (s:Session {project: $project}) \
+                 WHERE s.turns_pending AND NOT s.turns_texts_pending \
+                   AND s.turns_text_seq = s.last_seq RETURN count(s) AS n";
+    crate::helpers::eventually(60, "the texts are made", || async {
+        count(flags, &app.project).await == 1
+    })
+    .await;
+    assert!(!queued("").await, "texts done: not queued without a model");
+    assert!(queued("m").await, "still pending for a model's vectors");
+
+    // Captured by a cairn from before the texts' queue: pending, no flag, texts not made.
+    store
+        .run(
+            neo4rs::query(
+                "MATCH (s:Session {id: $sid}) SET s.turns_text_seq = 0 REMOVE s.turns_texts_pending",
+            )
+            .param("sid", sid.as_str()),
+        )
+        .await
+        .expect("as before");
+    assert!(!queued("").await);
+    cairn::graph::turns::backfill(&store, "")
+        .await
+        .expect("backfill");
+    assert!(queued("").await, "joined the texts' queue on start-up");
+    crate::helpers::eventually(60, "the texts are made again", || async {
+        count(flags, &app.project).await == 1
+    })
+    .await;
+}
