@@ -8,9 +8,10 @@ WITH s ORDER BY s.id LIMIT $page
 WITH s, (s.turns_text_seq IS NULL OR ($model <> '' AND coalesce(s.turns_model, '') <> $model))
         AND NOT coalesce(s.turns_pending, false) AS stale
 FOREACH (_ IN CASE WHEN stale THEN [1] ELSE [] END | SET s.turns_pending = true)
-// Texts still to be made, queued apart (sessions captured before that queue was kept).
+// Texts still to be made, queued apart (sessions captured before that queue was kept, or
+// appended to by a cairn from before it).
 FOREACH (_ IN CASE WHEN coalesce(s.turns_text_seq, 0) < coalesce(s.last_seq, 0)
-                    AND s.turns_texts_pending IS NULL THEN [1] ELSE [] END |
+                    AND NOT coalesce(s.turns_texts_pending, false) THEN [1] ELSE [] END |
   SET s.turns_texts_pending = true)
 RETURN max(s.id) AS last, count(s) AS scanned,
        sum(CASE WHEN stale THEN 1 ELSE 0 END) AS sessions,

@@ -1,5 +1,7 @@
 // The turn indexer's next work: sessions with operations it has not processed with the
-// configured model (texts only, $model empty: past the text cursor); those whose last attempt
+// configured model (texts only, $model empty: past the text cursor; a session queued with
+// nothing past it, after a batch of operations already stored, comes with no operations and
+// leaves the queue); those whose last attempt
 // failed wait for their retry time, then queue as if they had had activity then (not behind
 // every session never tried: a backlog would starve them). Projects take turns: each
 // project's newest session first, then each one's second, and so on, so one project's
@@ -8,7 +10,6 @@
 // context only when its search text is still to be made (it holds what the call answered).
 // Follows a queue (queue_vectors.cypher, or queue_texts.cypher without a model).
   AND coalesce(s.turns_retry_at, 0) <= $now
-  AND ($model <> '' OR coalesce(s.turns_text_seq, 0) < coalesce(s.last_seq, 0))
 WITH s, coalesce(s.last_activity_at, 0) AS active, coalesce(s.turns_retry_at, 0) AS due
 WITH s, CASE WHEN due > active THEN due ELSE active END AS queued
 ORDER BY queued DESC

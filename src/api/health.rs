@@ -65,6 +65,10 @@ pub struct CosineScale {
     pub unrelated: f64,
     /// How much cosine above it reads as the same (1).
     pub span: f64,
+    /// `false` for a remote model whose cosines did not follow all-MiniLM-L6-v2's on the
+    /// calibration pairs: they are read as they are (unrelated 0, span 1), and measured again
+    /// ten minutes later.
+    pub fitted: bool,
 }
 
 impl Embeddings {
@@ -94,9 +98,10 @@ impl Embeddings {
                 Status::Unavailable(why) => Some(why),
                 _ => None,
             },
-            calibration: e.measured_calibration().map(|c| CosineScale {
-                unrelated: c.unrelated,
-                span: c.span,
+            calibration: e.measured_calibration().map(|m| CosineScale {
+                unrelated: m.scale.unrelated,
+                span: m.scale.span,
+                fitted: m.fitted,
             }),
         }
     }

@@ -1,10 +1,10 @@
 //! How a remote model's cosines read on the common scale (`Calibration`): the thresholds that
 //! read a cosine as such — a prompt's "close in meaning", a search's floor, a near-duplicate —
 //! were set on all-MiniLM-L6-v2's, and models differ widely (ada-002 puts unrelated texts near
-//! 0.7, MiniLM near 0). The endpoint embeds [`PAIRS`] once; a straight line fitted from
-//! MiniLM's cosines of the same pairs (stored here, checked against the embedded model by the
-//! tests) to the endpoint's gives where its "unrelated" lies and how much cosine its "the
-//! same" spans.
+//! 0.7, MiniLM near 0). The endpoint embeds [`PAIRS`] once; a straight line from MiniLM's
+//! cosines of the same pairs (stored here, checked against the embedded model by the tests)
+//! to the endpoint's gives where its "unrelated" lies and how much cosine its "the same"
+//! spans.
 
 use super::{cosine, Calibration, EmbedError, Embedder, Purpose};
 
@@ -143,8 +143,8 @@ const MIN_SLOPE: f64 = 0.05;
 const MIN_CORRELATION: f64 = 0.8;
 
 /// The straight line from MiniLM's cosines of [`PAIRS`] to `theirs` (the same pairs, by
-/// another model) as a calibration; `None` when they do not follow MiniLM's closely enough to
-/// be read that way.
+/// another model) as a calibration: through both means, sloped by the ratio of their spreads;
+/// `None` when they do not follow MiniLM's closely enough to be read that way.
 pub fn fit(theirs: &[f64]) -> Option<Calibration> {
     let ours: Vec<f64> = PAIRS.iter().map(|p| p.2).collect();
     if theirs.len() != ours.len() || ours.len() < 3 {
@@ -161,8 +161,11 @@ pub fn fit(theirs: &[f64]) -> Option<Calibration> {
     if sxx == 0.0 || syy == 0.0 {
         return None;
     }
-    let slope = sxy / sxx;
     let r = sxy / (sxx * syy).sqrt();
+    // The line read back (`Calibration::read`) takes the endpoint's cosines to MiniLM's, so
+    // its slope is the ratio of their spreads (reduced major axis): the least-squares slope,
+    // r times that, would read them spread 1/r times wider, more of them past a threshold.
+    let slope = (syy / sxx).sqrt();
     (slope >= MIN_SLOPE && r >= MIN_CORRELATION && r.is_finite()).then_some(Calibration {
         unrelated: my - slope * mx,
         span: slope,

@@ -68,6 +68,15 @@ impl Calibration {
     }
 }
 
+/// A model's calibration as known: `fitted` when it is a model's own (stated for an embedded
+/// model, measured for a remote one); a remote model whose cosines do not follow MiniLM's
+/// has its cosines read as they are ([`Calibration::PLAIN`]), not fitted.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Measured {
+    pub scale: Calibration,
+    pub fitted: bool,
+}
+
 /// What a text is embedded for: models trained with prefixes (e5's `query: ` and
 /// `passage: `) put a search's text and a stored text in different places.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -175,17 +184,20 @@ impl Embedder {
     /// do not follow MiniLM's).
     pub fn calibration(&self) -> Calibration {
         match &self.backend {
-            Backend::Remote(r) => r.calibration().unwrap_or(Calibration::PLAIN),
+            Backend::Remote(r) => r.measured().map_or(Calibration::PLAIN, |m| m.scale),
             Backend::Local(l) => l.spec().calibration,
         }
     }
 
     /// The calibration when it is known: an embedded model's always, a remote model's once
     /// measured.
-    pub fn measured_calibration(&self) -> Option<Calibration> {
+    pub fn measured_calibration(&self) -> Option<Measured> {
         match &self.backend {
-            Backend::Remote(r) => r.calibration(),
-            Backend::Local(l) => Some(l.spec().calibration),
+            Backend::Remote(r) => r.measured(),
+            Backend::Local(l) => Some(Measured {
+                scale: l.spec().calibration,
+                fitted: true,
+            }),
         }
     }
 
@@ -204,29 +216,41 @@ impl Embedder {
         if !r.take_calibration_turn() {
             return;
         }
-        match calibrate::cosines(self).await {
-            Ok(cosines) => {
-                let c = calibrate::fit(&cosines).unwrap_or_else(|| {
+        let measured = match calibrate::cosines(self).await {
+            Ok(cosines) => Some(match calibrate::fit(&cosines) {
+                Some(scale) => {
+                    tracing::info!(
+                        model = r.model(),
+                        unrelated = scale.unrelated,
+                        span = scale.span,
+                        "embeddings model calibrated: its cosine of unrelated texts, and how much cosine reads as the same"
+                    );
+                    Measured {
+                        scale,
+                        fitted: true,
+                    }
+                }
+                None => {
                     tracing::warn!(
                         model = r.model(),
-                        "the embeddings model's cosines do not follow all-MiniLM-L6-v2's on the calibration pairs; they are read as they are, so thresholds on closeness in meaning may pass unrelated turns"
+                        "the embeddings model's cosines do not follow all-MiniLM-L6-v2's on the calibration pairs; they are read as they are (measured again in ten minutes), so thresholds on closeness in meaning may pass unrelated turns"
                     );
-                    Calibration::PLAIN
-                });
-                tracing::info!(
+                    Measured {
+                        scale: Calibration::PLAIN,
+                        fitted: false,
+                    }
+                }
+            }),
+            Err(err) => {
+                tracing::warn!(
                     model = r.model(),
-                    unrelated = c.unrelated,
-                    span = c.span,
-                    "embeddings model calibrated: its cosine of unrelated texts, and how much cosine reads as the same"
+                    error = %err,
+                    "could not calibrate the embeddings model; its cosines are read as they are until it answers (retried in a minute)"
                 );
-                r.set_calibration(c);
+                None
             }
-            Err(err) => tracing::warn!(
-                model = r.model(),
-                error = %err,
-                "could not calibrate the embeddings model; its cosines are read as they are until it answers (retried in a minute)"
-            ),
-        }
+        };
+        r.measured_as(measured);
     }
 
     /// Length of every vector.

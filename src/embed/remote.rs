@@ -1,6 +1,7 @@
 //! The remote backend: batches of texts to an OpenAI-compatible `/embeddings` endpoint
 //! (async-openai), each request bounded by a deadline and retried with backoff.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -10,7 +11,7 @@ use async_openai::{
     Client,
 };
 
-use super::{Calibration, EmbedError, MAX_TEXT_CHARS};
+use super::{EmbedError, Measured, MAX_TEXT_CHARS};
 use crate::config::EmbedSettings;
 
 /// An embeddings endpoint with its model and the dimension the vector index expects.
@@ -24,13 +25,18 @@ pub struct Remote {
     attempts: u32,
     batch: usize,
     /// How its cosines read ([`super::calibrate`]), once measured.
-    calibration: RwLock<Option<Calibration>>,
+    calibration: RwLock<Option<Measured>>,
+    /// A measurement is under way.
+    measuring: AtomicBool,
     /// When to measure again after a failed try.
     retry_at: Mutex<Option<Instant>>,
 }
 
 /// How long after a failed measurement the calibration is tried again.
 const CALIBRATION_RETRY: Duration = Duration::from_secs(60);
+/// How long after a measurement that fitted no line it is made again (the endpoint may have
+/// answered wrongly that once: zero vectors, a model being swapped).
+const CALIBRATION_REFIT: Duration = Duration::from_secs(600);
 
 /// What [`super::Embedder::model`] says for vectors made by the remote model `model`:
 /// `remote:<model>#unlabelled` ([`super::TEXT_FORM`]).
@@ -64,6 +70,7 @@ impl Remote {
             attempts: settings.attempts.max(1),
             batch: settings.batch.clamp(1, 2048),
             calibration: RwLock::new(None),
+            measuring: AtomicBool::new(false),
             retry_at: Mutex::new(None),
         }
     }
@@ -86,17 +93,15 @@ impl Remote {
     }
 
     /// The calibration measured, if it was.
-    pub fn calibration(&self) -> Option<Calibration> {
+    pub fn measured(&self) -> Option<Measured> {
         *self.calibration.read().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub(super) fn set_calibration(&self, c: Calibration) {
-        *self.calibration.write().unwrap_or_else(|e| e.into_inner()) = Some(c);
-    }
-
-    /// Whether a measurement is due: never measured, and none tried within the last minute.
+    /// Whether a measurement is due: none fitted yet, none under way, and none tried lately
+    /// (a minute after a failed one, ten after one that fitted no line).
     pub(super) fn calibration_due(&self) -> bool {
-        self.calibration().is_none()
+        !self.measuring.load(Ordering::Acquire)
+            && self.measured().is_none_or(|m| !m.fitted)
             && self
                 .retry_at
                 .lock()
@@ -104,19 +109,28 @@ impl Remote {
                 .is_none_or(|t| Instant::now() >= t)
     }
 
-    /// Takes a due measurement: the next is put a minute away, so two callers do not both
-    /// measure and a failed one waits.
+    /// Takes a due measurement, so two callers do not both measure; the taker reports it with
+    /// [`Self::measured_as`].
     pub(super) fn take_calibration_turn(&self) -> bool {
-        if self.calibration().is_some() {
-            return false;
+        self.calibration_due()
+            && self
+                .measuring
+                .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+    }
+
+    /// Records a measurement taken: `None` when it failed (the endpoint did not answer).
+    pub(super) fn measured_as(&self, m: Option<Measured>) {
+        if let Some(m) = m {
+            *self.calibration.write().unwrap_or_else(|e| e.into_inner()) = Some(m);
         }
-        let mut at = self.retry_at.lock().unwrap_or_else(|e| e.into_inner());
-        let now = Instant::now();
-        if at.is_some_and(|t| now < t) {
-            return false;
-        }
-        *at = Some(now + CALIBRATION_RETRY);
-        true
+        let wait = match m {
+            Some(m) if m.fitted => None,
+            Some(_) => Some(CALIBRATION_REFIT),
+            None => Some(CALIBRATION_RETRY),
+        };
+        *self.retry_at.lock().unwrap_or_else(|e| e.into_inner()) = wait.map(|w| Instant::now() + w);
+        self.measuring.store(false, Ordering::Release);
     }
 
     /// One vector per text, in order. Retries a failed request `attempts` times with
@@ -185,5 +199,56 @@ impl Remote {
             });
         }
         Ok(data.into_iter().map(|e| e.embedding).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::embed::Calibration;
+
+    fn remote() -> Remote {
+        let settings = EmbedSettings {
+            model: "m".into(),
+            ..Default::default()
+        };
+        Remote::new(&settings, "http://127.0.0.1:9/v1", 16)
+    }
+
+    #[test]
+    fn a_calibration_is_measured_once_at_a_time_and_again_only_when_it_did_not_fit() {
+        let r = remote();
+        assert!(r.calibration_due());
+        assert!(r.take_calibration_turn());
+        // Under way: nobody else measures.
+        assert!(!r.calibration_due() && !r.take_calibration_turn());
+        // Failed: tried again a minute later, not at once.
+        r.measured_as(None);
+        assert_eq!(r.measured(), None);
+        assert!(!r.calibration_due());
+        *r.retry_at.lock().unwrap() = Some(Instant::now());
+        assert!(r.take_calibration_turn());
+        // No line fitted: read plainly, measured again later.
+        let plain = Measured {
+            scale: Calibration::PLAIN,
+            fitted: false,
+        };
+        r.measured_as(Some(plain));
+        assert_eq!(r.measured(), Some(plain));
+        assert!(!r.calibration_due());
+        *r.retry_at.lock().unwrap() = Some(Instant::now());
+        assert!(r.take_calibration_turn());
+        // Fitted: kept for good.
+        let fitted = Measured {
+            scale: Calibration {
+                unrelated: 0.7,
+                span: 0.25,
+            },
+            fitted: true,
+        };
+        r.measured_as(Some(fitted));
+        assert_eq!(r.measured(), Some(fitted));
+        *r.retry_at.lock().unwrap() = Some(Instant::now());
+        assert!(!r.calibration_due());
     }
 }

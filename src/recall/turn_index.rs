@@ -23,8 +23,15 @@ use crate::graph::turns::{
 use crate::graph::{Store, StoreResult};
 use crate::recall::{held_vectors, speaker};
 
-/// Sessions per pass.
+/// Sessions per pass; also the fewest texts a pass with a model embeds, so each session
+/// queued gets a share however small the embedder's batches (a share left over goes to the
+/// first sessions of the queue, which would otherwise keep it while they have more).
 pub const SESSIONS_PER_PASS: usize = 50;
+/// The embedder's batches of texts a pass embeds: about what a pass of four batches of
+/// operations embedded when it counted operations (LoCoMo's turns bring three or four texts
+/// each with their passages); a pass costs a few Neo4j round trips besides, and half that
+/// indexed LoCoMo about 15 % slower.
+const BATCHES_PER_PASS: usize = 16;
 /// Operations of one session per pass, at most.
 pub const OPS_PER_SESSION: usize = 200;
 /// Operations of one session per pass, at least.
@@ -378,7 +385,9 @@ fn stored_of(
 /// One pass over up to [`SESSIONS_PER_PASS`] pending sessions.
 pub async fn run_once(store: &Store, embedder: Option<&Embedder>) -> StoreResult<Pass> {
     let model = model_of(embedder);
-    let budget = embedder.map_or(0, |e| e.batch().max(1) * 4);
+    let budget = embedder.map_or(0, |e| {
+        (e.batch().max(1) * BATCHES_PER_PASS).max(SESSIONS_PER_PASS)
+    });
     let per_session = ops_to_read(budget, QUEUED.load(Ordering::Relaxed));
     let work = store_turns::work(store, model, SESSIONS_PER_PASS, per_session).await?;
     QUEUED.store(work.len(), Ordering::Relaxed);

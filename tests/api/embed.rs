@@ -319,6 +319,7 @@ async fn a_remote_model_in_a_narrow_cone_is_read_on_the_common_scale() {
     let unrelated = scale["unrelated"].as_f64().unwrap();
     assert!((0.6..0.8).contains(&unrelated), "{scale}");
     assert!(scale["span"].as_f64().unwrap() < 0.4, "{scale}");
+    assert_eq!(scale["fitted"], true, "{scale}");
 
     crate::helpers::refresh_tokens_session(&app, 3).await;
     eventually(90, "the turns are embedded", || async {
