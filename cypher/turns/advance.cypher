@@ -7,8 +7,12 @@
 // are as the pass read them (`row.resets`): one reset meanwhile (vectors of another model
 // found, the session queued again by another instance, a text made whole again) waits for the
 // next pass, which reads it afresh.
+// The pass's claim on each session (claim.cypher) ends with it, whether its cursor moved or not.
 UNWIND $rows AS row
 MATCH (s:Session {id: row.id, project: row.project})
+FOREACH (_ IN CASE WHEN s.turns_claim_holder = $holder THEN [1] ELSE [] END |
+  REMOVE s.turns_claim_holder, s.turns_claim_until)
+WITH s, row
 WHERE CASE WHEN $model = '' THEN coalesce(s.turns_text_seq, 0)
            WHEN s.turns_model = $model THEN coalesce(s.turns_seq, 0) ELSE 0 END = row.from
   AND coalesce(s.turns_resets, 0) = row.resets

@@ -1,6 +1,9 @@
-// Embedding a session's operations failed: try again later, backing off up to an hour.
+// Embedding a session's operations failed: try again later, backing off up to an hour; the
+// pass's claim on it ends.
 UNWIND $rows AS row
 MATCH (s:Session {id: row.id, project: row.project})
+FOREACH (_ IN CASE WHEN s.turns_claim_holder = $holder THEN [1] ELSE [] END |
+  REMOVE s.turns_claim_holder, s.turns_claim_until)
 SET s.turns_attempts = coalesce(s.turns_attempts, 0) + 1
 SET s.turns_retry_at = $now + toInteger(
       CASE WHEN s.turns_attempts > 10 THEN 3600000

@@ -8,8 +8,12 @@
 // backlog (an import, a model switch) cannot hold up another's new work. Each session comes
 // with its next operations in seq order (found by the session/seq index); a tool call's
 // context only when its search text is still to be made (it holds what the call answered).
+// A session another replica claimed for its vectors (claim.cypher) is left to it while the
+// claim lasts; texts alone are made by whoever comes (they cost little and nothing else).
 // Follows a queue (queue_vectors.cypher, or queue_texts.cypher without a model).
   AND coalesce(s.turns_retry_at, 0) <= $now
+  AND ($model = '' OR s.turns_claim_holder IS NULL OR s.turns_claim_holder = $holder
+       OR s.turns_claim_until <= $now)
 WITH s, coalesce(s.last_activity_at, 0) AS active, coalesce(s.turns_retry_at, 0) AS due
 WITH s, CASE WHEN due > active THEN due ELSE active END AS queued
 ORDER BY queued DESC

@@ -359,10 +359,12 @@ pub struct WorkSession {
     pub ops: Vec<WorkOp>,
 }
 
-/// Up to `sessions` pending sessions, each with up to `per_session` operations.
+/// Up to `sessions` pending sessions, each with up to `per_session` operations; with a model,
+/// none that another holder than `holder` has claimed ([`claim`]).
 pub async fn work(
     store: &Store,
     model: &str,
+    holder: &str,
     sessions: usize,
     per_session: usize,
 ) -> StoreResult<Vec<WorkSession>> {
@@ -380,11 +382,47 @@ pub async fn work(
                 ),
             ))
             .param("model", cursor_model(model))
+            .param("holder", holder)
             .param("sessions", sessions as i64)
             .param("per_session", per_session as i64)
             .param("now", now_ms()),
         )
         .await
+}
+
+/// A session of a pass, as [`claim`] names it.
+#[derive(Debug, Serialize)]
+pub struct Claimed<'a> {
+    pub id: &'a str,
+    pub project: &'a str,
+}
+
+/// Claims `sessions` for `holder` for `ttl_ms`, each unless another holder's claim on it is
+/// still live; the ids of those `holder` now holds. [`advance`] and [`failed`] end the claim.
+pub async fn claim(
+    store: &Store,
+    holder: &str,
+    sessions: &[Claimed<'_>],
+    ttl_ms: i64,
+) -> StoreResult<std::collections::HashSet<String>> {
+    #[derive(Deserialize)]
+    struct Row {
+        id: String,
+    }
+    if sessions.is_empty() {
+        return Ok(Default::default());
+    }
+    let now = now_ms();
+    let rows: Vec<Row> = store
+        .fetch(
+            statement(include_str!("../../cypher/turns/claim.cypher"))
+                .param("rows", param(sessions)?)
+                .param("holder", holder)
+                .param("now", now)
+                .param("until", now + ttl_ms.max(1)),
+        )
+        .await?;
+    Ok(rows.into_iter().map(|r| r.id).collect())
 }
 
 /// What the indexer stores for one operation: a search text where it had none, a vector.
@@ -476,8 +514,13 @@ pub struct Cursor<'a> {
 
 /// Moves the sessions' cursors (processed with `model`), each only from where its pass read
 /// it: a cursor reset meanwhile (another model's vectors found, a session queued again) is
-/// left for the next pass.
-pub async fn advance(store: &Store, model: &str, rows: &[Cursor<'_>]) -> StoreResult<()> {
+/// left for the next pass. `holder`'s claims on them end.
+pub async fn advance(
+    store: &Store,
+    model: &str,
+    holder: &str,
+    rows: &[Cursor<'_>],
+) -> StoreResult<()> {
     if rows.is_empty() {
         return Ok(());
     }
@@ -485,17 +528,25 @@ pub async fn advance(store: &Store, model: &str, rows: &[Cursor<'_>]) -> StoreRe
         .run(
             statement(include_str!("../../cypher/turns/advance.cypher"))
                 .param("rows", param(rows)?)
-                .param("model", cursor_model(model)),
+                .param("model", cursor_model(model))
+                .param("holder", holder),
         )
         .await
 }
 
-/// Embedding these sessions' operations failed: they are retried after a back-off.
-pub async fn failed(store: &Store, rows: &[Cursor<'_>], base_delay_ms: i64) -> StoreResult<()> {
+/// Embedding these sessions' operations failed: they are retried after a back-off, and
+/// `holder`'s claims on them end.
+pub async fn failed(
+    store: &Store,
+    holder: &str,
+    rows: &[Cursor<'_>],
+    base_delay_ms: i64,
+) -> StoreResult<()> {
     store
         .run(
             statement(include_str!("../../cypher/turns/failed.cypher"))
                 .param("rows", param(rows)?)
+                .param("holder", holder)
                 .param("now", now_ms())
                 .param("base_delay_ms", base_delay_ms),
         )

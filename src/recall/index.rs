@@ -15,7 +15,7 @@ use tokio::sync::watch;
 
 use crate::embed::Embedder;
 pub use crate::graph::search::{DecisionPart, Doc, DocSource, OperationPart, Stored};
-use crate::graph::{search, sessions, Store, StoreResult};
+use crate::graph::{lease, search, sessions, Store, StoreResult};
 use crate::recall::turn_index;
 
 /// Characters of a search document at most.
@@ -361,7 +361,7 @@ impl TurnProgress {
         let ready = embedder.is_none_or(|e| e.is_ready());
         while ready && !capture_busy() && !*stop.borrow() && slice.elapsed() < TURN_SLICE {
             let started = std::time::Instant::now();
-            match turn_index::run_once(store, embedder).await {
+            match turn_index::run_once(store, embedder, lease::process_holder()).await {
                 Ok(pass) => {
                     let took = started.elapsed();
                     metrics::histogram!("cairn_turn_index_pass_seconds").record(took.as_secs_f64());

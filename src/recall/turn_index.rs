@@ -10,7 +10,9 @@
 //! kept get theirs from one pass over the operations ([`Signing`]); texts stored while their
 //! bound was shorter are made whole, and their operations embedded again, by another
 //! ([`Retexting`]). Both take a step in every slice of the indexer's loop (`Sweep`).
-//! [`run_once`] is one pass; `recall::index::run` calls it in its loop.
+//! [`run_once`] is one pass; `recall::index::run` calls it in its loop. With a model, a pass
+//! claims its sessions before it embeds them (`graph::turns::claim`), so replicas on one
+//! database share the queue instead of each embedding all of it.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -18,7 +20,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use crate::domain::{compounds, passages, turn_text};
 use crate::embed::{signature, Embedder};
 use crate::graph::turns::{
-    self as store_turns, Cursor, PassageWrite, TextWrite, Texted, TurnWrite, WorkSession,
+    self as store_turns, Claimed, Cursor, PassageWrite, TextWrite, Texted, TurnWrite, WorkSession,
 };
 use crate::graph::{Store, StoreResult};
 use crate::recall::{held_vectors, speaker};
@@ -54,6 +56,10 @@ fn ops_to_read(budget: usize, queued: usize) -> usize {
 }
 /// Memories (and sessions) given a search text per backfill step.
 const TEXT_BACKFILL_BATCH: usize = 500;
+/// How long a pass's claim on its sessions lasts unless the pass ends it first: well past
+/// what a pass takes (seconds). A replica that dies mid-pass holds them back this long; a
+/// pass that outlasts it may see another replica embed them too.
+const CLAIM_MS: i64 = 30_000;
 /// First retry delay after a failed embedding; doubles per failure, capped at an hour.
 const RETRY_BASE_MS: i64 = 5_000;
 /// The model recorded while no embedder is configured (texts only).
@@ -382,15 +388,32 @@ fn stored_of(
     }
 }
 
-/// One pass over up to [`SESSIONS_PER_PASS`] pending sessions.
-pub async fn run_once(store: &Store, embedder: Option<&Embedder>) -> StoreResult<Pass> {
+/// One pass over up to [`SESSIONS_PER_PASS`] pending sessions, as `holder` (this indexer,
+/// among the replicas on the database): with a model it claims them first and works on
+/// those it got, so replicas embed each session once.
+pub async fn run_once(
+    store: &Store,
+    embedder: Option<&Embedder>,
+    holder: &str,
+) -> StoreResult<Pass> {
     let model = model_of(embedder);
     let budget = embedder.map_or(0, |e| {
         (e.batch().max(1) * BATCHES_PER_PASS).max(SESSIONS_PER_PASS)
     });
     let per_session = ops_to_read(budget, QUEUED.load(Ordering::Relaxed));
-    let work = store_turns::work(store, model, SESSIONS_PER_PASS, per_session).await?;
+    let mut work = store_turns::work(store, model, holder, SESSIONS_PER_PASS, per_session).await?;
     QUEUED.store(work.len(), Ordering::Relaxed);
+    if embedder.is_some() && !work.is_empty() {
+        let sessions: Vec<Claimed> = work
+            .iter()
+            .map(|s| Claimed {
+                id: &s.id,
+                project: &s.project,
+            })
+            .collect();
+        let held = store_turns::claim(store, holder, &sessions, CLAIM_MS).await?;
+        work.retain(|s| held.contains(&s.id));
+    }
     if work.is_empty() {
         return Ok(Pass::default());
     }
@@ -447,7 +470,7 @@ pub async fn run_once(store: &Store, embedder: Option<&Embedder>) -> StoreResult
                 metrics::counter!("cairn_turn_embeddings_failed_total")
                     .increment(operations as u64);
                 store_turns::store_turns(store, model, embedder.dimensions(), &p.writes).await?;
-                store_turns::failed(store, &cursors, RETRY_BASE_MS).await?;
+                store_turns::failed(store, holder, &cursors, RETRY_BASE_MS).await?;
                 out.failed = operations;
                 return Ok(out);
             }
@@ -458,13 +481,13 @@ pub async fn run_once(store: &Store, embedder: Option<&Embedder>) -> StoreResult
         store_turns::store_turns(store, model, dim, &p.writes).await?;
         store_turns::store_passages(store, model, dim, &p.passages).await?;
         held_vectors::stored(model, &held(&work, &p));
-        store_turns::advance(store, model, &cursors).await
+        store_turns::advance(store, model, holder, &cursors).await
     };
     if let Err(err) = written.await {
         // Not stored: these sessions wait before they are embedded again, as after a failed
         // embedding, rather than being embedded again at once for as long as the cause lasts.
         tracing::warn!(error = %err, sessions = cursors.len(), "storing embedded operations failed; they stay pending and are retried later");
-        let _ = store_turns::failed(store, &cursors, RETRY_BASE_MS).await;
+        let _ = store_turns::failed(store, holder, &cursors, RETRY_BASE_MS).await;
         return Err(err);
     }
     out.processed = p

@@ -33,6 +33,9 @@ async fn replicas_on(
     for i in 0..n {
         let mut options =
             ServeOptions::new(cairn_exe(), &dir.join(format!("spool-{i}")), neo4j).unwrap();
+        if args.iter().any(|a| a == "--embed") {
+            options.args.clear();
+        }
         options.args.extend(args.iter().cloned());
         if std::env::var("TEST_LOG").is_ok() {
             options.log_level = "info".into();
@@ -905,4 +908,101 @@ async fn the_read_path_sends_statements_in_read_mode() {
         .await
         .unwrap();
     assert_eq!(created[0].get::<i64>("n").unwrap(), 0);
+}
+
+/// Two replicas with one embeddings model work one turn-index queue: a session is claimed by
+/// the replica that embeds it, so each of its turns reaches the endpoint once, not once per
+/// replica. The endpoint (faked at the HTTP boundary) answers this test's texts slowly, so the
+/// replicas' passes overlap.
+#[tokio::test]
+async fn two_replicas_embed_each_turn_once() {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+    use wiremock::{matchers, Mock, MockServer, Request};
+
+    let _turn = cairn_testkit::embed::embedding_turn().await;
+    let marker = format!("m{}", &uuid::Uuid::new_v4().simple().to_string()[..10]);
+    let seen: Arc<Mutex<HashMap<String, u32>>> = Arc::default();
+    let server = MockServer::start().await;
+    let (mine, counted) = (marker.clone(), seen.clone());
+    Mock::given(matchers::method("POST"))
+        .and(matchers::path("/v1/embeddings"))
+        .respond_with(move |req: &Request| {
+            let texts = cairn_testkit::embed::inputs(req);
+            let ours: Vec<&String> = texts.iter().filter(|t| t.contains(&mine)).collect();
+            for t in &ours {
+                *counted.lock().unwrap().entry(t.to_string()).or_default() += 1;
+            }
+            let answer = cairn_testkit::embed::embeddings_answer(req);
+            if ours.is_empty() {
+                answer
+            } else {
+                answer.set_delay(Duration::from_millis(1_500))
+            }
+        })
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let args: Vec<String> = [
+        "--embed",
+        "on",
+        "--embed-base-url",
+        &format!("{}/v1", server.uri()),
+        "--embed-model",
+        "fake",
+        "--search-index-every-ms",
+        "100",
+    ]
+    .map(String::from)
+    .to_vec();
+    let reps = replicas(2, dir.path(), &args).await;
+    let project = format!("test-{}", uuid::Uuid::new_v4().simple());
+    let http = client();
+    let mut texts = Vec::new();
+    for s in 0..3 {
+        let session = start_session(&http, &reps[s % 2].base, &project).await;
+        let ops: Vec<Value> = (0..12)
+            .map(|i| {
+                let text = format!("{marker} note {s}-{i}: the gauge {i} reads fine");
+                texts.push(text.clone());
+                json!({"id": format!("{session}-{i}"), "type": "message", "role": "user",
+                       "summary": "note", "content": text})
+            })
+            .collect();
+        let r = http
+            .post(format!(
+                "{}/v1/sessions/{session}/operations",
+                reps[s % 2].base
+            ))
+            .json(&json!({"operations": ops}))
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().is_success(), "{}", r.text().await.unwrap());
+    }
+    eventually(90, "every turn embedded", || async {
+        count(
+            "MATCH (o:Operation {project: $project}) WHERE o.embedding IS NOT NULL RETURN count(o) AS n",
+            &project,
+        )
+        .await
+            == texts.len() as i64
+    })
+    .await;
+    // A pass that overlapped would still be waiting on its slow answer: give it time to land.
+    tokio::time::sleep(Duration::from_millis(2_000)).await;
+    let seen = seen.lock().unwrap().clone();
+    for t in &texts {
+        // The turn as sent (a message's vector is made without its speaker's label); a
+        // session's search document holds several turns and is not counted.
+        let times: u32 = seen
+            .iter()
+            .filter(|(k, _)| *k == t || k.ends_with(&format!(": {t}")))
+            .map(|(_, n)| *n)
+            .sum();
+        assert_eq!(times, 1, "{t} embedded {times} times: {seen:?}");
+    }
+    for r in reps {
+        r.stop().await;
+    }
 }

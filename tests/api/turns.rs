@@ -844,7 +844,7 @@ async fn texts_cut_at_an_older_bound_are_made_whole_and_embedded_again() {
         seq: at.last,
         resets: 0,
     }];
-    cairn::graph::turns::advance(&store, model, &cursor)
+    cairn::graph::turns::advance(&store, model, "test", &cursor)
         .await
         .expect("a stale cursor");
     let answer = settle(
@@ -1285,7 +1285,7 @@ async fn a_failed_session_due_again_is_not_starved_by_a_backlog() {
         )
         .await
         .expect("sessions");
-    let work = cairn::graph::turns::work(&store, "m", 2_000, 1).await;
+    let work = cairn::graph::turns::work(&store, "m", "test", 2_000, 1).await;
     cairn::graph::purge::project_now(&store, &project)
         .await
         .expect("purge");
@@ -1304,7 +1304,7 @@ async fn a_failed_session_due_again_is_not_starved_by_a_backlog() {
 #[tokio::test]
 async fn projects_take_turns_in_the_turn_indexers_queue() {
     let (big, small) = crate::helpers::two_projects_queued("turn", "turns_pending: true").await;
-    let work = cairn::graph::turns::work(&crate::helpers::store(), "m", 2_000, 1)
+    let work = cairn::graph::turns::work(&crate::helpers::store(), "m", "test", 2_000, 1)
         .await
         .expect("work");
     let answer = work.into_iter().map(|s| (s.project, s.id)).collect();
@@ -2193,7 +2193,7 @@ async fn without_a_model_a_session_leaves_the_texts_queue_once_its_texts_are_mad
         let store = store.clone();
         let sid = sid.clone();
         async move {
-            let work = cairn::graph::turns::work(&store, model, 2_000, 1)
+            let work = cairn::graph::turns::work(&store, model, "test", 2_000, 1)
                 .await
                 .expect("work");
             work.iter().any(|s| s.id == sid)

@@ -73,11 +73,17 @@ pub fn answer_with(vectors: Vec<Vec<f32>>) -> ResponseTemplate {
 /// whole database, so two such apps would embed (or fail) each other's sessions.
 static EMBEDDING_APPS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
+/// The turn of whatever embeds in this test process (an app, or `cairn serve` replicas), held
+/// until the guard drops.
+pub async fn embedding_turn() -> tokio::sync::MutexGuard<'static, ()> {
+    EMBEDDING_APPS.lock().await
+}
+
 /// An app with the fake embeddings endpoint, and the turn it holds until the guard drops.
 pub async fn app_with_embeddings(
     server: &MockServer,
 ) -> (TestApp, tokio::sync::MutexGuard<'static, ()>) {
-    let turn = EMBEDDING_APPS.lock().await;
+    let turn = embedding_turn().await;
     let base = format!("{}/v1", server.uri());
     let app = TestApp::builder()
         .with(move |s| {
