@@ -1,6 +1,9 @@
-// An embedding attempt failed: try again later, backing off exponentially up to an hour.
+// An embedding attempt failed: try again later, backing off exponentially up to an hour;
+// $holder's claim on each session ends.
 UNWIND $rows AS row
 MATCH (s:Session {id: row.id, project: row.project})
+FOREACH (_ IN CASE WHEN s.index_claim_holder = $holder THEN [1] ELSE [] END |
+  REMOVE s.index_claim_holder, s.index_claim_until)
 SET s.embed_attempts = coalesce(s.embed_attempts, 0) + 1
 SET s.embed_retry_at = $now + toInteger(
       CASE WHEN s.embed_attempts > 10 THEN 3600000

@@ -2,9 +2,13 @@
 // whose last attempt failed until their retry time. Within a project, the least tried
 // first, then the newest; projects take turns (each one's first, then each one's second, …),
 // so one project's backlog (an import, a model switch) cannot hold up another's documents.
+// A session another replica claimed (cypher/turns/claim.cypher) is left to it while the claim
+// lasts.
 MATCH (s:Session)
 WHERE s.embed_pending = true AND coalesce(s.embed_retry_at, 0) <= $now
   AND s.search_doc IS NOT NULL
+  AND (s.index_claim_holder IS NULL OR s.index_claim_holder = $holder
+       OR s.index_claim_until <= $now)
 WITH s ORDER BY coalesce(s.embed_attempts, 0), s.last_activity_at DESC
 WITH s.project AS project, collect(s)[..$limit] AS line
 UNWIND range(0, size(line) - 1) AS turn

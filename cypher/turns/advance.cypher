@@ -10,8 +10,8 @@
 // The pass's claim on each session (claim.cypher) ends with it, whether its cursor moved or not.
 UNWIND $rows AS row
 MATCH (s:Session {id: row.id, project: row.project})
-FOREACH (_ IN CASE WHEN s.turns_claim_holder = $holder THEN [1] ELSE [] END |
-  REMOVE s.turns_claim_holder, s.turns_claim_until)
+FOREACH (_ IN CASE WHEN s.index_claim_holder = $holder THEN [1] ELSE [] END |
+  REMOVE s.index_claim_holder, s.index_claim_until)
 WITH s, row
 WHERE CASE WHEN $model = '' THEN coalesce(s.turns_text_seq, 0)
            WHEN s.turns_model = $model THEN coalesce(s.turns_seq, 0) ELSE 0 END = row.from

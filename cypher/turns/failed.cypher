@@ -2,8 +2,8 @@
 // pass's claim on it ends.
 UNWIND $rows AS row
 MATCH (s:Session {id: row.id, project: row.project})
-FOREACH (_ IN CASE WHEN s.turns_claim_holder = $holder THEN [1] ELSE [] END |
-  REMOVE s.turns_claim_holder, s.turns_claim_until)
+FOREACH (_ IN CASE WHEN s.index_claim_holder = $holder THEN [1] ELSE [] END |
+  REMOVE s.index_claim_holder, s.index_claim_until)
 SET s.turns_attempts = coalesce(s.turns_attempts, 0) + 1
 SET s.turns_retry_at = $now + toInteger(
       CASE WHEN s.turns_attempts > 10 THEN 3600000

@@ -12,8 +12,8 @@
 // claim lasts; texts alone are made by whoever comes (they cost little and nothing else).
 // Follows a queue (queue_vectors.cypher, or queue_texts.cypher without a model).
   AND coalesce(s.turns_retry_at, 0) <= $now
-  AND ($model = '' OR s.turns_claim_holder IS NULL OR s.turns_claim_holder = $holder
-       OR s.turns_claim_until <= $now)
+  AND ($model = '' OR s.index_claim_holder IS NULL OR s.index_claim_holder = $holder
+       OR s.index_claim_until <= $now)
 WITH s, coalesce(s.last_activity_at, 0) AS active, coalesce(s.turns_retry_at, 0) AS due
 WITH s, CASE WHEN due > active THEN due ELSE active END AS queued
 ORDER BY queued DESC

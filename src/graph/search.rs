@@ -153,21 +153,24 @@ pub struct Pending {
     pub hash: String,
 }
 
-/// Up to `limit` documents due for an embedding.
-pub async fn pending_docs(store: &Store, limit: usize) -> StoreResult<Vec<Pending>> {
+/// Up to `limit` documents due for an embedding, none of a session another holder than
+/// `holder` has claimed (`graph::turns::claim`).
+pub async fn pending_docs(store: &Store, limit: usize, holder: &str) -> StoreResult<Vec<Pending>> {
     store
         .fetch(
             statement(include_str!("../../cypher/search/embed_pending.cypher"))
                 .param("limit", limit as i64)
+                .param("holder", holder)
                 .param("now", now_ms()),
         )
         .await
 }
 
 /// Puts `pending` back for a later retry, the delay doubling per failure from
-/// `base_delay_ms`.
+/// `base_delay_ms`; `holder`'s claims on them end.
 pub async fn embedding_failed(
     store: &Store,
+    holder: &str,
     pending: &[Pending],
     base_delay_ms: i64,
 ) -> StoreResult<()> {
@@ -187,6 +190,7 @@ pub async fn embedding_failed(
         .run(
             statement(include_str!("../../cypher/search/embed_failed.cypher"))
                 .param("rows", param(&keys)?)
+                .param("holder", holder)
                 .param("now", now_ms())
                 .param("base_delay_ms", base_delay_ms),
         )
@@ -194,9 +198,10 @@ pub async fn embedding_failed(
 }
 
 /// Stores embeddings that `model` (of `dim` dimensions) made, skipping sessions whose
-/// document changed meanwhile.
+/// document changed meanwhile; `holder`'s claims on them end.
 pub async fn store_embeddings(
     store: &Store,
+    holder: &str,
     model: &str,
     dim: usize,
     rows: &[Stored<'_>],
@@ -205,6 +210,7 @@ pub async fn store_embeddings(
         .run(
             statement(include_str!("../../cypher/search/store_embeddings.cypher"))
                 .param("rows", param(rows)?)
+                .param("holder", holder)
                 .param("model", model)
                 .param("dim", dim as i64)
                 .param("now", now_ms()),

@@ -15,7 +15,7 @@ use tokio::sync::watch;
 
 use crate::embed::Embedder;
 pub use crate::graph::search::{DecisionPart, Doc, DocSource, OperationPart, Stored};
-use crate::graph::{lease, search, sessions, Store, StoreResult};
+use crate::graph::{lease, search, sessions, turns, Store, StoreResult};
 use crate::recall::turn_index;
 
 /// Characters of a search document at most.
@@ -145,13 +145,25 @@ pub struct Embedded {
     pub failed: usize,
 }
 
-/// Embeds up to `limit` pending documents. A failure marks them for a later retry.
+/// Embeds up to `limit` pending documents, as `holder`: it claims their sessions first and
+/// embeds those it got, so replicas embed each document once. A failure marks them for a
+/// later retry.
 pub async fn embed_pending(
     store: &Store,
     embedder: &Embedder,
     limit: usize,
+    holder: &str,
 ) -> StoreResult<Embedded> {
-    let pending = search::pending_docs(store, limit).await?;
+    let mut pending = search::pending_docs(store, limit, holder).await?;
+    let sessions: Vec<turns::Claimed> = pending
+        .iter()
+        .map(|p| turns::Claimed {
+            id: &p.id,
+            project: &p.project,
+        })
+        .collect();
+    let held = turns::claim(store, holder, &sessions, turn_index::CLAIM_MS).await?;
+    pending.retain(|p| held.contains(&p.id));
     if pending.is_empty() {
         return Ok(Embedded::default());
     }
@@ -168,7 +180,14 @@ pub async fn embed_pending(
                     vector,
                 })
                 .collect();
-            store_embeddings(store, embedder.model(), embedder.dimensions(), &rows).await?;
+            store_embeddings(
+                store,
+                holder,
+                embedder.model(),
+                embedder.dimensions(),
+                &rows,
+            )
+            .await?;
             Ok(Embedded {
                 stored: rows.len(),
                 failed: 0,
@@ -177,7 +196,7 @@ pub async fn embed_pending(
         Err(err) => {
             tracing::warn!(error = %err, sessions = pending.len(), "embedding failed; the sessions stay pending and are retried later");
             metrics::counter!("cairn_embeddings_failed_total").increment(pending.len() as u64);
-            search::embedding_failed(store, &pending, RETRY_BASE_MS).await?;
+            search::embedding_failed(store, holder, &pending, RETRY_BASE_MS).await?;
             Ok(Embedded {
                 stored: 0,
                 failed: pending.len(),
@@ -186,14 +205,16 @@ pub async fn embed_pending(
     }
 }
 
-/// Stores embeddings that `model` made (skipping sessions whose document changed meanwhile).
+/// Stores embeddings that `model` made (skipping sessions whose document changed meanwhile);
+/// `holder`'s claims on them end.
 pub async fn store_embeddings(
     store: &Store,
+    holder: &str,
     model: &str,
     dim: usize,
     rows: &[Stored<'_>],
 ) -> StoreResult<()> {
-    search::store_embeddings(store, model, dim, rows).await?;
+    search::store_embeddings(store, holder, model, dim, rows).await?;
     metrics::counter!("cairn_embeddings_stored_total").increment(rows.len() as u64);
     Ok(())
 }
@@ -217,7 +238,8 @@ pub async fn run_once(store: &Store, embedder: Option<&Embedder>) -> StoreResult
     }
     // While the embedded model loads (or when it is missing) documents stay pending.
     if let Some(embedder) = embedder.filter(|e| e.is_ready()) {
-        out.embedded = embed_pending(store, embedder, embedder.batch().max(1) * 4).await?;
+        let limit = embedder.batch().max(1) * 4;
+        out.embedded = embed_pending(store, embedder, limit, lease::process_holder()).await?;
     }
     Ok(out)
 }

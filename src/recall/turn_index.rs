@@ -56,10 +56,10 @@ fn ops_to_read(budget: usize, queued: usize) -> usize {
 }
 /// Memories (and sessions) given a search text per backfill step.
 const TEXT_BACKFILL_BATCH: usize = 500;
-/// How long a pass's claim on its sessions lasts unless the pass ends it first: well past
-/// what a pass takes (seconds). A replica that dies mid-pass holds them back this long; a
+/// How long a pass's claim on its sessions lasts unless the pass ends it first (a pass of the
+/// turn index or of the search documents' embeddings): well past what a pass takes (seconds). A replica that dies mid-pass holds them back this long; a
 /// pass that outlasts it may see another replica embed them too.
-const CLAIM_MS: i64 = 30_000;
+pub const CLAIM_MS: i64 = 30_000;
 /// First retry delay after a failed embedding; doubles per failure, capped at an hour.
 const RETRY_BASE_MS: i64 = 5_000;
 /// The model recorded while no embedder is configured (texts only).

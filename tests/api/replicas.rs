@@ -910,12 +910,12 @@ async fn the_read_path_sends_statements_in_read_mode() {
     assert_eq!(created[0].get::<i64>("n").unwrap(), 0);
 }
 
-/// Two replicas with one embeddings model work one turn-index queue: a session is claimed by
-/// the replica that embeds it, so each of its turns reaches the endpoint once, not once per
-/// replica. The endpoint (faked at the HTTP boundary) answers this test's texts slowly, so the
-/// replicas' passes overlap.
+/// Two replicas with one embeddings model work one queue: a session is claimed by the replica
+/// that embeds it, so each of its turns, and each version of its search document, reaches the
+/// endpoint once, not once per replica. The endpoint (faked at the HTTP boundary) answers this
+/// test's texts slowly, so the replicas' passes overlap.
 #[tokio::test]
-async fn two_replicas_embed_each_turn_once() {
+async fn two_replicas_embed_each_turn_and_document_once() {
     use std::collections::HashMap;
     use std::sync::{Arc, Mutex};
     use wiremock::{matchers, Mock, MockServer, Request};
@@ -980,13 +980,17 @@ async fn two_replicas_embed_each_turn_once() {
             .unwrap();
         assert!(r.status().is_success(), "{}", r.text().await.unwrap());
     }
-    eventually(90, "every turn embedded", || async {
-        count(
+    eventually(90, "every turn and every search document embedded", || async {
+        let turns = count(
             "MATCH (o:Operation {project: $project}) WHERE o.embedding IS NOT NULL RETURN count(o) AS n",
             &project,
-        )
-        .await
-            == texts.len() as i64
+        );
+        let docs = count(
+            "MATCH (s:Session {project: $project}) WHERE s.embedding IS NOT NULL \
+             AND NOT s.embed_pending AND NOT coalesce(s.search_dirty, false) RETURN count(s) AS n",
+            &project,
+        );
+        turns.await == texts.len() as i64 && docs.await == 3
     })
     .await;
     // A pass that overlapped would still be waiting on its slow answer: give it time to land.
@@ -1001,6 +1005,15 @@ async fn two_replicas_embed_each_turn_once() {
             .map(|(_, n)| *n)
             .sum();
         assert_eq!(times, 1, "{t} embedded {times} times: {seen:?}");
+    }
+    // What holds several turns is a session's search document: each of its texts once.
+    let docs: Vec<(&String, &u32)> = seen
+        .iter()
+        .filter(|(k, _)| k.matches(marker.as_str()).count() > 1)
+        .collect();
+    assert!(docs.len() >= 3, "a document per session: {seen:?}");
+    for (doc, times) in docs {
+        assert_eq!(*times, 1, "a search document embedded {times} times: {doc}");
     }
     for r in reps {
         r.stop().await;

@@ -584,7 +584,7 @@ async fn handover_of_an_empty_project_is_empty_not_an_error() {
 async fn projects_take_turns_in_the_document_embedding_queue() {
     let flags = "search_doc: 'a document', search_doc_hash: 'h', embed_pending: true";
     let (big, small) = crate::helpers::two_projects_queued("doc", flags).await;
-    let pending = cairn::graph::search::pending_docs(&crate::helpers::store(), 2_000)
+    let pending = cairn::graph::search::pending_docs(&crate::helpers::store(), 2_000, "test")
         .await
         .expect("pending documents");
     let answer = pending.into_iter().map(|s| (s.project, s.id)).collect();

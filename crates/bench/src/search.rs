@@ -479,7 +479,15 @@ async fn measure(
                 vector,
             })
             .collect();
-        index::store_embeddings(store, embedder.model(), embedder.dimensions(), &stored).await?;
+        let holder = cairn::graph::lease::process_holder();
+        index::store_embeddings(
+            store,
+            holder,
+            embedder.model(),
+            embedder.dimensions(),
+            &stored,
+        )
+        .await?;
     }
     let embedded_ms = started.elapsed().as_millis();
 
