@@ -2,7 +2,7 @@
 // whose last attempt failed until their retry time. Within a project, the least tried
 // first, then the newest; projects take turns (each one's first, then each one's second, …),
 // so one project's backlog (an import, a model switch) cannot hold up another's documents.
-// A session another replica claimed (cypher/turns/claim.cypher) is left to it while the claim
+// A session another replica claimed (sessions/index_claim.cypher) is left to it while the claim
 // lasts.
 MATCH (s:Session)
 WHERE s.embed_pending = true AND coalesce(s.embed_retry_at, 0) <= $now

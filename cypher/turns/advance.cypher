@@ -7,7 +7,7 @@
 // are as the pass read them (`row.resets`): one reset meanwhile (vectors of another model
 // found, the session queued again by another instance, a text made whole again) waits for the
 // next pass, which reads it afresh.
-// The pass's claim on each session (claim.cypher) ends with it, whether its cursor moved or not.
+// The pass's claim on each session (sessions/index_claim.cypher) ends with it, whether its cursor moved or not.
 UNWIND $rows AS row
 MATCH (s:Session {id: row.id, project: row.project})
 FOREACH (_ IN CASE WHEN s.index_claim_holder = $holder THEN [1] ELSE [] END |

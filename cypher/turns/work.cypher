@@ -8,7 +8,7 @@
 // backlog (an import, a model switch) cannot hold up another's new work. Each session comes
 // with its next operations in seq order (found by the session/seq index); a tool call's
 // context only when its search text is still to be made (it holds what the call answered).
-// A session another replica claimed for its vectors (claim.cypher) is left to it while the
+// A session another replica claimed for its vectors (sessions/index_claim.cypher) is left to it while the
 // claim lasts; texts alone are made by whoever comes (they cost little and nothing else).
 // Follows a queue (queue_vectors.cypher, or queue_texts.cypher without a model).
   AND coalesce(s.turns_retry_at, 0) <= $now

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{now_ms, param, statement, Store, StoreResult, Tx};
+use super::{now_ms, param, statement, SessionKey, Store, StoreResult, Tx};
 use crate::domain::compounds;
 
 /// Marks a session's search document stale; the indexer rebuilds it in the background.
@@ -153,8 +153,17 @@ pub struct Pending {
     pub hash: String,
 }
 
+impl Pending {
+    pub fn key(&self) -> SessionKey<'_> {
+        SessionKey {
+            id: &self.id,
+            project: &self.project,
+        }
+    }
+}
+
 /// Up to `limit` documents due for an embedding, none of a session another holder than
-/// `holder` has claimed (`graph::turns::claim`).
+/// `holder` has claimed ([`super::sessions::claim_for_index`]).
 pub async fn pending_docs(store: &Store, limit: usize, holder: &str) -> StoreResult<Vec<Pending>> {
     store
         .fetch(
@@ -174,18 +183,7 @@ pub async fn embedding_failed(
     pending: &[Pending],
     base_delay_ms: i64,
 ) -> StoreResult<()> {
-    #[derive(Serialize)]
-    struct Key<'a> {
-        id: &'a str,
-        project: &'a str,
-    }
-    let keys: Vec<Key> = pending
-        .iter()
-        .map(|p| Key {
-            id: &p.id,
-            project: &p.project,
-        })
-        .collect();
+    let keys: Vec<SessionKey> = pending.iter().map(Pending::key).collect();
     store
         .run(
             statement(include_str!("../../cypher/search/embed_failed.cypher"))

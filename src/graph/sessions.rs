@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{now_ms, statement, Store, StoreResult, Tx};
+use super::{now_ms, param, statement, SessionKey, Store, StoreResult, Tx};
 use crate::domain::operation::COMPACTION_TOOL;
 use crate::domain::{
     record::{NewClose, NewSession},
@@ -490,4 +490,35 @@ pub async fn in_pages(store: &Store, page: impl Fn() -> neo4rs::Query) -> StoreR
         }
     }
     Ok(pass)
+}
+
+/// Claims `sessions` for an indexer pass of `holder` (the turn index's, or the embedding of
+/// search documents) for `ttl_ms`, each unless another holder's claim on it is still live; the
+/// ids of those `holder` now holds. The statements that store or fail the pass's work end the
+/// claim (`turns::advance`, `turns::failed`, `search::store_embeddings`,
+/// `search::embedding_failed`).
+pub async fn claim_for_index(
+    store: &Store,
+    holder: &str,
+    sessions: &[SessionKey<'_>],
+    ttl_ms: i64,
+) -> StoreResult<std::collections::HashSet<String>> {
+    #[derive(Deserialize)]
+    struct Row {
+        id: String,
+    }
+    if sessions.is_empty() {
+        return Ok(Default::default());
+    }
+    let now = now_ms();
+    let rows: Vec<Row> = store
+        .fetch(
+            statement(include_str!("../../cypher/sessions/index_claim.cypher"))
+                .param("rows", param(sessions)?)
+                .param("holder", holder)
+                .param("now", now)
+                .param("until", now + ttl_ms.max(1)),
+        )
+        .await?;
+    Ok(rows.into_iter().map(|r| r.id).collect())
 }

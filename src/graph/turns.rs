@@ -5,7 +5,7 @@
 use neo4rs::{BoltList, BoltNull, BoltType, Query};
 use serde::{Deserialize, Serialize};
 
-use super::{now_ms, param, rows_with, rows_with_bytes, statement, Store, StoreResult};
+use super::{now_ms, param, rows_with, rows_with_bytes, statement, SessionKey, Store, StoreResult};
 use crate::domain::turn_text;
 use crate::embed::signature;
 
@@ -359,8 +359,17 @@ pub struct WorkSession {
     pub ops: Vec<WorkOp>,
 }
 
+impl WorkSession {
+    pub fn key(&self) -> SessionKey<'_> {
+        SessionKey {
+            id: &self.id,
+            project: &self.project,
+        }
+    }
+}
+
 /// Up to `sessions` pending sessions, each with up to `per_session` operations; with a model,
-/// none that another holder than `holder` has claimed ([`claim`]).
+/// none that another holder than `holder` has claimed ([`super::sessions::claim_for_index`]).
 pub async fn work(
     store: &Store,
     model: &str,
@@ -388,41 +397,6 @@ pub async fn work(
             .param("now", now_ms()),
         )
         .await
-}
-
-/// A session of a pass, as [`claim`] names it.
-#[derive(Debug, Serialize)]
-pub struct Claimed<'a> {
-    pub id: &'a str,
-    pub project: &'a str,
-}
-
-/// Claims `sessions` for `holder` for `ttl_ms`, each unless another holder's claim on it is
-/// still live; the ids of those `holder` now holds. [`advance`] and [`failed`] end the claim.
-pub async fn claim(
-    store: &Store,
-    holder: &str,
-    sessions: &[Claimed<'_>],
-    ttl_ms: i64,
-) -> StoreResult<std::collections::HashSet<String>> {
-    #[derive(Deserialize)]
-    struct Row {
-        id: String,
-    }
-    if sessions.is_empty() {
-        return Ok(Default::default());
-    }
-    let now = now_ms();
-    let rows: Vec<Row> = store
-        .fetch(
-            statement(include_str!("../../cypher/turns/claim.cypher"))
-                .param("rows", param(sessions)?)
-                .param("holder", holder)
-                .param("now", now)
-                .param("until", now + ttl_ms.max(1)),
-        )
-        .await?;
-    Ok(rows.into_iter().map(|r| r.id).collect())
 }
 
 /// What the indexer stores for one operation: a search text where it had none, a vector.

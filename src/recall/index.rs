@@ -15,7 +15,7 @@ use tokio::sync::watch;
 
 use crate::embed::Embedder;
 pub use crate::graph::search::{DecisionPart, Doc, DocSource, OperationPart, Stored};
-use crate::graph::{lease, search, sessions, turns, Store, StoreResult};
+use crate::graph::{lease, search, sessions, SessionKey, Store, StoreResult};
 use crate::recall::turn_index;
 
 /// Characters of a search document at most.
@@ -155,14 +155,8 @@ pub async fn embed_pending(
     holder: &str,
 ) -> StoreResult<Embedded> {
     let mut pending = search::pending_docs(store, limit, holder).await?;
-    let sessions: Vec<turns::Claimed> = pending
-        .iter()
-        .map(|p| turns::Claimed {
-            id: &p.id,
-            project: &p.project,
-        })
-        .collect();
-    let held = turns::claim(store, holder, &sessions, turn_index::CLAIM_MS).await?;
+    let keys: Vec<SessionKey> = pending.iter().map(search::Pending::key).collect();
+    let held = sessions::claim_for_index(store, holder, &keys, turn_index::CLAIM_MS).await?;
     pending.retain(|p| held.contains(&p.id));
     if pending.is_empty() {
         return Ok(Embedded::default());

@@ -11,8 +11,8 @@
 //! bound was shorter are made whole, and their operations embedded again, by another
 //! ([`Retexting`]). Both take a step in every slice of the indexer's loop (`Sweep`).
 //! [`run_once`] is one pass; `recall::index::run` calls it in its loop. With a model, a pass
-//! claims its sessions before it embeds them (`graph::turns::claim`), so replicas on one
-//! database share the queue instead of each embedding all of it.
+//! claims its sessions before it embeds them (`graph::sessions::claim_for_index`), so
+//! replicas on one database share the queue instead of each embedding all of it.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,9 +20,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use crate::domain::{compounds, passages, turn_text};
 use crate::embed::{signature, Embedder};
 use crate::graph::turns::{
-    self as store_turns, Claimed, Cursor, PassageWrite, TextWrite, Texted, TurnWrite, WorkSession,
+    self as store_turns, Cursor, PassageWrite, TextWrite, Texted, TurnWrite, WorkSession,
 };
-use crate::graph::{Store, StoreResult};
+use crate::graph::{sessions, SessionKey, Store, StoreResult};
 use crate::recall::{held_vectors, speaker};
 
 /// Sessions per pass; also the fewest texts a pass with a model embeds, so each session
@@ -57,8 +57,9 @@ fn ops_to_read(budget: usize, queued: usize) -> usize {
 /// Memories (and sessions) given a search text per backfill step.
 const TEXT_BACKFILL_BATCH: usize = 500;
 /// How long a pass's claim on its sessions lasts unless the pass ends it first (a pass of the
-/// turn index or of the search documents' embeddings): well past what a pass takes (seconds). A replica that dies mid-pass holds them back this long; a
-/// pass that outlasts it may see another replica embed them too.
+/// turn index or of the search documents' embeddings): well past what a pass takes (seconds).
+/// A replica that dies mid-pass holds them back this long; a pass that outlasts it may see
+/// another replica embed them too.
 pub const CLAIM_MS: i64 = 30_000;
 /// First retry delay after a failed embedding; doubles per failure, capped at an hour.
 const RETRY_BASE_MS: i64 = 5_000;
@@ -404,14 +405,8 @@ pub async fn run_once(
     let mut work = store_turns::work(store, model, holder, SESSIONS_PER_PASS, per_session).await?;
     QUEUED.store(work.len(), Ordering::Relaxed);
     if embedder.is_some() && !work.is_empty() {
-        let sessions: Vec<Claimed> = work
-            .iter()
-            .map(|s| Claimed {
-                id: &s.id,
-                project: &s.project,
-            })
-            .collect();
-        let held = store_turns::claim(store, holder, &sessions, CLAIM_MS).await?;
+        let keys: Vec<SessionKey> = work.iter().map(WorkSession::key).collect();
+        let held = sessions::claim_for_index(store, holder, &keys, CLAIM_MS).await?;
         work.retain(|s| held.contains(&s.id));
     }
     if work.is_empty() {
