@@ -2179,6 +2179,9 @@ async fn a_text_the_endpoint_refuses_does_not_hold_back_the_rest() {
 /// it on start-up.
 #[tokio::test]
 async fn without_a_model_a_session_leaves_the_texts_queue_once_its_texts_are_made() {
+    // What is queued for a model's vectors is asked below: no embedding app or replica of
+    // this process may embed (or claim) the session meanwhile.
+    let _turn = cairn_testkit::embed::embedding_turn().await;
     let app = TestApp::spawn().await;
     let sid = app.session().await;
     let ops = json!([
