@@ -592,6 +592,101 @@ async fn projects_take_turns_in_the_document_embedding_queue() {
     assert_eq!(order, ["b1", "s1", "b2", "b3"]);
 }
 
+/// Two indexers rebuild one dirty session side by side (replicas do): the document built
+/// from the older revision, stored last, neither replaces the newer one nor queues it for
+/// another embedding.
+#[tokio::test]
+async fn a_document_built_from_an_older_revision_does_not_replace_a_newer_one() {
+    use cairn::graph::search::{store_docs, Doc};
+    #[derive(serde::Deserialize)]
+    struct Row {
+        doc: String,
+        rev: Option<i64>,
+        pending: bool,
+        dirty: bool,
+    }
+    // No app embeds meanwhile: the session's pending flag is this test's to read.
+    let _turn = cairn_testkit::embed::embedding_turn().await;
+    let store = crate::helpers::store();
+    let project = format!("test-{}", uuid::Uuid::new_v4().simple());
+    let id = format!("{project}-s1");
+    // Clean at revision 3, so no indexer of this process rebuilds it behind the test's back.
+    store
+        .run(
+            neo4rs::query(
+                "CREATE (:Session {id: $id, project: $project, last_seq: 0, search_rev: 3,
+                                  search_dirty: false, last_activity_at: 0})",
+            )
+            .param("id", id.as_str())
+            .param("project", project.as_str()),
+        )
+        .await
+        .expect("session");
+    let doc = |rev: i64, text: &str| Doc {
+        id: id.clone(),
+        project: project.clone(),
+        rev,
+        doc: text.into(),
+        parts: None,
+        hash: format!("hash of {text}"),
+        files: vec![],
+        importance: 0.0,
+    };
+    let read = || async {
+        store
+            .fetch_one::<Row>(
+                neo4rs::query(
+                    "MATCH (s:Session {id: $id, project: $project})
+                     RETURN s.search_doc AS doc, s.search_doc_rev AS rev,
+                            s.embed_pending AS pending, s.search_dirty AS dirty",
+                )
+                .param("id", id.as_str())
+                .param("project", project.as_str()),
+            )
+            .await
+            .expect("read")
+            .expect("the session")
+    };
+    store_docs(&store, &[doc(3, "Task: newer")])
+        .await
+        .expect("store");
+    let stored = read().await;
+    assert_eq!(stored.doc, "Task: newer");
+    assert!(stored.pending && !stored.dirty);
+    // Its embedding landed.
+    store
+        .run(
+            neo4rs::query(
+                "MATCH (s:Session {id: $id, project: $project}) SET s.embed_pending = false",
+            )
+            .param("id", id.as_str())
+            .param("project", project.as_str()),
+        )
+        .await
+        .expect("embedded");
+    // The slow rebuild, read at revision 2, arrives now.
+    store_docs(&store, &[doc(2, "Task: older")])
+        .await
+        .expect("store");
+    let after = read().await;
+    assert_eq!((after.doc.as_str(), after.rev), ("Task: newer", Some(3)));
+    assert!(
+        !after.pending && !after.dirty,
+        "the older document queued the session again"
+    );
+    // The same revision rebuilt again (another replica's pass) is stored as before.
+    store_docs(&store, &[doc(3, "Task: newer")])
+        .await
+        .expect("store");
+    assert!(
+        !read().await.pending,
+        "an unchanged text is not embedded again"
+    );
+    cairn::graph::purge::project_now(&store, &project)
+        .await
+        .expect("purge");
+}
+
 const DAY: i64 = 86_400_000;
 
 /// RFC 3339 of epoch milliseconds, as a client sends a time.
