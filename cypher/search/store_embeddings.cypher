@@ -9,4 +9,5 @@ WHERE s.search_doc_hash = row.hash
 CALL db.create.setNodeVectorProperty(s, 'embedding', row.vector)
 SET s.embedding_model = $model, s.embedding_dim = $dim,
     s.embed_pending = false, s.embed_attempts = 0, s.embed_retry_at = null,
+    s.embed_failed_by = null,
     s.embedded_at = $now

@@ -21,4 +21,4 @@ SET s.turns_text_seq = CASE WHEN row.seq > coalesce(s.turns_text_seq, 0) THEN ro
 SET s.turns_texts_pending = coalesce(s.last_seq, 0) > s.turns_text_seq
 FOREACH (_ IN CASE WHEN $model <> '' THEN [1] ELSE [] END |
   SET s.turns_seq = row.seq, s.turns_model = $model, s.turns_attempts = 0,
-      s.turns_retry_at = null, s.turns_pending = coalesce(s.last_seq, 0) > row.seq)
+      s.turns_retry_at = null, s.turns_failed_by = null, s.turns_pending = coalesce(s.last_seq, 0) > row.seq)

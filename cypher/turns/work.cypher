@@ -3,7 +3,10 @@
 // nothing past it, after a batch of operations already stored, comes with no operations and
 // leaves the queue); those whose last attempt
 // failed wait for their retry time, then queue as if they had had activity then (not behind
-// every session never tried: a backlog would starve them). Projects take turns: each
+// every session never tried: a backlog would starve them). A session whose first attempt
+// failed on another replica ($holder is not `turns_failed_by`) is tried here at once: one
+// replica that cannot reach its endpoint holds no session back from the others, while a
+// second failure makes every replica wait. Projects take turns: each
 // project's newest session first, then each one's second, and so on, so one project's
 // backlog (an import, a model switch) cannot hold up another's new work. Each session comes
 // with its next operations in seq order (found by the session/seq index); a tool call's
@@ -11,7 +14,8 @@
 // A session another replica claimed for its vectors (sessions/index_claim.cypher) is left to it while the
 // claim lasts; texts alone are made by whoever comes (they cost little and nothing else).
 // Follows a queue (queue_vectors.cypher, or queue_texts.cypher without a model).
-  AND coalesce(s.turns_retry_at, 0) <= $now
+  AND (coalesce(s.turns_retry_at, 0) <= $now
+       OR (s.turns_attempts = 1 AND s.turns_failed_by <> $holder))
   AND ($model = '' OR s.index_claim_holder IS NULL OR s.index_claim_holder = $holder
        OR s.index_claim_until <= $now)
 WITH s, coalesce(s.last_activity_at, 0) AS active, coalesce(s.turns_retry_at, 0) AS due

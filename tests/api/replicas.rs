@@ -70,6 +70,59 @@ async fn start_session(http: &reqwest::Client, base: &str, project: &str) -> Str
         .to_string()
 }
 
+/// A session started through `base`, holding one user message per text (acknowledged); its id.
+async fn session_of_notes(
+    http: &reqwest::Client,
+    base: &str,
+    project: &str,
+    texts: &[String],
+) -> String {
+    let session = start_session(http, base, project).await;
+    let ops: Vec<Value> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, text)| {
+            json!({"id": format!("{session}-{i}"), "type": "message", "role": "user",
+                   "summary": "note", "content": text})
+        })
+        .collect();
+    let r = post_operations(http, base, &session, &ops).await;
+    assert!(r.status().is_success(), "{}", r.text().await.unwrap());
+    session
+}
+
+/// `ops` written to `session` through `base`.
+async fn post_operations(
+    http: &reqwest::Client,
+    base: &str,
+    session: &str,
+    ops: &[Value],
+) -> reqwest::Response {
+    http.post(format!("{base}/v1/sessions/{session}/operations"))
+        .json(&json!({"operations": ops}))
+        .send()
+        .await
+        .unwrap()
+}
+
+/// `cairn serve` flags for an embeddings endpoint at `server`, model `fake`, passes every
+/// 100 ms; then `extra`.
+fn embedding_args(server: &wiremock::MockServer, extra: &[&str]) -> Vec<String> {
+    let url = format!("{}/v1", server.uri());
+    let mut args = vec![
+        "--embed",
+        "on",
+        "--embed-base-url",
+        &url,
+        "--embed-model",
+        "fake",
+        "--search-index-every-ms",
+        "100",
+    ];
+    args.extend_from_slice(extra);
+    args.into_iter().map(String::from).collect()
+}
+
 /// The session's operations as (id, seq), and its FOLLOWS edges as (seq, predecessor seq).
 async fn chain(session: &str) -> (Vec<(String, i64)>, Vec<(i64, i64)>) {
     let ops = store()
@@ -135,12 +188,7 @@ async fn write_spread(
             .map(|id| json!({"id": id, "type": "read", "summary": "spread"}))
             .collect();
         let base = &bases[(b + client_no) % bases.len()];
-        let r = http
-            .post(format!("{base}/v1/sessions/{session}/operations"))
-            .json(&json!({"operations": ops}))
-            .send()
-            .await
-            .unwrap();
+        let r = post_operations(&http, base, &session, &ops).await;
         assert_eq!(r.status().as_u16(), 202, "{}", r.text().await.unwrap());
         acked.extend(ids);
     }
@@ -943,42 +991,17 @@ async fn two_replicas_embed_each_turn_and_document_once() {
         .mount(&server)
         .await;
     let dir = tempfile::tempdir().unwrap();
-    let args: Vec<String> = [
-        "--embed",
-        "on",
-        "--embed-base-url",
-        &format!("{}/v1", server.uri()),
-        "--embed-model",
-        "fake",
-        "--search-index-every-ms",
-        "100",
-    ]
-    .map(String::from)
-    .to_vec();
+    let args = embedding_args(&server, &[]);
     let reps = replicas(2, dir.path(), &args).await;
     let project = format!("test-{}", uuid::Uuid::new_v4().simple());
     let http = client();
     let mut texts = Vec::new();
     for s in 0..3 {
-        let session = start_session(&http, &reps[s % 2].base, &project).await;
-        let ops: Vec<Value> = (0..12)
-            .map(|i| {
-                let text = format!("{marker} note {s}-{i}: the gauge {i} reads fine");
-                texts.push(text.clone());
-                json!({"id": format!("{session}-{i}"), "type": "message", "role": "user",
-                       "summary": "note", "content": text})
-            })
+        let mine: Vec<String> = (0..12)
+            .map(|i| format!("{marker} note {s}-{i}: the gauge {i} reads fine"))
             .collect();
-        let r = http
-            .post(format!(
-                "{}/v1/sessions/{session}/operations",
-                reps[s % 2].base
-            ))
-            .json(&json!({"operations": ops}))
-            .send()
-            .await
-            .unwrap();
-        assert!(r.status().is_success(), "{}", r.text().await.unwrap());
+        session_of_notes(&http, &reps[s % 2].base, &project, &mine).await;
+        texts.extend(mine);
     }
     eventually(90, "every turn and every search document embedded", || async {
         let turns = count(
@@ -1015,6 +1038,112 @@ async fn two_replicas_embed_each_turn_and_document_once() {
     for (doc, times) in docs {
         assert_eq!(*times, 1, "a search document embedded {times} times: {doc}");
     }
+    for r in reps {
+        r.stop().await;
+    }
+}
+
+/// A replica that cannot reach its embeddings endpoint holds no session back from one that
+/// can: what the first failed on once, the second embeds at once, not after the retry time
+/// (5 s) that the failure set.
+#[tokio::test]
+async fn a_replica_without_its_endpoint_holds_no_session_back() {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+    use std::time::Instant;
+    use wiremock::{matchers, Mock, MockServer, Request, ResponseTemplate};
+
+    type Seen = Arc<Mutex<HashMap<String, Instant>>>;
+    /// Notes when each of this test's texts first reached an endpoint.
+    fn note(seen: &Seen, marker: &str, req: &Request) {
+        let now = Instant::now();
+        let mut seen = seen.lock().unwrap();
+        for t in cairn_testkit::embed::inputs(req) {
+            if t.contains(marker) {
+                seen.entry(t).or_insert(now);
+            }
+        }
+    }
+    let _turn = cairn_testkit::embed::embedding_turn().await;
+    let marker = format!("m{}", &uuid::Uuid::new_v4().simple().to_string()[..10]);
+    let (refused, embedded): (Seen, Seen) = Default::default();
+    /// An embeddings endpoint that notes this test's texts in `seen`, then answers.
+    async fn endpoint(
+        seen: &Seen,
+        marker: &str,
+        answer: fn(&Request) -> ResponseTemplate,
+    ) -> MockServer {
+        let server = MockServer::start().await;
+        let (seen, marker) = (seen.clone(), marker.to_string());
+        Mock::given(matchers::method("POST"))
+            .and(matchers::path("/v1/embeddings"))
+            .respond_with(move |req: &Request| {
+                note(&seen, &marker, req);
+                answer(req)
+            })
+            .mount(&server)
+            .await;
+        server
+    }
+    let down = endpoint(&refused, &marker, |_| {
+        ResponseTemplate::new(503).set_body_string("upstream unavailable")
+    })
+    .await;
+    let up = endpoint(&embedded, &marker, cairn_testkit::embed::embeddings_answer).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    let once = ["--embed-attempts", "1"];
+    let mut reps = replicas(1, &a, &embedding_args(&down, &once)).await;
+    reps.extend(replicas(1, &b, &embedding_args(&up, &once)).await);
+    let project = format!("test-{}", uuid::Uuid::new_v4().simple());
+    let http = client();
+    // Sessions one at a time, until the replica without its endpoint has failed on some: the
+    // two replicas race for each.
+    let mut written = 0;
+    for s in 0..12 {
+        let texts: Vec<String> = (0..3)
+            .map(|i| format!("{marker} note {s}-{i}: the valve {i} holds"))
+            .collect();
+        session_of_notes(&http, &reps[s % 2].base, &project, &texts).await;
+        written += 3;
+        tokio::time::sleep(Duration::from_millis(1_500)).await;
+        if refused.lock().unwrap().len() >= 3 {
+            break;
+        }
+    }
+    assert!(
+        !refused.lock().unwrap().is_empty(),
+        "the replica without its endpoint never took a session"
+    );
+    eventually(60, "every turn embedded", || async {
+        count(
+            "MATCH (o:Operation {project: $project}) WHERE o.embedding IS NOT NULL RETURN count(o) AS n",
+            &project,
+        )
+        .await
+            == written
+    })
+    .await;
+    let (refused, embedded) = (
+        refused.lock().unwrap().clone(),
+        embedded.lock().unwrap().clone(),
+    );
+    let mut compared = 0;
+    for (text, failed_at) in &refused {
+        // A search document may be rebuilt between the two; the turns are what they were.
+        let Some(done_at) = embedded.get(text) else {
+            continue;
+        };
+        compared += 1;
+        let waited = done_at.saturating_duration_since(*failed_at);
+        assert!(
+            waited < Duration::from_secs(5),
+            "{text:?} was embedded {waited:?} after the other replica failed on it"
+        );
+    }
+    assert!(compared > 0, "refused {refused:?}, embedded {embedded:?}");
     for r in reps {
         r.stop().await;
     }
