@@ -181,6 +181,17 @@ pub struct EmbedSettings {
         default_value_t = 3
     )]
     pub attempts: u32,
+    /// First wait (ms) before a session whose turns or search document failed to embed is
+    /// tried again; it doubles with each failure, up to an hour. After a first failure
+    /// another replica may try at once.
+    #[arg(
+        id = "embed_retry_ms",
+        long = "embed-retry-ms",
+        env = "CAIRN_EMBED_RETRY_MS",
+        default_value_t = crate::embed::RETRY_MS,
+        value_parser = clap::value_parser!(u64).range(1..=3_600_000)
+    )]
+    pub retry_ms: u64,
     /// Texts per embeddings request (per forward pass of the embedded model).
     #[arg(
         id = "embed_batch",

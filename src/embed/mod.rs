@@ -20,6 +20,8 @@ use crate::config::{EmbedSettings, EmbedSwitch};
 
 /// Characters of one text embedded at most (far more than any model's token window holds).
 pub const MAX_TEXT_CHARS: usize = 8_000;
+/// First wait (ms) before a failed embedding is tried again (`CAIRN_EMBED_RETRY_MS`).
+pub const RETRY_MS: u64 = 5_000;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EmbedError {
@@ -115,6 +117,8 @@ pub struct Embedder {
     /// The vectors of the last few queries: a context and its session search, or a search
     /// asked again, embed the same text once.
     queries: Arc<Mutex<Remembered>>,
+    /// First wait (ms) before a failed embedding is tried again.
+    retry_ms: u64,
 }
 
 /// Recent queries with their vectors, newest first.
@@ -165,7 +169,19 @@ impl Embedder {
         Some(Self {
             backend,
             queries: Arc::default(),
+            // 0 only where settings are made in code (`EmbedSettings::default()`).
+            retry_ms: if settings.retry_ms == 0 {
+                RETRY_MS
+            } else {
+                settings.retry_ms
+            },
         })
+    }
+
+    /// First wait (ms) before a session whose embedding failed is tried again; it doubles
+    /// per failure, up to an hour.
+    pub fn retry_ms(&self) -> i64 {
+        self.retry_ms as i64
     }
 
     /// Which model makes the vectors, and from what form of text ([`TEXT_FORM`]):

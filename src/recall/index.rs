@@ -28,8 +28,6 @@ pub const MAX_OPERATIONS: usize = 30;
 const MAX_LINE_CHARS: usize = 300;
 /// Sessions rebuilt per batch.
 pub const BATCH: usize = 200;
-/// First retry delay after a failed embedding; doubles per failure, capped at an hour.
-const RETRY_BASE_MS: i64 = 5_000;
 
 fn clip(text: &str, max: usize) -> String {
     let text = text.trim();
@@ -190,7 +188,7 @@ pub async fn embed_pending(
         Err(err) => {
             tracing::warn!(error = %err, sessions = pending.len(), "embedding failed; the sessions stay pending and are retried later");
             metrics::counter!("cairn_embeddings_failed_total").increment(pending.len() as u64);
-            search::embedding_failed(store, holder, &pending, RETRY_BASE_MS).await?;
+            search::embedding_failed(store, holder, &pending, embedder.retry_ms()).await?;
             Ok(Embedded {
                 stored: 0,
                 failed: pending.len(),

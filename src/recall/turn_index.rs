@@ -61,8 +61,6 @@ const TEXT_BACKFILL_BATCH: usize = 500;
 /// A replica that dies mid-pass holds them back this long; a pass that outlasts it may see
 /// another replica embed them too.
 pub const CLAIM_MS: i64 = 30_000;
-/// First retry delay after a failed embedding; doubles per failure, capped at an hour.
-const RETRY_BASE_MS: i64 = 5_000;
 /// The model recorded while no embedder is configured (texts only).
 pub const NO_MODEL: &str = "";
 
@@ -465,7 +463,7 @@ pub async fn run_once(
                 metrics::counter!("cairn_turn_embeddings_failed_total")
                     .increment(operations as u64);
                 store_turns::store_turns(store, model, embedder.dimensions(), &p.writes).await?;
-                store_turns::failed(store, holder, &cursors, RETRY_BASE_MS).await?;
+                store_turns::failed(store, holder, &cursors, embedder.retry_ms()).await?;
                 out.failed = operations;
                 return Ok(out);
             }
@@ -482,7 +480,8 @@ pub async fn run_once(
         // Not stored: these sessions wait before they are embedded again, as after a failed
         // embedding, rather than being embedded again at once for as long as the cause lasts.
         tracing::warn!(error = %err, sessions = cursors.len(), "storing embedded operations failed; they stay pending and are retried later");
-        let _ = store_turns::failed(store, holder, &cursors, RETRY_BASE_MS).await;
+        let wait = embedder.map_or(crate::embed::RETRY_MS as i64, Embedder::retry_ms);
+        let _ = store_turns::failed(store, holder, &cursors, wait).await;
         return Err(err);
     }
     out.processed = p

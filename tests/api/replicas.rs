@@ -1045,7 +1045,7 @@ async fn two_replicas_embed_each_turn_and_document_once() {
 
 /// A replica that cannot reach its embeddings endpoint holds no session back from one that
 /// can: what the first failed on once, the second embeds at once, not after the retry time
-/// (5 s) that the failure set.
+/// that the failure set (a minute here).
 #[tokio::test]
 async fn a_replica_without_its_endpoint_holds_no_session_back() {
     use std::collections::HashMap;
@@ -1094,7 +1094,7 @@ async fn a_replica_without_its_endpoint_holds_no_session_back() {
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
     std::fs::create_dir_all(&a).unwrap();
     std::fs::create_dir_all(&b).unwrap();
-    let once = ["--embed-attempts", "1"];
+    let once = ["--embed-attempts", "1", "--embed-retry-ms", "60000"];
     let mut reps = replicas(1, &a, &embedding_args(&down, &once)).await;
     reps.extend(replicas(1, &b, &embedding_args(&up, &once)).await);
     let project = format!("test-{}", uuid::Uuid::new_v4().simple());
@@ -1117,7 +1117,7 @@ async fn a_replica_without_its_endpoint_holds_no_session_back() {
         !refused.lock().unwrap().is_empty(),
         "the replica without its endpoint never took a session"
     );
-    eventually(60, "every turn embedded", || async {
+    eventually(120, "every turn embedded", || async {
         count(
             "MATCH (o:Operation {project: $project}) WHERE o.embedding IS NOT NULL RETURN count(o) AS n",
             &project,
@@ -1139,7 +1139,7 @@ async fn a_replica_without_its_endpoint_holds_no_session_back() {
         compared += 1;
         let waited = done_at.saturating_duration_since(*failed_at);
         assert!(
-            waited < Duration::from_secs(5),
+            waited < Duration::from_secs(60),
             "{text:?} was embedded {waited:?} after the other replica failed on it"
         );
     }
