@@ -482,7 +482,6 @@ pub fn decode<T: DeserializeOwned>(row: &Row) -> StoreResult<T> {
     row.to::<T>().map_err(|e| StoreError::Decode(e.to_string()))
 }
 
-/// Encodes any serialisable value as a Cypher parameter (maps, lists of maps for `UNWIND`).
 /// A session as statements over several sessions name it (`$rows` of `id` and `project`).
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct SessionKey<'a> {
@@ -490,6 +489,7 @@ pub struct SessionKey<'a> {
     pub project: &'a str,
 }
 
+/// Encodes any serialisable value as a Cypher parameter (maps, lists of maps for `UNWIND`).
 pub fn param<T: Serialize + ?Sized>(value: &T) -> StoreResult<BoltType> {
     let json = serde_json::to_value(value).map_err(|e| StoreError::Encode(e.to_string()))?;
     BoltType::try_from(json).map_err(|e| StoreError::Encode(e.to_string()))

@@ -492,16 +492,21 @@ pub async fn in_pages(store: &Store, page: impl Fn() -> neo4rs::Query) -> StoreR
     Ok(pass)
 }
 
+/// How long an indexer pass's claim on its sessions lasts unless the pass ends it first (a
+/// pass of the turn index or of the search documents' embeddings): well past what a pass takes
+/// (seconds). A replica that dies mid-pass holds them back this long; a pass that outlasts it
+/// may see another replica embed them too.
+pub const INDEX_CLAIM_MS: i64 = 30_000;
+
 /// Claims `sessions` for an indexer pass of `holder` (the turn index's, or the embedding of
-/// search documents) for `ttl_ms`, each unless another holder's claim on it is still live; the
-/// ids of those `holder` now holds. The statements that store or fail the pass's work end the
-/// claim (`turns::advance`, `turns::failed`, `search::store_embeddings`,
+/// search documents) for [`INDEX_CLAIM_MS`], each unless another holder's claim on it is still
+/// live; the ids of those `holder` now holds. The statements that store or fail the pass's
+/// work end the claim (`turns::advance`, `turns::failed`, `search::store_embeddings`,
 /// `search::embedding_failed`).
 pub async fn claim_for_index(
     store: &Store,
     holder: &str,
     sessions: &[SessionKey<'_>],
-    ttl_ms: i64,
 ) -> StoreResult<std::collections::HashSet<String>> {
     #[derive(Deserialize)]
     struct Row {
@@ -517,7 +522,7 @@ pub async fn claim_for_index(
                 .param("rows", param(sessions)?)
                 .param("holder", holder)
                 .param("now", now)
-                .param("until", now + ttl_ms.max(1)),
+                .param("until", now + INDEX_CLAIM_MS),
         )
         .await?;
     Ok(rows.into_iter().map(|r| r.id).collect())

@@ -154,7 +154,7 @@ pub async fn embed_pending(
 ) -> StoreResult<Embedded> {
     let mut pending = search::pending_docs(store, limit, holder).await?;
     let keys: Vec<SessionKey> = pending.iter().map(search::Pending::key).collect();
-    let held = sessions::claim_for_index(store, holder, &keys, turn_index::CLAIM_MS).await?;
+    let held = sessions::claim_for_index(store, holder, &keys).await?;
     pending.retain(|p| held.contains(&p.id));
     if pending.is_empty() {
         return Ok(Embedded::default());

@@ -56,11 +56,6 @@ fn ops_to_read(budget: usize, queued: usize) -> usize {
 }
 /// Memories (and sessions) given a search text per backfill step.
 const TEXT_BACKFILL_BATCH: usize = 500;
-/// How long a pass's claim on its sessions lasts unless the pass ends it first (a pass of the
-/// turn index or of the search documents' embeddings): well past what a pass takes (seconds).
-/// A replica that dies mid-pass holds them back this long; a pass that outlasts it may see
-/// another replica embed them too.
-pub const CLAIM_MS: i64 = 30_000;
 /// The model recorded while no embedder is configured (texts only).
 pub const NO_MODEL: &str = "";
 
@@ -404,7 +399,7 @@ pub async fn run_once(
     QUEUED.store(work.len(), Ordering::Relaxed);
     if embedder.is_some() && !work.is_empty() {
         let keys: Vec<SessionKey> = work.iter().map(WorkSession::key).collect();
-        let held = sessions::claim_for_index(store, holder, &keys, CLAIM_MS).await?;
+        let held = sessions::claim_for_index(store, holder, &keys).await?;
         work.retain(|s| held.contains(&s.id));
     }
     if work.is_empty() {
