@@ -103,7 +103,9 @@ const BASELINE_WIDE: usize = 440;
 
 /// The baseline's `i`-th request: `TURN_QUERIES[i]`'s two index statements, as turn search
 /// sends them (`cairn::graph::turns`), at once; the full-text one alone without vectors
-/// (`vectors`, their dimension: `None` with `--embed off`).
+/// (`vectors`, their dimension: `None` with `--embed off`). On a database that other projects
+/// share, the full-text statement is asked again narrowed to the project when the index's
+/// best rows hold too few of its turns, as turn search asks it.
 async fn index_statements(
     store: &Store,
     project: &str,
@@ -123,7 +125,25 @@ async fn index_statements(
     let vector = vectors.map(|dim| super::search::stub_vector(text, dim));
     let t = Instant::now();
     let (words, near) = tokio::try_join!(
-        turns::fulltext(store, &filter, model, &words, BASELINE_ROWS, BASELINE_WIDE),
+        async {
+            let rows = turns::fulltext(store, &filter, model, &words, BASELINE_ROWS, BASELINE_WIDE)
+                .await?;
+            if rows.len() >= BASELINE_ROWS {
+                return Ok(rows);
+            }
+            // Other projects' turns fill the index's best rows: asked again narrowed to the
+            // project inside Lucene, as turn search does then.
+            let narrowed = cairn::recall::rank::within_project(project, &words);
+            turns::fulltext(
+                store,
+                &filter,
+                model,
+                &narrowed,
+                BASELINE_ROWS,
+                BASELINE_ROWS,
+            )
+            .await
+        },
         async {
             match (model, &vector) {
                 (Some(model), Some(v)) => {
