@@ -269,8 +269,7 @@ pub async fn search_in(
     // The project's share of the shared full-text index, when it is nearly all of it. Leaving
     // one session out (prompt recall leaves out the asking session) keeps nearly that share;
     // an answer it leaves short is asked again, narrowed ([`fulltext_list`]).
-    let unfiltered = q.types.is_none() && q.sessions.is_none();
-    let whole = turn_stats::known_share(q.project).filter(|s| unfiltered && *s >= WHOLE_INDEX);
+    let whole = whole_index_share(&filter);
     let model = embedder.map(|e| e.model());
     // The two lists are asked for at once: the vector list as soon as the query is embedded,
     // without the names of the project's speakers it names when they are known already.
@@ -462,8 +461,17 @@ async fn fulltext_list(
     repeats::past_copies(k, |k| fulltext_at(store, filter, model, words, k, share)).await
 }
 
-/// [`fulltext_list`] asked for `k` rows once.
-async fn fulltext_at(
+/// The project's share of the shared full-text index when the full-text list may read the
+/// index's best rows and keep the project's (`fulltext_list`): known, nearly the whole
+/// index, and no kinds or sessions narrowing the project further.
+pub fn whole_index_share(filter: &Filter<'_>) -> Option<f64> {
+    let unfiltered = filter.types.is_none() && filter.sessions.is_none();
+    turn_stats::known_share(filter.project).filter(|s| unfiltered && *s >= WHOLE_INDEX)
+}
+
+/// `fulltext_list` asked for `k` rows once: the index statements turn search sends for the
+/// words, with `share` from [`whole_index_share`].
+pub async fn fulltext_at(
     store: &Store,
     filter: &Filter<'_>,
     model: Option<&str>,

@@ -97,15 +97,13 @@ pub const TURN_QUERIES: &[&str] = &[
 
 /// Rows of each baseline list: what each of turn search's lists asks for.
 const BASELINE_ROWS: usize = 200;
-/// Rows the baseline's full-text half reads from the shared index: as many as turn search
-/// reads for a project that is nearly the whole index.
-const BASELINE_WIDE: usize = 440;
 
 /// The baseline's `i`-th request: `TURN_QUERIES[i]`'s two index statements, as turn search
 /// sends them (`cairn::graph::turns`), at once; the full-text one alone without vectors
-/// (`vectors`, their dimension: `None` with `--embed off`). On a database that other projects
-/// share, the full-text statement is asked again narrowed to the project when the index's
-/// best rows hold too few of its turns, as turn search asks it.
+/// (`vectors`, their dimension: `None` with `--embed off`). The full-text statement reads the
+/// index's best rows and keeps the project's, or is narrowed to the project inside Lucene on a
+/// database other projects share, as turn search decides
+/// (`cairn::recall::turns::fulltext_at`).
 async fn index_statements(
     store: &Store,
     project: &str,
@@ -125,25 +123,14 @@ async fn index_statements(
     let vector = vectors.map(|dim| super::search::stub_vector(text, dim));
     let t = Instant::now();
     let (words, near) = tokio::try_join!(
-        async {
-            let rows = turns::fulltext(store, &filter, model, &words, BASELINE_ROWS, BASELINE_WIDE)
-                .await?;
-            if rows.len() >= BASELINE_ROWS {
-                return Ok(rows);
-            }
-            // Other projects' turns fill the index's best rows: asked again narrowed to the
-            // project inside Lucene, as turn search does then.
-            let narrowed = cairn::recall::rank::within_project(project, &words);
-            turns::fulltext(
-                store,
-                &filter,
-                model,
-                &narrowed,
-                BASELINE_ROWS,
-                BASELINE_ROWS,
-            )
-            .await
-        },
+        cairn::recall::turns::fulltext_at(
+            store,
+            &filter,
+            model,
+            &words,
+            BASELINE_ROWS,
+            cairn::recall::turns::whole_index_share(&filter),
+        ),
         async {
             match (model, &vector) {
                 (Some(model), Some(v)) => {
