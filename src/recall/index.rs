@@ -17,6 +17,7 @@ use crate::embed::Embedder;
 pub use crate::graph::search::{DecisionPart, Doc, DocSource, OperationPart, Stored};
 use crate::graph::{lease, search, sessions, SessionKey, Store, StoreResult};
 use crate::recall::turn_index;
+use crate::recall::unstored::UNSTORED;
 
 /// Characters of a search document at most.
 pub const MAX_DOC_CHARS: usize = 6_000;
@@ -160,32 +161,51 @@ pub async fn embed_pending(
         return Ok(Embedded::default());
     }
     let texts: Vec<String> = pending.iter().map(|p| p.doc.clone()).collect();
-    match embedder.embed(&texts).await {
-        Ok(vectors) => {
-            let rows: Vec<Stored> = pending
+    // Vectors made by a pass that could not store them are stored as made.
+    let model = embedder.model();
+    let kept = UNSTORED.take(model, texts.iter().map(String::as_str));
+    let wanted: Vec<String> = texts
+        .iter()
+        .zip(&kept)
+        .filter(|(_, k)| k.is_none())
+        .map(|(t, _)| t.clone())
+        .collect();
+    let embedded = if wanted.is_empty() {
+        Ok(Vec::new())
+    } else {
+        embedder.embed(&wanted).await
+    };
+    match embedded {
+        Ok(fresh) => {
+            let mut fresh = fresh.into_iter();
+            let (docs, rows): (Vec<String>, Vec<Stored>) = pending
                 .iter()
-                .zip(vectors)
-                .map(|(p, vector)| Stored {
-                    id: &p.id,
-                    project: &p.project,
-                    hash: &p.hash,
-                    vector,
+                .zip(kept)
+                .filter_map(|(p, k)| {
+                    let stored = Stored {
+                        id: &p.id,
+                        project: &p.project,
+                        hash: &p.hash,
+                        vector: k.or_else(|| fresh.next())?,
+                    };
+                    Some((p.doc.clone(), stored))
                 })
-                .collect();
-            store_embeddings(
-                store,
-                holder,
-                embedder.model(),
-                embedder.dimensions(),
-                &rows,
-            )
-            .await?;
-            Ok(Embedded {
-                stored: rows.len(),
-                failed: 0,
-            })
+                .unzip();
+            let stored = rows.len();
+            if let Err(err) =
+                store_embeddings(store, holder, model, embedder.dimensions(), &rows).await
+            {
+                UNSTORED.keep(
+                    model,
+                    docs.into_iter().zip(rows.into_iter().map(|r| r.vector)),
+                );
+                return Err(err);
+            }
+            Ok(Embedded { stored, failed: 0 })
         }
         Err(err) => {
+            let found = texts.into_iter().zip(kept);
+            UNSTORED.keep(model, found.filter_map(|(t, v)| Some((t, v?))));
             tracing::warn!(error = %err, sessions = pending.len(), "embedding failed; the sessions stay pending and are retried later");
             metrics::counter!("cairn_embeddings_failed_total").increment(pending.len() as u64);
             search::embedding_failed(store, holder, &pending, embedder.retry_ms()).await?;

@@ -20,7 +20,8 @@
 //! touched into a context's file rows. Budget
 //! arithmetic is pure and lives in [`crate::domain::budget`]. Nothing here knows HTTP; the
 //! only writers are [`index`] and [`turn_index`], which keep derived search fields (documents,
-//! search texts, embeddings with their model).
+//! search texts, embeddings with their model); vectors the turn indexer could not store wait
+//! in [`unstored`] for its next pass.
 
 pub mod answered;
 pub mod beliefs;
@@ -45,6 +46,7 @@ pub mod touches;
 pub mod turn_index;
 pub mod turn_stats;
 pub mod turns;
+pub mod unstored;
 pub mod window;
 
 use crate::error::{ApiError, ApiResult, Code};

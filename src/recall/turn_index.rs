@@ -5,7 +5,9 @@
 //! model never hides work from one with it): the operations after it are pending, and so are
 //! all of them when the configured model changed, so switching models re-embeds everything while search
 //! keeps to vectors of the configured model. A failed embedding leaves the cursor where it was
-//! and the session waits for a retry time; BM25 finds its operations meanwhile. Each vector
+//! and the session waits for a retry time; BM25 finds its operations meanwhile. Vectors made
+//! but not stored (Neo4j refused the pass's write) wait in [`crate::recall::unstored`], and
+//! the next pass stores them without embedding their texts again. Each vector
 //! is stored with its signature (`embed::signature`); those stored before signatures were
 //! kept get theirs from one pass over the operations ([`Signing`]); texts stored while their
 //! bound was shorter are made whole, and their operations embedded again, by another
@@ -23,6 +25,7 @@ use crate::graph::turns::{
     self as store_turns, Cursor, PassageWrite, TextWrite, Texted, TurnWrite, WorkSession,
 };
 use crate::graph::{sessions, SessionKey, Store, StoreResult};
+use crate::recall::unstored::UNSTORED;
 use crate::recall::{held_vectors, speaker};
 
 /// Sessions per pass; also the fewest texts a pass with a model embeds, so each session
@@ -422,12 +425,33 @@ pub async fn run_once(
         texts: p.writes.iter().filter(|w| w.text.is_some()).count(),
         ..Pass::default()
     };
+    // What this pass embedded (or found kept), by text: kept again if it cannot be stored.
+    let mut made: Vec<(String, Vec<f32>)> = Vec::new();
     if let (Some(embedder), false) = (embedder, p.embed.is_empty()) {
-        let owners: Vec<&str> = p.embed.iter().map(|(slot, _)| p.owner(*slot)).collect();
-        match embed_isolating(embedder, &p.embed, &owners).await {
+        let kept = UNSTORED.take(model, p.embed.iter().map(|(_, t)| t.as_str()));
+        let wanted: Vec<usize> = (0..kept.len()).filter(|&i| kept[i].is_none()).collect();
+        let reused = kept.len() - wanted.len();
+        if reused > 0 {
+            metrics::counter!("cairn_turn_vectors_reused_total").increment(reused as u64);
+        }
+        let texts: Vec<(Slot, String)> = wanted.iter().map(|&i| p.embed[i].clone()).collect();
+        let owners: Vec<&str> = texts.iter().map(|(slot, _)| p.owner(*slot)).collect();
+        let embedded = if texts.is_empty() {
+            Ok(Vec::new())
+        } else {
+            embed_isolating(embedder, &texts, &owners).await
+        };
+        match embedded {
             Ok(vectors) => {
+                let mut fresh = vectors.into_iter();
+                let vectors = kept
+                    .into_iter()
+                    .map(|k| k.or_else(|| fresh.next().flatten()));
                 let mut refused: HashSet<String> = HashSet::new();
-                for ((slot, _), v) in p.embed.iter().zip(vectors) {
+                for ((slot, text), v) in p.embed.iter().zip(vectors) {
+                    if let Some(v) = &v {
+                        made.push((text.clone(), v.clone()));
+                    }
                     match (*slot, v) {
                         (Slot::Vector(wi), Some(v)) => {
                             p.writes[wi].vector = Some(v);
@@ -453,6 +477,9 @@ pub async fn run_once(
                 }
             }
             Err(err) => {
+                // What was found kept waits for the next pass with the rest.
+                let found = p.embed.iter().zip(kept);
+                UNSTORED.keep(model, found.filter_map(|((_, t), v)| Some((t.clone(), v?))));
                 let operations = p.embedding;
                 tracing::warn!(error = %err, operations, "embedding operations failed; they stay pending and are retried later (found by their words meanwhile)");
                 metrics::counter!("cairn_turn_embeddings_failed_total")
@@ -472,9 +499,11 @@ pub async fn run_once(
         store_turns::advance(store, model, holder, &cursors).await
     };
     if let Err(err) = written.await {
-        // Not stored: these sessions wait before they are embedded again, as after a failed
-        // embedding, rather than being embedded again at once for as long as the cause lasts.
-        tracing::warn!(error = %err, sessions = cursors.len(), "storing embedded operations failed; they stay pending and are retried later");
+        // Not stored: these sessions wait before they are read again, as after a failed
+        // embedding, rather than being read again at once for as long as the cause lasts.
+        // Their vectors wait with them (`recall::unstored`): the next pass stores them as made.
+        tracing::warn!(error = %err, sessions = cursors.len(), vectors = made.len(), "storing embedded operations failed; they stay pending and are retried later, their vectors kept for the next pass");
+        UNSTORED.keep(model, made);
         let wait = embedder.map_or(crate::embed::RETRY_MS as i64, Embedder::retry_ms);
         let _ = store_turns::failed(store, holder, &cursors, wait).await;
         return Err(err);

@@ -464,14 +464,20 @@ async fn sent(server: &MockServer, text: &str) -> usize {
 /// An embeddings endpoint faked at the HTTP boundary, and a cairn using it (held while the
 /// guard lives: the indexer is global).
 pub async fn fake_embeddings() -> (MockServer, TestApp, tokio::sync::MutexGuard<'static, ()>) {
+    let server = embeddings_endpoint().await;
+    let (app, turn) = app_with_embeddings(&server).await;
+    (server, app, turn)
+}
+
+/// An embeddings endpoint faked at the HTTP boundary.
+async fn embeddings_endpoint() -> MockServer {
     let server = MockServer::start().await;
     Mock::given(matchers::method("POST"))
         .and(matchers::path("/v1/embeddings"))
         .respond_with(embeddings_answer)
         .mount(&server)
         .await;
-    let (app, turn) = app_with_embeddings(&server).await;
-    (server, app, turn)
+    server
 }
 
 /// A long turn is found by the one sentence that answers when its own vector is drowned by
@@ -547,21 +553,36 @@ async fn a_long_turn_is_found_by_the_passage_that_answers() {
     .await;
     assert_eq!(marked, 1, "the short turn is recorded as having no passage");
 
-    // As before passages were kept: without them the short turn ranks first.
+    // As before passages were kept: without them the short turn ranks first. The sessions
+    // are claimed by another replica meanwhile: this instance's start-up backfill, put off
+    // when Neo4j is slow, may queue them again at any moment, and its indexer would embed
+    // their passages before the search below.
     crate::helpers::store()
         .run(
             neo4rs::query(
                 "MATCH (p:Passage {project: $project}) DELETE p WITH count(*) AS gone \
                  MATCH (o:Operation {project: $project}) REMOVE o.passages_model \
                  WITH count(*) AS done \
-                 MATCH (s:Session {project: $project}) SET s.turns_model = 'remote:fake#unlabelled'",
+                 MATCH (s:Session {project: $project}) SET s.turns_model = 'remote:fake#unlabelled', \
+                 s.index_claim_holder = 'another replica', s.index_claim_until = $until",
             )
-            .param("project", app.project.as_str()),
+            .param("project", app.project.as_str())
+            .param("until", cairn::graph::now_ms() + 3_600_000),
         )
         .await
         .expect("forget the passages");
     let (_, answer) = turn_search(&app, body.clone()).await;
     assert_eq!(first(&answer).as_deref(), Some(short.as_str()), "{answer}");
+    crate::helpers::store()
+        .run(
+            neo4rs::query(
+                "MATCH (s:Session {project: $project}) \
+                 REMOVE s.index_claim_holder, s.index_claim_until",
+            )
+            .param("project", app.project.as_str()),
+        )
+        .await
+        .expect("the claims end");
     // The upgrade queues the sessions again; their passages alone are embedded, not their
     // vectors.
     let whole_before = sent(&server, content).await;
@@ -594,6 +615,110 @@ async fn a_long_turn_is_found_by_the_passage_that_answers() {
         .await,
         0
     );
+}
+
+/// Vectors made but not stored wait for the next pass: when Neo4j refuses a pass's write,
+/// its sessions are read again later and their vectors stored as made, their texts not sent
+/// to be embedded again.
+#[tokio::test]
+async fn vectors_neo4j_refused_to_store_are_stored_later_without_embedding_again() {
+    #[derive(Parser)]
+    struct Defaults {
+        #[command(flatten)]
+        embed: cairn::config::EmbedSettings,
+    }
+    let server = embeddings_endpoint().await;
+    // No other embedding indexer runs meanwhile; this app's own makes texts only.
+    let _turn = cairn_testkit::embed::embedding_turn().await;
+    let app = TestApp::spawn().await;
+    let sid = app.session().await;
+    let texts = [
+        "The harbour ferry leaves at seven from the north pier on weekdays.",
+        "Our rye starter needs feeding twice a day while the summer lasts.",
+    ];
+    let ids = [format!("{sid}-ferry"), format!("{sid}-rye")];
+    app.ops_sync(
+        &sid,
+        json!([
+            {"id": ids[0], "type": "message", "role": "user", "content": texts[0]},
+            {"id": ids[1], "type": "message", "role": "user", "content": texts[1]}
+        ]),
+    )
+    .await;
+    // The two operations may not both carry a model's name: a uniqueness constraint on a
+    // label only they hold makes Neo4j refuse the write of the pass that embeds them.
+    let store = crate::helpers::store();
+    for statement in [
+        "CREATE CONSTRAINT refused_vector_write IF NOT EXISTS \
+         FOR (o:RefusedVectorWrite) REQUIRE o.embedding_model IS UNIQUE",
+        "MATCH (o:RefusedVectorWrite) REMOVE o:RefusedVectorWrite",
+    ] {
+        store
+            .run(neo4rs::query(statement))
+            .await
+            .expect("the refusing constraint");
+    }
+    let label = |verb: &str| {
+        let statement = format!(
+            "MATCH (o:Operation {{project: $project}}) WHERE o.id IN $ids {verb} o:RefusedVectorWrite"
+        );
+        neo4rs::query(&statement)
+            .param("project", app.project.as_str())
+            .param("ids", ids.to_vec())
+    };
+    store.run(label("SET")).await.expect("label the two");
+
+    let mut settings = Defaults::try_parse_from(["cairn-test"])
+        .expect("the CAIRN_* environment variables are valid")
+        .embed;
+    settings.switch = cairn::config::EmbedSwitch::On;
+    settings.base_url = Some(format!("{}/v1", server.uri()));
+    settings.model = "fake".into();
+    // Read again at once after a failure.
+    settings.retry_ms = 1;
+    let embedder = cairn::embed::Embedder::from_settings(&settings, 384).expect("vectors on");
+    let holder = format!("refusal-{}", app.project);
+    let embedded = || async {
+        count(
+            "MATCH (o:Operation {project: $project}) WHERE o.embedding IS NOT NULL \
+             RETURN count(o) AS n",
+            &app.project,
+        )
+        .await
+    };
+    // Passes over the database's queue until the one holding the two is refused.
+    let mut refusal = None;
+    for _ in 0..500 {
+        if let Err(err) = turn_index::run_once(&store, Some(&embedder), &holder).await {
+            refusal = Some(err);
+            break;
+        }
+    }
+    let refusal = refusal.expect("a pass's write was refused");
+    assert!(refusal.is_duplicate(), "{refusal}");
+    assert_eq!(embedded().await, 0);
+    assert_eq!(sent(&server, texts[0]).await, 1);
+    assert_eq!(sent(&server, texts[1]).await, 1);
+
+    store.run(label("REMOVE")).await.expect("let the write be");
+    let stored = settle(
+        60,
+        || async {
+            turn_index::run_once(&store, Some(&embedder), &holder)
+                .await
+                .expect("a pass");
+            embedded().await
+        },
+        |n| *n == 2,
+    )
+    .await;
+    assert_eq!(stored, 2, "both stored once Neo4j takes the write");
+    // Stored as made: neither text was embedded again.
+    assert_eq!(sent(&server, texts[0]).await, 1);
+    assert_eq!(sent(&server, texts[1]).await, 1);
+    // The refused pass held other projects' sessions too: what is still kept of them goes,
+    // so the tests counting their own texts' embeddings count every one.
+    cairn::recall::unstored::UNSTORED.clear();
 }
 
 /// The search texts of the project's operations with at least this many characters.
