@@ -17,7 +17,7 @@ use crate::embed::Embedder;
 pub use crate::graph::search::{DecisionPart, Doc, DocSource, OperationPart, Stored};
 use crate::graph::{lease, search, sessions, SessionKey, Store, StoreResult};
 use crate::recall::turn_index;
-use crate::recall::unstored::UNSTORED;
+use crate::recall::unstored::{self, UNSTORED};
 
 /// Characters of a search document at most.
 pub const MAX_DOC_CHARS: usize = 6_000;
@@ -170,6 +170,7 @@ pub async fn embed_pending(
         .filter(|(_, k)| k.is_none())
         .map(|(t, _)| t.clone())
         .collect();
+    unstored::reused(texts.len() - wanted.len());
     let embedded = if wanted.is_empty() {
         Ok(Vec::new())
     } else {

@@ -20,8 +20,8 @@
 //! touched into a context's file rows. Budget
 //! arithmetic is pure and lives in [`crate::domain::budget`]. Nothing here knows HTTP; the
 //! only writers are [`index`] and [`turn_index`], which keep derived search fields (documents,
-//! search texts, embeddings with their model); vectors the turn indexer could not store wait
-//! in [`unstored`] for its next pass.
+//! search texts, embeddings with their model); vectors the indexers could not store wait in
+//! [`unstored`] for their next pass.
 
 pub mod answered;
 pub mod beliefs;

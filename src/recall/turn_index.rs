@@ -7,7 +7,7 @@
 //! keeps to vectors of the configured model. A failed embedding leaves the cursor where it was
 //! and the session waits for a retry time; BM25 finds its operations meanwhile. Vectors made
 //! but not stored (Neo4j refused the pass's write) wait in [`crate::recall::unstored`], and
-//! the next pass stores them without embedding their texts again. Each vector
+//! this instance's pass that reads them next stores them without embedding their texts again. Each vector
 //! is stored with its signature (`embed::signature`); those stored before signatures were
 //! kept get theirs from one pass over the operations ([`Signing`]); texts stored while their
 //! bound was shorter are made whole, and their operations embedded again, by another
@@ -25,7 +25,7 @@ use crate::graph::turns::{
     self as store_turns, Cursor, PassageWrite, TextWrite, Texted, TurnWrite, WorkSession,
 };
 use crate::graph::{sessions, SessionKey, Store, StoreResult};
-use crate::recall::unstored::UNSTORED;
+use crate::recall::unstored::{self, UNSTORED};
 use crate::recall::{held_vectors, speaker};
 
 /// Sessions per pass; also the fewest texts a pass with a model embeds, so each session
@@ -428,12 +428,23 @@ pub async fn run_once(
     // What this pass embedded (or found kept), by text: kept again if it cannot be stored.
     let mut made: Vec<(String, Vec<f32>)> = Vec::new();
     if let (Some(embedder), false) = (embedder, p.embed.is_empty()) {
-        let kept = UNSTORED.take(model, p.embed.iter().map(|(_, t)| t.as_str()));
-        let wanted: Vec<usize> = (0..kept.len()).filter(|&i| kept[i].is_none()).collect();
-        let reused = kept.len() - wanted.len();
-        if reused > 0 {
-            metrics::counter!("cairn_turn_vectors_reused_total").increment(reused as u64);
+        let mut kept = UNSTORED.take(model, p.embed.iter().map(|(_, t)| t.as_str()));
+        // An operation's texts are embedded together, so a refusal passes over all of them:
+        // one whose texts were not all kept is embedded whole.
+        let partial: HashSet<&str> = p
+            .embed
+            .iter()
+            .zip(&kept)
+            .filter(|(_, k)| k.is_none())
+            .map(|((slot, _), _)| p.owner(*slot))
+            .collect();
+        for ((slot, _), k) in p.embed.iter().zip(kept.iter_mut()) {
+            if partial.contains(p.owner(*slot)) {
+                *k = None;
+            }
         }
+        let wanted: Vec<usize> = (0..kept.len()).filter(|&i| kept[i].is_none()).collect();
+        unstored::reused(kept.len() - wanted.len());
         let texts: Vec<(Slot, String)> = wanted.iter().map(|&i| p.embed[i].clone()).collect();
         let owners: Vec<&str> = texts.iter().map(|(slot, _)| p.owner(*slot)).collect();
         let embedded = if texts.is_empty() {
@@ -501,7 +512,8 @@ pub async fn run_once(
     if let Err(err) = written.await {
         // Not stored: these sessions wait before they are read again, as after a failed
         // embedding, rather than being read again at once for as long as the cause lasts.
-        // Their vectors wait with them (`recall::unstored`): the next pass stores them as made.
+        // Their vectors wait with them (`recall::unstored`): the pass here that reads them
+        // next stores them as made.
         tracing::warn!(error = %err, sessions = cursors.len(), vectors = made.len(), "storing embedded operations failed; they stay pending and are retried later, their vectors kept for the next pass");
         UNSTORED.keep(model, made);
         let wait = embedder.map_or(crate::embed::RETRY_MS as i64, Embedder::retry_ms);

@@ -1,17 +1,21 @@
-//! Vectors the turn indexer made but could not store, kept for its next pass.
+//! Vectors the indexers (turns' and session documents') made but could not store, kept for
+//! their next pass.
 //!
-//! Embedding is the indexer's dear part (a pass of a few hundred texts takes seconds on two
+//! Embedding is an indexer's dear part (a pass of a few hundred texts takes seconds on two
 //! cores); storing is one statement. When that statement fails (Neo4j timed out under load,
 //! restarted, refused the write), the pass's sessions wait and are read again; without this
 //! their texts would be embedded again too. A vector depends only on its text and the model,
-//! so the next pass takes what it finds here by text and embeds the rest. What is kept is
-//! bounded ([`MAX_KEPT`] texts, the oldest let go first) and belongs to one model: vectors
-//! of another, kept later, take their place.
+//! so the next pass of this instance that reads them takes what it finds here by text and
+//! embeds the rest (another replica that takes the sessions first embeds them itself). What is
+//! kept is bounded ([`MAX_KEPT`] texts, the oldest let go first) and belongs to one model:
+//! vectors of another, kept later, take their place. `cairn_vectors_reused_total` counts the
+//! vectors taken.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
-/// Texts kept at most: a few passes' worth (a pass embeds at most a few hundred).
+/// Texts kept at most: four turn-indexer passes at the default batch of 32 (a pass embeds 16
+/// batches).
 pub const MAX_KEPT: usize = 2_048;
 
 struct Kept {
@@ -24,7 +28,7 @@ struct Kept {
 /// Vectors made but not stored, by text, of one model.
 pub struct Unstored(Mutex<Option<Kept>>);
 
-/// The turn indexer's.
+/// The indexers'.
 pub static UNSTORED: Unstored = Unstored::new();
 
 impl Unstored {
@@ -58,6 +62,10 @@ impl Unstored {
     /// Keeps `vectors` (text, vector) made by `model` for a later pass, letting the oldest
     /// go past [`MAX_KEPT`]; kept vectors of another model are dropped.
     pub fn keep(&self, model: &str, vectors: impl IntoIterator<Item = (String, Vec<f32>)>) {
+        let mut vectors = vectors.into_iter().peekable();
+        if vectors.peek().is_none() {
+            return;
+        }
         let mut guard = self.kept();
         let k = match guard.as_mut() {
             Some(k) if k.model == model => k,
@@ -94,6 +102,13 @@ impl Unstored {
     }
 }
 
+/// Counts `n` vectors taken from the store instead of being made again.
+pub fn reused(n: usize) {
+    if n > 0 {
+        metrics::counter!("cairn_vectors_reused_total").increment(n as u64);
+    }
+}
+
 impl Default for Unstored {
     fn default() -> Self {
         Self::new()
@@ -117,8 +132,10 @@ mod tests {
         assert_eq!(u.take(m, ["b", "c"]), vec![Some(vec![2.0]), None]);
         assert_eq!(u.take(m, ["b", "a"]), vec![None, Some(vec![1.0])]);
         assert!(u.is_empty());
-        // Kept by another model, the first model's go.
+        // Kept by another model, the first model's go; keeping nothing changes nothing.
         u.keep(m, [("a".to_string(), vec![1.0])]);
+        u.keep("unit:third", []);
+        assert_eq!(u.len(), 1);
         u.keep("unit:other", [("b".to_string(), vec![3.0])]);
         assert_eq!(u.take(m, ["a"]), vec![None]);
         assert_eq!(u.take("unit:other", ["b"]), vec![Some(vec![3.0])]);
