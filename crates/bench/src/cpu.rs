@@ -45,6 +45,14 @@ impl Meter {
 }
 
 impl Reading {
+    /// The share of one core Neo4j used between `self` and the `later` reading, `wall` apart
+    /// (`None` when Neo4j's time is not read).
+    pub fn neo4j_cores(&self, later: &Reading, wall: std::time::Duration) -> Option<f64> {
+        let secs = wall.as_secs_f64();
+        (secs > 0.0).then_some(())?;
+        Some((later.neo4j? - self.neo4j?) / 1000.0 / secs)
+    }
+
     /// Milliseconds per request between `self` and the `later` reading, over `requests`:
     /// `(this process, Neo4j)`.
     pub fn per_request(&self, later: &Reading, requests: usize) -> (Option<f64>, Option<f64>) {
@@ -89,5 +97,24 @@ mod tests {
         let (own, neo4j) = r.per_request(&m.read(), 10);
         assert!(own.unwrap() >= 0.0);
         assert_eq!(neo4j, None);
+        assert_eq!(
+            r.neo4j_cores(&m.read(), std::time::Duration::from_secs(1)),
+            None
+        );
+    }
+
+    #[test]
+    fn neo4j_s_share_of_a_core_is_its_time_over_the_wall_time() {
+        let at = |ms| Reading {
+            own: None,
+            neo4j: Some(ms),
+        };
+        let ten = std::time::Duration::from_secs(10);
+        assert_eq!(at(1_000.0).neo4j_cores(&at(6_000.0), ten), Some(0.5));
+        assert_eq!(at(0.0).neo4j_cores(&at(20_000.0), ten), Some(2.0));
+        assert_eq!(
+            at(0.0).neo4j_cores(&at(5.0), std::time::Duration::ZERO),
+            None
+        );
     }
 }
