@@ -160,17 +160,16 @@ pub async fn embed_pending(
     if pending.is_empty() {
         return Ok(Embedded::default());
     }
-    let texts: Vec<String> = pending.iter().map(|p| p.doc.clone()).collect();
     // Vectors made by a pass that could not store them are stored as made.
     let model = embedder.model();
-    let kept = UNSTORED.take(model, texts.iter().map(String::as_str));
-    let wanted: Vec<String> = texts
+    let kept = UNSTORED.take(model, pending.iter().map(|p| p.doc.as_str()));
+    let wanted: Vec<String> = pending
         .iter()
         .zip(&kept)
         .filter(|(_, k)| k.is_none())
-        .map(|(t, _)| t.clone())
+        .map(|(p, _)| p.doc.clone())
         .collect();
-    unstored::reused(texts.len() - wanted.len());
+    unstored::reused(pending.len() - wanted.len());
     let embedded = if wanted.is_empty() {
         Ok(Vec::new())
     } else {
@@ -179,34 +178,39 @@ pub async fn embed_pending(
     match embedded {
         Ok(fresh) => {
             let mut fresh = fresh.into_iter();
-            let (docs, rows): (Vec<String>, Vec<Stored>) = pending
+            // Each row with the index of the pending document it is made from.
+            let (made, rows): (Vec<usize>, Vec<Stored>) = pending
                 .iter()
                 .zip(kept)
-                .filter_map(|(p, k)| {
+                .enumerate()
+                .filter_map(|(i, (p, k))| {
                     let stored = Stored {
                         id: &p.id,
                         project: &p.project,
                         hash: &p.hash,
                         vector: k.or_else(|| fresh.next())?,
                     };
-                    Some((p.doc.clone(), stored))
+                    Some((i, stored))
                 })
                 .unzip();
             let stored = rows.len();
             if let Err(err) =
                 store_embeddings(store, holder, model, embedder.dimensions(), &rows).await
             {
+                let vectors = rows.into_iter().map(|r| r.vector);
                 UNSTORED.keep(
                     model,
-                    docs.into_iter().zip(rows.into_iter().map(|r| r.vector)),
+                    made.into_iter()
+                        .map(|i| pending[i].doc.clone())
+                        .zip(vectors),
                 );
                 return Err(err);
             }
             Ok(Embedded { stored, failed: 0 })
         }
         Err(err) => {
-            let found = texts.into_iter().zip(kept);
-            UNSTORED.keep(model, found.filter_map(|(t, v)| Some((t, v?))));
+            let found = pending.iter().zip(kept);
+            UNSTORED.keep(model, found.filter_map(|(p, v)| Some((p.doc.clone(), v?))));
             tracing::warn!(error = %err, sessions = pending.len(), "embedding failed; the sessions stay pending and are retried later");
             metrics::counter!("cairn_embeddings_failed_total").increment(pending.len() as u64);
             search::embedding_failed(store, holder, &pending, embedder.retry_ms()).await?;

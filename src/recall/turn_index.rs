@@ -425,8 +425,9 @@ pub async fn run_once(
         texts: p.writes.iter().filter(|w| w.text.is_some()).count(),
         ..Pass::default()
     };
-    // What this pass embedded (or found kept), by text: kept again if it cannot be stored.
-    let mut made: Vec<(String, Vec<f32>)> = Vec::new();
+    // What this pass embedded (or found kept), by its text's place in `p.embed`: kept again
+    // if it cannot be stored.
+    let mut made: Vec<(usize, Vec<f32>)> = Vec::new();
     if let (Some(embedder), false) = (embedder, p.embed.is_empty()) {
         let mut kept = UNSTORED.take(model, p.embed.iter().map(|(_, t)| t.as_str()));
         // An operation's texts are embedded together, so a refusal passes over all of them:
@@ -459,9 +460,9 @@ pub async fn run_once(
                     .into_iter()
                     .map(|k| k.or_else(|| fresh.next().flatten()));
                 let mut refused: HashSet<String> = HashSet::new();
-                for ((slot, text), v) in p.embed.iter().zip(vectors) {
+                for (i, ((slot, _), v)) in p.embed.iter().zip(vectors).enumerate() {
                     if let Some(v) = &v {
-                        made.push((text.clone(), v.clone()));
+                        made.push((i, v.clone()));
                     }
                     match (*slot, v) {
                         (Slot::Vector(wi), Some(v)) => {
@@ -515,7 +516,8 @@ pub async fn run_once(
         // Their vectors wait with them (`recall::unstored`): the pass here that reads them
         // next stores them as made.
         tracing::warn!(error = %err, sessions = cursors.len(), vectors = made.len(), "storing embedded operations failed; they stay pending and are retried later, their vectors kept for the next pass");
-        UNSTORED.keep(model, made);
+        let texts = made.into_iter().map(|(i, v)| (p.embed[i].1.clone(), v));
+        UNSTORED.keep(model, texts);
         let wait = embedder.map_or(crate::embed::RETRY_MS as i64, Embedder::retry_ms);
         let _ = store_turns::failed(store, holder, &cursors, wait).await;
         return Err(err);
