@@ -3,7 +3,10 @@
 //! tokens, a typical operation) and long ones (~200 tokens) in requests of `--batch` texts:
 //! texts/s and p50/p95 request latency. A mixed stream (4 short : 1 long, shuffled) is
 //! embedded twice: in arrival order, each batch padded to its longest text (the baseline, a
-//! plain batching), and as one request the model sorts by length. Then the peak RSS of this
+//! plain batching), and as one request the model sorts by length. Then how long a search's
+//! query waits while the long texts are embedded as one request, as the turn index's pass
+//! does, against the same queries with nothing else to embed (the baseline of the same run).
+//! Then the peak RSS of this
 //! process, and the idle RSS of `cairn serve` children with the model loaded and with
 //! `CAIRN_EMBED=off` (`--no-serve` skips it). Needs no Neo4j.
 
@@ -18,7 +21,7 @@ use rand::{rngs::StdRng, seq::SliceRandom, Rng, SeedableRng};
 
 use super::{ms, quantile};
 use cairn::config::{EmbedLocalModel, EmbedSettings, Neo4jSettings};
-use cairn::embed::{local, Embedder, Status};
+use cairn::embed::{local, Embedder, Purpose, Status};
 
 #[derive(Args, Debug)]
 pub struct EmbedBench {
@@ -50,6 +53,9 @@ pub struct EmbedBench {
     #[arg(long)]
     pub no_serve: bool,
 }
+
+/// Queries asked while a pass runs, and alone.
+const QUERIES: usize = 40;
 
 /// Words of coding-agent operations.
 const WORDS: &[&str] = &[
@@ -185,6 +191,56 @@ async fn stream(embedder: &Embedder, texts: &[String], batch: usize) -> anyhow::
     })
 }
 
+/// Queries a search would embed, each alone, one after another while `going` says so.
+async fn queries(
+    embedder: &Embedder,
+    queries: &[String],
+    going: impl Fn() -> bool,
+) -> anyhow::Result<Vec<Duration>> {
+    let mut latencies = Vec::with_capacity(queries.len());
+    for q in queries {
+        if !going() {
+            break;
+        }
+        let t = Instant::now();
+        embedder
+            .embed_for(std::slice::from_ref(q), Purpose::Query)
+            .await?;
+        latencies.push(t.elapsed());
+        tokio::time::sleep(QUERY_GAP).await;
+    }
+    Ok(latencies)
+}
+
+/// Time between two queries: a query arrives at some point of a pass, not always right
+/// after one.
+const QUERY_GAP: Duration = Duration::from_millis(37);
+
+/// The latency of each of `asked` sent while `pass` is embedded as one request (the turn
+/// index's pass); the queries stop when the pass is done.
+async fn behind(
+    embedder: &Embedder,
+    pass: &[String],
+    asked: &[String],
+) -> anyhow::Result<Vec<Duration>> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let running = AtomicBool::new(true);
+    let (done, waited) = tokio::join!(
+        async {
+            let r = embedder.embed(pass).await;
+            running.store(false, Ordering::SeqCst);
+            r
+        },
+        async {
+            // The pass is queued first.
+            tokio::time::sleep(QUERY_GAP).await;
+            queries(embedder, asked, || running.load(Ordering::SeqCst)).await
+        }
+    );
+    done?;
+    waited
+}
+
 /// User and system CPU time of this process so far.
 fn cpu_seconds() -> f64 {
     // SAFETY: getrusage writes into the struct it is given and reads nothing else.
@@ -271,6 +327,18 @@ pub async fn run(b: EmbedBench) -> anyhow::Result<()> {
     let plain = stream(&embedder, &mixed, b.batch).await?;
     let sorted = stream(&embedder, &mixed, mixed.len()).await?;
     let (mixed_plain, mixed_sorted) = (plain.rate, sorted.rate);
+    let asked: Vec<String> = (0..QUERIES)
+        .map(|_| {
+            let n = rng.random_range(6..14);
+            text(&mut rng, n)
+        })
+        .collect();
+    let mut alone = queries(&embedder, &asked, || true).await?;
+    let mut waited = behind(&embedder, &long, &asked).await?;
+    anyhow::ensure!(
+        !waited.is_empty(),
+        "the long texts were embedded before a query was sent: rerun with more --texts"
+    );
     let peak = peak_rss_mb();
     let spec = local::spec(b.local_model);
     let short_tokens = mean_tokens(spec, &dir, &short)?;
@@ -309,6 +377,20 @@ pub async fn run(b: EmbedBench) -> anyhow::Result<()> {
         plain.per_cpu_s,
         mixed_sorted / mixed_plain.max(1e-9)
     );
+    let (alone_p50, alone_p95) = (
+        ms(quantile(&mut alone, 0.5)),
+        ms(quantile(&mut alone, 0.95)),
+    );
+    let (waited_p50, waited_p95) = (
+        ms(quantile(&mut waited, 0.5)),
+        ms(quantile(&mut waited, 0.95)),
+    );
+    println!(
+        "a query while {} long texts are embedded as one request ({} queries): p50 {waited_p50:.1} ms, p95 {waited_p95:.1} ms vs {alone_p50:.1} / {alone_p95:.1} ms with nothing else to embed (baseline), p95 x{:.1}",
+        long.len(),
+        waited.len(),
+        waited_p95 / alone_p95.max(1e-9),
+    );
     let load_avg = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!("load average during the run: {}", load_avg.trim());
     println!("peak RSS of this process: {:.0} MB", peak.unwrap_or(0.0));
@@ -329,6 +411,8 @@ pub async fn run(b: EmbedBench) -> anyhow::Result<()> {
                  "p50_ms": ms(quantile(&mut long_lat, 0.5)), "p95_ms": ms(quantile(&mut long_lat, 0.95))},
         "mixed": {"texts": mixed.len(), "sorted_texts_per_s": mixed_sorted, "arrival_order_texts_per_s": mixed_plain,
                   "sorted_texts_per_cpu_s": sorted.per_cpu_s, "arrival_order_texts_per_cpu_s": plain.per_cpu_s},
+        "query_behind_pass": {"queries": waited.len(), "pass_texts": long.len(), "p50_ms": waited_p50, "p95_ms": waited_p95,
+                              "alone_p50_ms": alone_p50, "alone_p95_ms": alone_p95},
         "peak_rss_mb": peak,
         "serve_idle_rss_mb": serve.map(|(on, _)| on),
         "serve_idle_rss_mb_embed_off": serve.map(|(_, off)| off),

@@ -7,7 +7,7 @@
 //!
 //! Requests queue on the thread; each is embedded in length-sorted batches, and between two
 //! batches a waiting small request (a search query) goes before the rest of a large one (the
-//! indexer's), so a query waits for at most one forward pass.
+//! indexer's), so a query waits for at most one forward pass, of at most 512 tokens.
 
 pub mod model;
 pub mod onnx;

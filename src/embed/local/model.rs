@@ -134,8 +134,11 @@ fn e5_small_config() -> Config {
 }
 
 /// Tokens in one forward pass at most: long texts go in smaller batches, so the attention
-/// scores (batch × 12 heads × tokens²) stay a few MB.
-const TOKENS_PER_PASS: usize = 2_048;
+/// scores (batch × 12 heads × tokens²) stay a few MB, and a search's query, which waits for
+/// the pass under way, waits for a short one. On two cores a pass of 512 tokens takes
+/// ~150 ms and embeds as many texts per second as one of 2,048 (~650 ms); at 256 long texts
+/// go one by one and the rate falls (`cairn-bench embed`, docs/performance.md).
+const TOKENS_PER_PASS: usize = 512;
 
 impl Spec {
     /// The weights file's name and SHA-256.
@@ -167,6 +170,21 @@ pub enum LoadError {
 pub struct Encoder {
     tokenizer: Tokenizer,
     bert: BertModel,
+}
+
+/// The forward passes over texts of `lengths` tokens (longest first): at most `batch` texts
+/// and [`TOKENS_PER_PASS`] tokens with padding each, a text longer than that alone.
+fn passes(lengths: &[usize], batch: usize) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < lengths.len() {
+        let longest = lengths[start].max(1);
+        let size = (TOKENS_PER_PASS / longest).clamp(1, batch.max(1));
+        let end = (start + size).min(lengths.len());
+        out.push(start..end);
+        start = end;
+    }
+    out
 }
 
 /// One request's texts, tokenized and ordered by length, cut into batches.
@@ -273,15 +291,8 @@ impl Encoder {
             items.push((i, encoding.get_ids().to_vec()));
         }
         items.sort_by_key(|(_, ids)| std::cmp::Reverse(ids.len()));
-        let mut batches = Vec::new();
-        let mut start = 0;
-        while start < items.len() {
-            let longest = items[start].1.len().max(1);
-            let size = (TOKENS_PER_PASS / longest).clamp(1, batch.max(1));
-            let end = (start + size).min(items.len());
-            batches.push(start..end);
-            start = end;
-        }
+        let lengths: Vec<usize> = items.iter().map(|(_, ids)| ids.len()).collect();
+        let batches = passes(&lengths, batch);
         Ok(Plan {
             items,
             batches,
@@ -350,6 +361,21 @@ fn pool(tokens: &[f32], dim: usize) -> Vec<f32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pass_holds_at_most_its_tokens_so_a_query_waits_for_a_short_one() {
+        // Long texts (a turn's 256 word pieces): two a pass.
+        let long = passes(&[256; 9], 32);
+        assert_eq!(long.len(), 5);
+        assert!(long.iter().all(|r| r.len() * 256 <= TOKENS_PER_PASS));
+        // Short ones fill a pass up to the batch, or the tokens, whichever comes first.
+        assert_eq!(passes(&[16; 100], 32)[0].len(), 32);
+        assert_eq!(passes(&[25; 100], 32)[0].len(), TOKENS_PER_PASS / 25);
+        // Lengths fall along a request: each pass is sized by its longest, its first.
+        let mixed = passes(&[512, 300, 120, 120, 120, 120, 20, 20], 32);
+        assert_eq!(mixed, vec![0..1, 1..2, 2..6, 6..8]);
+        assert!(passes(&[], 32).is_empty());
+    }
 
     #[test]
     fn pooling_averages_the_given_tokens_and_normalises() {
