@@ -440,35 +440,73 @@ pub async fn after(
         .await
 }
 
+/// A `(session, seq)` place as a statement's `$keys` hold it.
+#[derive(Serialize)]
+struct Place<'a> {
+    session_id: &'a str,
+    seq: i64,
+}
+
+/// `cypher` with `$project` and `places` (`(session, seq)`) as its `$keys`; `None` for no
+/// places.
+fn at_places(
+    cypher: &'static str,
+    project: &str,
+    places: &[(String, i64)],
+) -> StoreResult<Option<neo4rs::Query>> {
+    if places.is_empty() {
+        return Ok(None);
+    }
+    let keys: Vec<Place<'_>> = places
+        .iter()
+        .map(|(s, seq)| Place {
+            session_id: s,
+            seq: *seq,
+        })
+        .collect();
+    Ok(Some(
+        statement(cypher)
+            .param("project", project)
+            .param("keys", param(&keys)?),
+    ))
+}
+
 /// The operations at these `(session, seq)` places, each with its session.
 pub async fn at(
     store: &Store,
     project: &str,
     places: &[(String, i64)],
 ) -> StoreResult<Vec<OperationView>> {
-    #[derive(Serialize)]
-    struct K<'a> {
-        session_id: &'a str,
-        seq: i64,
+    let cypher = include_str!("../../cypher/operations/at.cypher");
+    match at_places(cypher, project, places)? {
+        Some(q) => store.read().fetch(q).await,
+        None => Ok(Vec::new()),
     }
-    if places.is_empty() {
-        return Ok(Vec::new());
+}
+
+/// The operations after a place in a session ([`following`]): each one's seq, type and role,
+/// in seq order.
+#[derive(Debug, Deserialize)]
+pub struct Following {
+    pub session_id: String,
+    pub seq: i64,
+    pub seqs: Vec<i64>,
+    pub kinds: Vec<String>,
+    pub roles: Vec<String>,
+}
+
+/// What follows each of `places` (`(session, seq)`) within `window` places.
+pub async fn following(
+    store: &Store,
+    project: &str,
+    places: &[(String, i64)],
+    window: i64,
+) -> StoreResult<Vec<Following>> {
+    let cypher = include_str!("../../cypher/operations/following.cypher");
+    match at_places(cypher, project, places)? {
+        Some(q) => store.read().fetch(q.param("window", window)).await,
+        None => Ok(Vec::new()),
     }
-    let ks: Vec<K<'_>> = places
-        .iter()
-        .map(|(s, seq)| K {
-            session_id: s,
-            seq: *seq,
-        })
-        .collect();
-    store
-        .read()
-        .fetch(
-            statement(include_str!("../../cypher/operations/at.cypher"))
-                .param("project", project)
-                .param("keys", param(&ks)?),
-        )
-        .await
 }
 
 /// One session's page of history: its operations with seq below `before`, newest first.

@@ -1,9 +1,72 @@
 //! Whether what follows an operation probably answers it: the result after a tool call or a
 //! search, the reply after a message asking about the task. A task context brings such an
 //! answer with its hit ([`crate::recall::relevant`]); turn search lifts it by the hit before
-//! it ([`crate::recall::rank::with_neighbours`]). Pure: no I/O.
+//! it ([`crate::recall::rank::with_neighbours`]).
+//!
+//! A request to an agent is answered further on: the message right after it announces the
+//! work ("Let me check the PR comments."), tool calls do it, and the agent's last message
+//! before the user's next says what came of it. Prompt recall brings that conclusion with a
+//! request it finds ([`conclusions`]: one read of the operations after the requests; the rest
+//! of this module is pure).
 
+use std::collections::HashMap;
+
+use crate::graph::{operations, Store, StoreResult};
 use crate::recall::bm25;
+
+/// Operations read after a request to find its conclusion ([`conclusion`]): an exchange
+/// longer than this is left as it is.
+pub const EXCHANGE_WINDOW: i64 = 200;
+
+/// What concluded a user's request, from the operations after it in its session (`after`:
+/// each one's seq, type and role, in order; `whole`: whether they run to the session's end or
+/// past [`EXCHANGE_WINDOW`] is not in question). The exchange runs to the user's next
+/// message; when the agent worked in it (any operation that is not a message) and spoke after
+/// that work, its last message is the conclusion. `None` for a conversation's reply (no work
+/// between), an exchange with no message after its work, or one not seen to its end.
+pub fn conclusion<'a>(
+    after: impl IntoIterator<Item = (i64, &'a str, &'a str)>,
+    whole: bool,
+) -> Option<i64> {
+    let mut worked = false;
+    let mut last = None;
+    for (seq, kind, role) in after {
+        match (kind, role) {
+            ("message", "user") => return last,
+            ("message", "assistant") if worked => last = Some(seq),
+            ("message", _) => {}
+            _ => worked = true,
+        }
+    }
+    last.filter(|_| whole)
+}
+
+/// The conclusions ([`conclusion`]) of the user requests at `requests` (`(session, seq)`), by
+/// request; those without one are left out.
+pub async fn conclusions(
+    store: &Store,
+    project: &str,
+    requests: &[(String, i64)],
+) -> StoreResult<HashMap<(String, i64), i64>> {
+    if requests.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let read = operations::following(store, project, requests, EXCHANGE_WINDOW).await?;
+    Ok(read
+        .into_iter()
+        .filter_map(|f| {
+            // Fewer places than the window holds: the session ended inside it.
+            let whole = f.seqs.last().is_none_or(|s| *s < f.seq + EXCHANGE_WINDOW);
+            let after = f
+                .seqs
+                .iter()
+                .zip(&f.kinds)
+                .zip(&f.roles)
+                .map(|((seq, kind), role)| (*seq, kind.as_str(), role.as_str()));
+            conclusion(after, whole).map(|end| ((f.session_id, f.seq), end))
+        })
+        .collect())
+}
 
 /// Whether the operation after one of `kind` saying `text` probably carries what a task asks
 /// (`task`: the task's stemmed words, [`bm25::words`]): the result after a tool call or a
@@ -37,6 +100,34 @@ pub fn answered_next(kind: &str, text: &str, task: &[String]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_request_the_agent_worked_on_is_answered_by_its_last_message() {
+        let ops = |list: &[(i64, &'static str, &'static str)]| list.to_vec();
+        // "I'll look.", two calls, a note between them, the outcome; then the next request.
+        let worked = ops(&[
+            (2, "message", "assistant"),
+            (3, "tool_call", ""),
+            (4, "message", "assistant"),
+            (5, "write", ""),
+            (6, "message", "assistant"),
+            (7, "message", "user"),
+            (8, "message", "assistant"),
+        ]);
+        assert_eq!(conclusion(worked.clone(), false), Some(6));
+        // A conversation's reply: no work between, so the reply after a question stands.
+        let talk = ops(&[(2, "message", "assistant"), (3, "message", "user")]);
+        assert_eq!(conclusion(talk, true), None);
+        // Work with nothing said after it: no conclusion to bring.
+        let silent = ops(&[(2, "message", "assistant"), (3, "tool_call", "")]);
+        assert_eq!(conclusion(silent.clone(), true), None);
+        // Not seen to the user's next message: the end of the session is a conclusion, the
+        // end of what was read is not.
+        let open = ops(&[(2, "tool_call", ""), (3, "message", "assistant")]);
+        assert_eq!(conclusion(open.clone(), true), Some(3));
+        assert_eq!(conclusion(open, false), None);
+        assert_eq!(conclusion(Vec::new(), true), None);
+    }
 
     #[test]
     fn a_call_is_answered_by_its_result_and_a_write_by_nothing() {

@@ -1,5 +1,6 @@
 //! Recall for a prompt: what the project remembers that bears on what the user just asked —
-//! past turns (with the reply after a question), decisions, memories and active beliefs —
+//! past turns (with the reply after a question, or what the agent concluded after working on a
+//! request), decisions, memories and active beliefs —
 //! put in front of the agent unasked, so only what is clearly relevant: a hit must share at
 //! least [`MIN_SHARED_WORDS`] of the prompt's content words and a quarter of them
 //! ([`MIN_COVERAGE`]) — as whole words, stemmed, so "car" is not found in "Caroline" nor
@@ -19,7 +20,7 @@ use crate::graph::{self, Store, StoreResult};
 use crate::recall::context::terms;
 use crate::recall::relevant::{self, Found, History};
 use crate::recall::search::Weights;
-use crate::recall::{bm25, turns};
+use crate::recall::{answered, bm25, turns};
 
 /// Content words a hit must share with the prompt (when not close in meaning).
 pub const MIN_SHARED_WORDS: usize = 2;
@@ -191,6 +192,19 @@ pub async fn recall(
             "memory" | "summary" => out.notes.push((h.kind, h.text)),
             _ if h.session_id.is_empty() => {}
             _ => history.push(Found::of_hit(h, &stems)),
+        }
+    }
+    // A request the agent worked on is answered by what it concluded, not by the message
+    // announcing the work.
+    let requests: Vec<(String, i64)> = history
+        .iter()
+        .filter(|f| f.kind == "message" && f.role.as_deref() == Some("user"))
+        .map(|f| (f.session_id.clone(), f.seq))
+        .collect();
+    let concluded = answered::conclusions(store, project, &requests).await?;
+    for f in &mut history {
+        if let Some(end) = concluded.get(&(f.session_id.clone(), f.seq)) {
+            f.answer = Some(*end);
         }
     }
     if !history.is_empty() {

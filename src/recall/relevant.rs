@@ -46,15 +46,17 @@ pub struct Found {
     /// Its searchable text (a message's content, an operation's summary).
     pub text: String,
     pub score: f64,
-    /// Whether the operation after it probably carries the answer ([`answered_next`]).
-    pub wants_next: bool,
+    /// Where its answer is, when another operation probably carries it: the one after it
+    /// ([`answered_next`]), or for a request the agent worked on, what it concluded
+    /// ([`crate::recall::answered::conclusions`]).
+    pub answer: Option<i64>,
 }
 
 impl Found {
     /// A turn hit as found for a task with the stemmed words `task`
     /// ([`crate::recall::bm25::words`]).
     pub fn of_hit(h: TurnHit, task: &[String]) -> Self {
-        let wants_next = answered_next(&h.kind, &h.text, task);
+        let answer = answered_next(&h.kind, &h.text, task).then_some(h.seq + 1);
         Found {
             session_id: h.session_id,
             seq: h.seq,
@@ -62,7 +64,7 @@ impl Found {
             role: h.role,
             text: h.text,
             score: h.score,
-            wants_next,
+            answer,
         }
     }
 }
@@ -80,7 +82,8 @@ pub struct Item {
     /// The files the operation touched, each with `write` or `read`.
     pub files: Vec<(String, &'static str)>,
     /// Whether the line is longer than its cap: a hit's is then an excerpt cut to it; an
-    /// answer read only for its hit is left as it is, since [`select`] never shows it.
+    /// answer read only for its hit is left as it is, since [`select`] never shows it. An
+    /// agent's conclusion is cut to its opening instead, and not marked.
     pub cut: bool,
 }
 
@@ -92,8 +95,7 @@ pub struct Chosen {
     pub tokens: usize,
 }
 
-/// Takes `found` in rank order, each with its next operation when [`Found::wants_next`] and it
-/// is known whole (an answer longer than [`answer_cap`] would come as an excerpt: a glimpse
+/// Takes `found` in rank order, each with its answer ([`Found::answer`]) when it is known whole (an answer longer than [`answer_cap`] would come as an excerpt: a glimpse
 /// that costs the room of further hits; a long answer that matters is found for itself) and
 /// does not say the same as the hit,
 /// while the cost stays within `share`: a hit whose pair does not fit is tried alone; one that
@@ -111,13 +113,13 @@ pub fn select(
         if !items.contains_key(&hit) {
             continue;
         }
-        let next = (f.session_id.clone(), f.seq + 1);
         // An answer saying what its hit says (a command run twice in a row) adds nothing.
         let said = &items[&hit].text;
         let answers = |i: &Item| !i.cut && !i.text.split_whitespace().eq(said.split_whitespace());
         let mut group = vec![hit.clone()];
-        if f.wants_next && items.get(&next).is_some_and(answers) {
-            group.push(next);
+        let answer = f.answer.map(|seq| (f.session_id.clone(), seq));
+        if let Some(answer) = answer.filter(|a| items.get(a).is_some_and(answers)) {
+            group.push(answer);
         }
         let header = if out.sessions.contains(&f.session_id) {
             0
@@ -251,8 +253,7 @@ impl History {
     /// touch's, its sessions those of the hits in order, its time the newest touch's.
     pub fn files(&self, limit: usize) -> Vec<FileRow> {
         let touches = self.found.iter().flat_map(|f| {
-            let next = f.wants_next.then_some(f.seq + 1);
-            std::iter::once(f.seq).chain(next).flat_map(move |seq| {
+            std::iter::once(f.seq).chain(f.answer).flat_map(move |seq| {
                 let item = self.items.get(&(f.session_id.clone(), seq));
                 item.into_iter().flat_map(move |item| {
                     item.files.iter().map(move |(path, mode)| Touch {
@@ -287,7 +288,7 @@ pub fn line_cap(share: usize) -> usize {
     (share / 3).max(64)
 }
 
-/// Most tokens the operation read after a hit (the reply, the result; [`Found::wants_next`])
+/// Most tokens the operation read for a hit (the reply, the result; [`Found::answer`])
 /// may cost to come with it, when it is not a hit itself: half a hit's [`line_cap`]. The hit
 /// is what the task matched; an answer longer than this stays out ([`select`]), which leaves
 /// room for more hits.
@@ -347,6 +348,7 @@ pub async fn read_items(
 ) -> StoreResult<HashMap<Key, Item>> {
     let keys = keys_for(found);
     let answers = answers_only(found);
+    let concluded = conclusions_among(found, &answers);
     let rows = operations::at(store, project, &keys).await?;
     let excerpt = excerpt_cap(how.share);
     let speakers = turn_stats::speakers(project);
@@ -365,15 +367,14 @@ pub async fn read_items(
                     None => (rendered(&r), r.tokens),
                 },
             };
-            let mut it = item(
-                how.encoding,
-                how.stored,
-                text,
-                tokens,
-                r.at,
-                cap,
-                (!answers.contains(&key)).then_some((how.task, excerpt)),
-            );
+            let shorten = if concluded.contains(&key) {
+                Shorten::Opening
+            } else if answers.contains(&key) {
+                Shorten::Not
+            } else {
+                Shorten::Around(how.task, excerpt)
+            };
+            let mut it = item(how.encoding, how.stored, text, tokens, r.at, cap, shorten);
             it.files = touched(r.files_modified, r.files_read);
             (key, it)
         })
@@ -450,6 +451,19 @@ fn touched(written: Vec<String>, read: Vec<String>) -> Vec<(String, &'static str
 /// A line costed by its stored count when the encodings agree, else counted; when longer than
 /// `cap`, cut around what bears on `task` to the excerpt's length `excerpt.1`, or only marked
 /// when there is nothing to cut for (an answer that will not be shown).
+/// How a line longer than its cap is made to fit ([`item`]).
+#[derive(Clone, Copy, Debug)]
+enum Shorten<'a> {
+    /// A hit: the sentences around what bears on the task (its stemmed words), in at most so
+    /// many tokens.
+    Around(&'a [String], usize),
+    /// What an agent concluded after working on a request: its opening, which says what came
+    /// of the work, within the cap.
+    Opening,
+    /// An answer read for its hit: left as it is, marked cut, never shown ([`select`]).
+    Not,
+}
+
 fn item(
     encoding: Encoding,
     stored: Encoding,
@@ -457,7 +471,7 @@ fn item(
     tokens: i64,
     at: i64,
     cap: usize,
-    excerpt: Option<(&[String], usize)>,
+    shorten: Shorten<'_>,
 ) -> Item {
     // What acts instead of printing is blanked; the store's count is then not the line's.
     let (text, blanked) = shown::blanked_owned(text);
@@ -468,12 +482,25 @@ fn item(
     } else {
         tokens::count(encoding, &flat)
     };
-    let mut line = flat;
-    let cut = cost > cap;
-    if let Some((task, length)) = excerpt.filter(|_| cut) {
-        line = excerpt::around(encoding, &text, task, length.min(cap));
-        cost = tokens::count(encoding, &line);
-    }
+    let mut cut = cost > cap;
+    let line = match shorten {
+        Shorten::Around(task, length) if cut => {
+            let line = excerpt::around(encoding, &text, task, length.min(cap));
+            cost = tokens::count(encoding, &line);
+            line
+        }
+        Shorten::Opening if cut => {
+            let line = format!(
+                "{}…",
+                tokens::truncate(encoding, &flat, cap.saturating_sub(1))
+            );
+            cost = tokens::count(encoding, &line);
+            // Made to fit: shown like a whole answer.
+            cut = false;
+            line
+        }
+        _ => flat,
+    };
     Item {
         text: line,
         cost: cost + 1,
@@ -492,8 +519,8 @@ pub async fn sessions(
     graph::sessions::by_ids(store, project, ids).await
 }
 
-/// The positions read only as the answer after a hit: the next one of a hit that wants it
-/// ([`Found::wants_next`]), unless that one is a hit too.
+/// The positions read only as the answer of a hit ([`Found::answer`]), unless that one is a
+/// hit too.
 fn answers_only(found: &[Found]) -> HashSet<Key> {
     let hits: HashSet<(&str, i64)> = found
         .iter()
@@ -501,8 +528,23 @@ fn answers_only(found: &[Found]) -> HashSet<Key> {
         .collect();
     found
         .iter()
-        .filter(|f| f.wants_next && !hits.contains(&(f.session_id.as_str(), f.seq + 1)))
-        .map(|f| (f.session_id.clone(), f.seq + 1))
+        .filter_map(|f| f.answer.map(|seq| (f.session_id.as_str(), seq)))
+        .filter(|k| !hits.contains(k))
+        .map(|(s, seq)| (s.to_string(), seq))
+        .collect()
+}
+
+/// The answers among `answers` ([`answers_only`]) that conclude a request the agent worked on
+/// (not the operation right after their hit): shown by their opening when long.
+fn conclusions_among(found: &[Found], answers: &HashSet<Key>) -> HashSet<Key> {
+    found
+        .iter()
+        .filter_map(|f| {
+            f.answer
+                .filter(|seq| *seq != f.seq + 1)
+                .map(|seq| (f.session_id.clone(), seq))
+        })
+        .filter(|k| answers.contains(k))
         .collect()
 }
 
@@ -517,8 +559,8 @@ pub fn keys_for(found: &[Found]) -> Vec<Key> {
             }
         };
         push((f.session_id.clone(), f.seq));
-        if f.wants_next {
-            push((f.session_id.clone(), f.seq + 1));
+        if let Some(seq) = f.answer {
+            push((f.session_id.clone(), seq));
         }
     }
     out
@@ -635,7 +677,7 @@ mod tests {
             role: Some(role.into()),
             text: text.into(),
             score: 1.0,
-            wants_next: answered_next("message", text, &[]),
+            answer: answered_next("message", text, &[]).then_some(seq + 1),
         }
     }
 
@@ -711,7 +753,7 @@ mod tests {
         let headers: HashMap<String, usize> = [("a".into(), 5)].into();
         let mut call = found("a", 1, "assistant", "cargo test");
         call.kind = "tool_call".into();
-        call.wants_next = true;
+        call.answer = Some(call.seq + 1);
         let chosen = select(&[call], &its, &headers, 100);
         assert_eq!(chosen.keys, HashSet::from([("a".to_string(), 1)]));
         assert_eq!(chosen.tokens, 15);
@@ -726,7 +768,7 @@ mod tests {
             found("a", 1, "user", "how do tokens expire?"),
             found("b", 1, "assistant", "tokens expire after an hour"),
         ];
-        assert!(hits[0].wants_next);
+        assert_eq!(hits[0].answer, Some(2));
         let chosen = select(&hits, &its, &headers, 100);
         assert_eq!(
             chosen.keys,
@@ -786,7 +828,7 @@ mod tests {
         touch(("b", 9), 300, &[("README.md", "write")]);
         let mut call = found("a", 1, "assistant", "cargo test");
         call.kind = "tool_call".into();
-        call.wants_next = true;
+        call.answer = Some(call.seq + 1);
         let history = History {
             found: vec![
                 found("b", 7, "assistant", "the parser reads the cache"),
@@ -850,8 +892,8 @@ mod tests {
         assert_eq!((line_cap(60), answer_cap(60)), (64, 32));
     }
 
-    /// 500 words in a line capped at 64 tokens, cut for `excerpt` when there is one.
-    fn long_item(excerpt: Option<(&[String], usize)>) -> (String, Item) {
+    /// 500 words in a line capped at 64 tokens, made to fit as `shorten` says.
+    fn long_item(shorten: Shorten<'_>) -> (String, Item) {
         let long = "word ".repeat(500);
         let i = item(
             Encoding::O200kBase,
@@ -860,7 +902,7 @@ mod tests {
             0,
             0,
             64,
-            excerpt,
+            shorten,
         );
         (long, i)
     }
@@ -879,10 +921,10 @@ mod tests {
             0,
             0,
             line_cap(40),
-            Some((&task, excerpt_cap(40))),
+            Shorten::Around(&task, excerpt_cap(40)),
         );
         assert!(best.cut && best.cost + 3 > 30, "{}", best.cost);
-        let short = item(enc, enc, "User: a cache.".into(), 0, 0, 64, None);
+        let short = item(enc, enc, "User: a cache.".into(), 0, 0, 64, Shorten::Not);
         let history = History {
             found: vec![
                 found("a", 1, "user", "the parser cache moved"),
@@ -922,12 +964,12 @@ mod tests {
 
     #[test]
     fn long_lines_are_cut_to_the_excerpt_length() {
-        let (_, i) = long_item(Some((&[], 48)));
+        let (_, i) = long_item(Shorten::Around(&[], 48));
         assert!(i.cut);
         assert!((40..=49).contains(&i.cost), "{}", i.cost);
         assert!(i.text.ends_with('…'));
         // Never longer than the cap itself.
-        let (_, i) = long_item(Some((&[], 500)));
+        let (_, i) = long_item(Shorten::Around(&[], 500));
         assert!(i.cost <= 65, "{}", i.cost);
     }
 
@@ -950,7 +992,7 @@ mod tests {
             0,
             0,
             line_cap(share),
-            Some((&task, excerpt_cap(share))),
+            Shorten::Around(&task, excerpt_cap(share)),
         );
         assert!(i.cut);
         assert!(i.cost <= excerpt_cap(share) + 1, "{}", i.cost);
@@ -959,9 +1001,52 @@ mod tests {
 
     #[test]
     fn an_answer_too_long_to_come_whole_is_marked_not_cut() {
-        let (long, i) = long_item(None);
+        let (long, i) = long_item(Shorten::Not);
         assert!(i.cut);
         assert_eq!(i.text, long);
         assert!(i.cost > 65, "{}", i.cost);
+    }
+
+    #[test]
+    fn a_long_conclusion_comes_as_its_opening_within_its_cap() {
+        let (_, i) = long_item(Shorten::Opening);
+        assert!(!i.cut, "made to fit, it comes with its request");
+        assert!(
+            i.text.starts_with("word word") && i.text.ends_with('…'),
+            "{}",
+            i.text
+        );
+        assert!(i.cost <= 65, "{}", i.cost);
+        // A short one comes whole.
+        let enc = Encoding::O200kBase;
+        let short = item(
+            enc,
+            enc,
+            "Done: retention is 14 days.".into(),
+            0,
+            0,
+            64,
+            Shorten::Opening,
+        );
+        assert_eq!(short.text, "Done: retention is 14 days.");
+    }
+
+    #[test]
+    fn a_request_comes_with_its_conclusion_not_the_message_after_it() {
+        let its = items(&[("a", 1, 10), ("a", 2, 10), ("a", 6, 10)]);
+        let headers: HashMap<String, usize> = [("a".into(), 5)].into();
+        let mut request = found("a", 1, "user", "why does the restore fail?");
+        request.answer = Some(6);
+        let chosen = select(std::slice::from_ref(&request), &its, &headers, 100);
+        assert_eq!(
+            chosen.keys,
+            HashSet::from([("a".to_string(), 1), ("a".to_string(), 6)])
+        );
+        assert_eq!(
+            keys_for(&[request.clone()]),
+            vec![("a".to_string(), 1), ("a".to_string(), 6)]
+        );
+        let answers = answers_only(&[request.clone()]);
+        assert_eq!(conclusions_among(&[request], &answers), answers);
     }
 }

@@ -1351,6 +1351,53 @@ async fn a_template_filled_in_otherwise_recalls_not_its_earlier_copies() {
     app.stop().await;
 }
 
+/// A request the agent worked on is recalled with what it concluded after the work, not with
+/// the message announcing the work; a conversation's reply still follows its question.
+#[tokio::test]
+async fn a_request_is_recalled_with_what_the_agent_concluded_not_its_announcement() {
+    let app = TestApp::spawn().await;
+    let earlier = app.session().await;
+    app.ops_sync(
+        &earlier,
+        json!([
+            {"type": "message", "role": "user",
+             "content": "Why does the nightly backup restore keep failing on staging?"},
+            {"type": "message", "role": "assistant", "content": "Let me look at the job's logs first."},
+            {"type": "tool_call", "tool": "Bash", "target": "kubectl logs job/restore",
+             "summary": "read the job's logs"},
+            {"type": "message", "role": "assistant", "content": "One more thing to check."},
+            {"type": "read", "target": "infra/storage.tf", "summary": "read infra/storage.tf"},
+            {"type": "message", "role": "assistant",
+             "content": "Found it: the bucket's lifecycle rule removed snapshots after three days; retention is now fourteen days in infra/storage.tf."},
+            {"type": "message", "role": "user", "content": "thanks, now tidy the changelog"}
+        ]),
+    )
+    .await;
+    let prompt = "the nightly backup restore on staging is failing again";
+    let now = format!("cc-{}", uuid::Uuid::new_v4());
+    let text = settle(
+        60,
+        || crate::helpers::prompt_recall(&app, &now, prompt),
+        |t| {
+            t.as_deref()
+                .is_some_and(|t| t.contains("nightly backup restore"))
+        },
+    )
+    .await
+    .expect("recalled memory");
+    let request = text
+        .find("Why does the nightly backup restore")
+        .expect(&text);
+    let concluded = text.find("retention is now fourteen days").expect(&text);
+    assert!(
+        request < concluded,
+        "the request, then its conclusion: {text}"
+    );
+    assert!(!text.contains("Let me look at the job's logs"), "{text}");
+    assert!(!text.contains("One more thing"), "{text}");
+    app.stop().await;
+}
+
 /// The `additionalContext` of a hook answer (printed by the command hook or returned by the
 /// route), if any.
 fn additional_context(reply: &Value) -> Option<&str> {
