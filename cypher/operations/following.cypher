@@ -8,4 +8,4 @@ WHERE o.seq > k.seq AND o.seq <= k.seq + $window AND o.project = $project
 WITH k, o
 ORDER BY o.seq
 RETURN k.session_id AS session_id, k.seq AS seq, collect(o.seq) AS seqs,
-       collect(o.type) AS kinds, collect(coalesce(o.role, '')) AS roles
+       collect(coalesce(o.type, '')) AS kinds, collect(coalesce(o.role, '')) AS roles

@@ -19,35 +19,45 @@ use crate::recall::bm25;
 pub const EXCHANGE_WINDOW: i64 = 200;
 
 /// What concluded a user's request, from the operations after it in its session (`after`:
-/// each one's seq, type and role, in order; `whole`: whether they run to the session's end or
-/// past [`EXCHANGE_WINDOW`] is not in question). The exchange runs to the user's next
-/// message; when the agent worked in it (any operation that is not a message) and spoke after
-/// that work, its last message is the conclusion. `None` for a conversation's reply (no work
-/// between), an exchange with no message after its work, or one not seen to its end.
+/// each one's seq, type and role, in order; `whole`: whether they run to the session's end,
+/// not only to the end of what was read). The exchange runs to the user's next message.
+/// `None` when the agent did no work in it (any operation that is not a message): a
+/// conversation's reply, which follows its question. `Some(Some(seq))`: its last message
+/// after its last piece of work, what the work came to. `Some(None)`: work with nothing said
+/// after it (a run cut short), or not seen to its end: the request comes alone, since the
+/// message after it only announced the work.
 pub fn conclusion<'a>(
     after: impl IntoIterator<Item = (i64, &'a str, &'a str)>,
     whole: bool,
-) -> Option<i64> {
+) -> Option<Option<i64>> {
     let mut worked = false;
     let mut last = None;
+    let mut ended = whole;
     for (seq, kind, role) in after {
         match (kind, role) {
-            ("message", "user") => return last,
+            ("message", "user") => {
+                ended = true;
+                break;
+            }
             ("message", "assistant") if worked => last = Some(seq),
             ("message", _) => {}
-            _ => worked = true,
+            _ => {
+                worked = true;
+                last = None;
+            }
         }
     }
-    last.filter(|_| whole)
+    worked.then(|| last.filter(|_| ended))
 }
 
-/// The conclusions ([`conclusion`]) of the user requests at `requests` (`(session, seq)`), by
-/// request; those without one are left out.
+/// What concluded each of the user requests at `requests` (`(session, seq)`; [`conclusion`]),
+/// by request: the conclusion's seq, or `None` for work that came to nothing said. Requests
+/// the agent did no work for are left out.
 pub async fn conclusions(
     store: &Store,
     project: &str,
     requests: &[(String, i64)],
-) -> StoreResult<HashMap<(String, i64), i64>> {
+) -> StoreResult<HashMap<(String, i64), Option<i64>>> {
     if requests.is_empty() {
         return Ok(HashMap::new());
     }
@@ -55,7 +65,8 @@ pub async fn conclusions(
     Ok(read
         .into_iter()
         .filter_map(|f| {
-            // Fewer places than the window holds: the session ended inside it.
+            // Fewer places than the window holds (seqs have no gaps): the session ended
+            // inside it.
             let whole = f.seqs.last().is_none_or(|s| *s < f.seq + EXCHANGE_WINDOW);
             let after = f
                 .seqs
@@ -114,18 +125,25 @@ mod tests {
             (7, "message", "user"),
             (8, "message", "assistant"),
         ]);
-        assert_eq!(conclusion(worked.clone(), false), Some(6));
+        assert_eq!(conclusion(worked.clone(), false), Some(Some(6)));
         // A conversation's reply: no work between, so the reply after a question stands.
         let talk = ops(&[(2, "message", "assistant"), (3, "message", "user")]);
         assert_eq!(conclusion(talk, true), None);
-        // Work with nothing said after it: no conclusion to bring.
-        let silent = ops(&[(2, "message", "assistant"), (3, "tool_call", "")]);
-        assert_eq!(conclusion(silent.clone(), true), None);
+        // Work with nothing said after its last piece (a note between two calls is not what
+        // it came to): the request comes alone.
+        let cut_short = ops(&[
+            (2, "message", "assistant"),
+            (3, "tool_call", ""),
+            (4, "message", "assistant"),
+            (5, "tool_call", ""),
+            (6, "message", "user"),
+        ]);
+        assert_eq!(conclusion(cut_short, true), Some(None));
         // Not seen to the user's next message: the end of the session is a conclusion, the
         // end of what was read is not.
         let open = ops(&[(2, "tool_call", ""), (3, "message", "assistant")]);
-        assert_eq!(conclusion(open.clone(), true), Some(3));
-        assert_eq!(conclusion(open, false), None);
+        assert_eq!(conclusion(open.clone(), true), Some(Some(3)));
+        assert_eq!(conclusion(open, false), Some(None));
         assert_eq!(conclusion(Vec::new(), true), None);
     }
 

@@ -195,7 +195,7 @@ pub async fn recall(
         }
     }
     // A request the agent worked on is answered by what it concluded, not by the message
-    // announcing the work.
+    // announcing the work; work that came to nothing said leaves the request alone.
     let requests: Vec<(String, i64)> = history
         .iter()
         .filter(|f| f.kind == "message" && f.role.as_deref() == Some("user"))
@@ -204,7 +204,7 @@ pub async fn recall(
     let concluded = answered::conclusions(store, project, &requests).await?;
     for f in &mut history {
         if let Some(end) = concluded.get(&(f.session_id.clone(), f.seq)) {
-            f.answer = Some(*end);
+            f.answer = *end;
         }
     }
     if !history.is_empty() {

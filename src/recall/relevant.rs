@@ -95,9 +95,10 @@ pub struct Chosen {
     pub tokens: usize,
 }
 
-/// Takes `found` in rank order, each with its answer ([`Found::answer`]) when it is known whole (an answer longer than [`answer_cap`] would come as an excerpt: a glimpse
-/// that costs the room of further hits; a long answer that matters is found for itself) and
-/// does not say the same as the hit,
+/// Takes `found` in rank order, each with its answer ([`Found::answer`]) when it is known
+/// whole (an answer longer than [`answer_cap`] would come as an excerpt: a glimpse that costs
+/// the room of further hits; a long answer that matters is found for itself; an agent's
+/// conclusion comes as its opening) and does not say the same as the hit,
 /// while the cost stays within `share`: a hit whose pair does not fit is tried alone; one that
 /// does not fit at all is skipped for smaller ones further down. The first item taken from a
 /// session also pays for the session's header (`header_cost`).
@@ -448,9 +449,6 @@ fn touched(written: Vec<String>, read: Vec<String>) -> Vec<(String, &'static str
     out
 }
 
-/// A line costed by its stored count when the encodings agree, else counted; when longer than
-/// `cap`, cut around what bears on `task` to the excerpt's length `excerpt.1`, or only marked
-/// when there is nothing to cut for (an answer that will not be shown).
 /// How a line longer than its cap is made to fit ([`item`]).
 #[derive(Clone, Copy, Debug)]
 enum Shorten<'a> {
@@ -464,6 +462,8 @@ enum Shorten<'a> {
     Not,
 }
 
+/// A line costed by its stored count when the encodings agree, else counted; when longer than
+/// `cap`, made to fit as `shorten` says.
 fn item(
     encoding: Encoding,
     stored: Encoding,
