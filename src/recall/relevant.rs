@@ -490,10 +490,7 @@ fn item(
             line
         }
         Shorten::Opening if cut => {
-            let line = format!(
-                "{}…",
-                tokens::truncate(encoding, &flat, cap.saturating_sub(1))
-            );
+            let line = tokens::cut(encoding, &flat, cap);
             cost = tokens::count(encoding, &line);
             // Made to fit: shown like a whole answer.
             cut = false;
